@@ -1,0 +1,21 @@
+// Package rtl is the clocked-simulation kernel every hwcoll block is built on.
+//
+// Semantics (DESIGN §3):
+//   - One clock per Sim. Each cycle has two phases: eval, in which every awake
+//     component reads register outputs (Q) and input ports and writes next
+//     values (D), then commit, in which dirty registers take their D.
+//   - Outputs between components are registered (Moore): a value driven in
+//     cycle t is seen by the consumer in cycle t+1. Evaluation order therefore
+//     cannot change a result, and eval may run on several goroutines.
+//   - Delay lines (Line) carry a stream of values with latency L as a ring of
+//     timed entries, so a link costs O(1) per value, not L registers.
+//   - Activity: a component sleeps when it says so (Sleep, SleepUntil) and is
+//     woken by a change on one of its inputs, an arrival on one of its lines,
+//     a change of one of its own registers, or its timer. When every
+//     component sleeps the clock jumps to the next timer (time skipping).
+//     Results and traces are identical with skipping on or off, and with
+//     activity off (every component evaluated every cycle), which is how the
+//     sleep claims of a component are tested.
+//   - Randomness: every module draws from its own stream derived from the
+//     master seed and its hierarchical path.
+package rtl

@@ -1,0 +1,67 @@
+package rtl
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Problem is one elaboration error: the hierarchical path it concerns, the
+// source line that declared it, and what is wrong.
+type Problem struct {
+	Path  string
+	Where string
+	Msg   string
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Msg + " (" + p.Where + ")" }
+
+// ElabError lists every problem found by Build.
+type ElabError struct{ Problems []Problem }
+
+func (e *ElabError) Error() string {
+	if len(e.Problems) == 1 {
+		return "elaboration: " + e.Problems[0].String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "elaboration: %d problems: ", len(e.Problems))
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+func (s *Sim) elaborate() error {
+	var probs []Problem
+	add := func(path string, pc uintptr, msg string) {
+		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
+	}
+	walk(&s.top, func(m *Module) {
+		seen := make(map[string]uintptr, len(m.children)+len(m.elems))
+		check := func(name string, pc uintptr) {
+			if !validName(name) {
+				add(m.Path()+"."+name, pc, fmt.Sprintf("invalid name %q: use letters, digits, '_' and (i) indices", name))
+			}
+			if first, dup := seen[name]; dup {
+				add(m.Path()+"."+name, pc, "duplicate name, first declared at "+where(first))
+				return
+			}
+			seen[name] = pc
+		}
+		for _, c := range m.children {
+			check(c.name, c.pc)
+		}
+		for _, e := range m.elems {
+			check(e.name, e.pc)
+			if e.port != nil {
+				e.port.problems(add)
+			}
+		}
+	})
+	if len(probs) > 0 {
+		return &ElabError{Problems: probs}
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package rtl_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+type box struct {
+	rtl.Module
+	A   rtl.Out[uint16]
+	B   rtl.Out[bool]
+	In  rtl.In[uint16]
+	Tx  rtl.LineOut[int]
+	Rx  rtl.LineIn[int]
+	Reg rtl.Reg[uint8]
+}
+
+func (b *box) Eval() {}
+
+func newBox(parent *rtl.Module, name string, opts ...rtl.Opt) *box {
+	b := &box{}
+	b.Init(parent, name, b)
+	b.A.Init(&b.Module, "a", opts...)
+	b.B.Init(&b.Module, "b")
+	b.In.Init(&b.Module, "in")
+	b.Tx.Init(&b.Module, "tx")
+	b.Rx.Init(&b.Module, "rx")
+	b.Reg.Init(&b.Module, "r")
+	return b
+}
+
+// wire closes every port of b except the ones a test leaves open on purpose.
+func wire(b *box) {
+	b.A.TieOff()
+	b.B.TieOff()
+	b.In.Tie(0)
+	rtl.ConnectLine(&b.Tx, &b.Rx, 1)
+}
+
+func elabProblems(t *testing.T, s *rtl.Sim) []rtl.Problem {
+	t.Helper()
+	err := s.Build()
+	require.Error(t, err)
+	var ee *rtl.ElabError
+	require.True(t, errors.As(err, &ee))
+	require.NotContains(t, err.Error(), "\n", "one line")
+	return ee.Problems
+}
+
+func TestElaborationErrors(t *testing.T) {
+	t.Run("clean netlist builds", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		wire(newBox(s.Top(), "x"))
+		require.NoError(t, s.Build())
+	})
+	t.Run("undriven input", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		b := newBox(s.Top(), "sw3")
+		b.A.TieOff()
+		b.B.TieOff()
+		rtl.ConnectLine(&b.Tx, &b.Rx, 1)
+		p := elabProblems(t, s)
+		require.Len(t, p, 1)
+		require.Equal(t, "top.sw3.in", p[0].Path)
+		require.Contains(t, p[0].Msg, "not driven")
+		require.Contains(t, p[0].Where, "rtl/elab_test.go:")
+	})
+	t.Run("two drivers", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		x, y := newBox(s.Top(), "x"), newBox(s.Top(), "y")
+		wire(y)
+		x.B.TieOff()
+		rtl.ConnectLine(&x.Tx, &x.Rx, 1)
+		rtl.Connect(&x.A, &x.In)
+		rtl.Connect(&y.A, &x.In)
+		p := elabProblems(t, s)
+		require.Len(t, p, 1)
+		require.Equal(t, "top.x.in", p[0].Path)
+		require.Contains(t, p[0].Msg, "2 drivers")
+		require.Contains(t, p[0].Msg, "top.x.a")
+		require.Contains(t, p[0].Msg, "top.y.a")
+	})
+	t.Run("dangling output", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		b := newBox(s.Top(), "x")
+		b.In.Tie(0)
+		b.B.TieOff()
+		rtl.ConnectLine(&b.Tx, &b.Rx, 1)
+		p := elabProblems(t, s)
+		require.Len(t, p, 1)
+		require.Equal(t, "top.x.a", p[0].Path)
+		require.Contains(t, p[0].Msg, "drives nothing")
+	})
+	t.Run("type mismatch", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		b := newBox(s.Top(), "x")
+		b.A.TieOff()
+		rtl.ConnectLine(&b.Tx, &b.Rx, 1)
+		rtl.ConnectAny(&b.B, &b.In)
+		p := elabProblems(t, s)
+		require.Len(t, p, 2) // the mismatch, and b.b left driving nothing
+		require.Equal(t, "top.x.in", p[1].Path)
+		require.Contains(t, p[1].Msg, "type mismatch: top.x.b carries bool, top.x.in takes uint16")
+	})
+	t.Run("width mismatch", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		x := newBox(s.Top(), "x", rtl.Width(10))
+		y := &box{}
+		y.Init(s.Top(), "y", y)
+		y.In.Init(&y.Module, "in", rtl.Width(12))
+		x.B.TieOff()
+		x.In.Tie(1)
+		rtl.ConnectLine(&x.Tx, &x.Rx, 1)
+		rtl.Connect(&x.A, &y.In)
+		p := elabProblems(t, s)
+		require.Len(t, p, 1)
+		require.Contains(t, p[0].Msg, "width mismatch: top.x.a is 10 bits, top.y.in is 12 bits")
+	})
+	t.Run("duplicate names", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		wire(newBox(s.Top(), "sw"))
+		wire(newBox(s.Top(), "sw"))
+		p := elabProblems(t, s)
+		require.Len(t, p, 1)
+		require.Equal(t, "top.sw", p[0].Path)
+		require.Contains(t, p[0].Msg, "duplicate name, first declared at rtl/elab_test.go:")
+	})
+	t.Run("invalid name", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		wire(newBox(s.Top(), "a.b"))
+		p := elabProblems(t, s)
+		require.Len(t, p, 1)
+		require.Contains(t, p[0].Msg, `invalid name "a.b"`)
+	})
+	t.Run("line problems", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		x, y := newBox(s.Top(), "x"), newBox(s.Top(), "y")
+		x.A.TieOff()
+		x.B.TieOff()
+		x.In.Tie(0)
+		y.A.TieOff()
+		y.B.TieOff()
+		y.In.Tie(0)
+		rtl.ConnectLine(&x.Tx, &x.Rx, 0) // zero latency
+		p := elabProblems(t, s)
+		require.Len(t, p, 3)
+		require.Contains(t, p[0].Msg, "latency 0")
+		require.Equal(t, "top.y.tx", p[1].Path)
+		require.Contains(t, p[1].Msg, "line sender is not connected")
+		require.Equal(t, "top.y.rx", p[2].Path)
+		require.Contains(t, p[2].Msg, "line receiver is not connected")
+	})
+}

@@ -1,0 +1,165 @@
+package rtl
+
+import "fmt"
+
+// A delay line carries a stream of values from one component to another with
+// a fixed latency L ≥ 1: a value sent in cycle t is received in cycle t+L.
+// It is a ring of timed entries, so its cost is per value, not per cycle of
+// latency. Values that arrive stay queued until the receiver takes them.
+
+// LineOut is the sending end of a delay line.
+type LineOut[T any] struct {
+	sig    *signal
+	l      *line[T]
+	staged T
+	sent   bool
+}
+
+// LineIn is the receiving end of a delay line.
+type LineIn[T any] struct {
+	sig *signal
+	l   *line[T]
+}
+
+type timed[T any] struct {
+	at uint64
+	v  T
+}
+
+type line[T any] struct {
+	latency uint64
+	out     *LineOut[T]
+	in      *LineIn[T]
+	ring    []timed[T]
+	head, n int
+	pc      uintptr
+	bad     string
+}
+
+// Init declares the sending end under owner.
+func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
+	o.sig = newSignal[T](owner, name, callerPC(2), nil, &o.staged)
+	o.sig.noTrace = true
+	owner.elems = append(owner.elems, elem{kind: elemLineOut, name: name, pc: o.sig.pc, port: o})
+	return o
+}
+
+// Init declares the receiving end under owner.
+func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
+	var zero T
+	i.sig = newSignal[T](owner, name, callerPC(2), nil, &zero)
+	i.sig.noTrace = true
+	owner.elems = append(owner.elems, elem{kind: elemLineIn, name: name, pc: i.sig.pc, port: i})
+	return i
+}
+
+// ConnectLine joins the two ends with the given latency in cycles.
+func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
+	l := &line[T]{latency: latency, out: out, in: in, pc: callerPC(1)}
+	if out.l != nil {
+		l.bad = fmt.Sprintf("line sender %s is connected twice", out.sig.path())
+	}
+	if in.l != nil {
+		l.bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.path())
+	}
+	if latency == 0 {
+		l.bad = fmt.Sprintf("line %s -> %s has latency 0; a delay line needs latency >= 1 (a registered output is latency 1)",
+			out.sig.path(), in.sig.path())
+	}
+	out.l, in.l = l, l
+}
+
+// Send puts v on the line in this cycle; at most one value per cycle.
+func (o *LineOut[T]) Send(v T) {
+	if o.sent {
+		panic("rtl: " + o.sig.path() + ": two sends in one cycle")
+	}
+	o.staged = v
+	o.sent = true
+	p := o.sig.owner.part
+	p.dirty = append(p.dirty, o)
+}
+
+// Busy reports whether a value was already sent in this cycle.
+func (o *LineOut[T]) Busy() bool { return o.sent }
+
+// Latency of the connected line.
+func (o *LineOut[T]) Latency() uint64 { return o.l.latency }
+
+// InFlight counts values sent and not yet taken by the receiver (for
+// invariant monitors: credits + in flight + buffered = capacity).
+func (o *LineOut[T]) InFlight() int { return o.l.n }
+
+func (o *LineOut[T]) commit(s *Sim) {
+	o.sent = false
+	l := o.l
+	if l.n == len(l.ring) {
+		l.grow()
+	}
+	at := s.now + l.latency
+	l.ring[(l.head+l.n)&(len(l.ring)-1)] = timed[T]{at: at, v: o.staged}
+	l.n++
+	var zero T
+	o.staged = zero
+	s.wakeAt(l.in.sig.owner, at)
+}
+
+func (l *line[T]) grow() {
+	n := len(l.ring) * 2
+	if n == 0 {
+		n = 4
+	}
+	r := make([]timed[T], n)
+	for i := 0; i < l.n; i++ {
+		r[i] = l.ring[(l.head+i)&(len(l.ring)-1)]
+	}
+	l.ring, l.head = r, 0
+}
+
+// Recv takes the oldest value that has arrived by this cycle.
+func (i *LineIn[T]) Recv() (T, bool) {
+	l := i.l
+	if l.n == 0 || l.ring[l.head].at > i.sig.owner.sim.now {
+		var zero T
+		return zero, false
+	}
+	e := &l.ring[l.head]
+	v := e.v
+	var zero T
+	e.v = zero
+	l.head = (l.head + 1) & (len(l.ring) - 1)
+	l.n--
+	return v, true
+}
+
+// Peek returns the oldest arrived value without taking it.
+func (i *LineIn[T]) Peek() (T, bool) {
+	l := i.l
+	if l.n == 0 || l.ring[l.head].at > i.sig.owner.sim.now {
+		var zero T
+		return zero, false
+	}
+	return l.ring[l.head].v, true
+}
+
+// Pending counts values on the line, arrived or not.
+func (i *LineIn[T]) Pending() int { return i.l.n }
+
+// Latency of the connected line.
+func (i *LineIn[T]) Latency() uint64 { return i.l.latency }
+
+func (o *LineOut[T]) problems(add func(string, uintptr, string)) {
+	if o.l == nil {
+		add(o.sig.path(), o.sig.pc, "line sender is not connected (ConnectLine it to a LineIn)")
+		return
+	}
+	if o.l.bad != "" {
+		add(o.sig.path(), o.l.pc, o.l.bad)
+	}
+}
+
+func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
+	if i.l == nil {
+		add(i.sig.path(), i.sig.pc, "line receiver is not connected (ConnectLine a LineOut to it)")
+	}
+}

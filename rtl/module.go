@@ -1,0 +1,186 @@
+package rtl
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Evaler is implemented by components that have clocked logic. A module
+// without Eval is a pure level of hierarchy (a switch netlist, a network).
+type Evaler interface {
+	Eval()
+}
+
+// Module is a node of the design hierarchy. Embed it in a component and call
+// Init from the constructor.
+type Module struct {
+	name     string
+	parent   *Module
+	children []*Module
+	sim      *Sim
+	self     Evaler
+	pc       uintptr // where Init was called, for elaboration errors
+
+	// scheduling (owned by the Sim)
+	idx     int32  // component index, -1 for pure hierarchy
+	part    *partition
+	stamp   uint64 // 1 + the cycle this module is already listed awake for
+	sleep   uint8  // decision of the last eval: awake, sleeping, timed
+	wakeAt  uint64 // timer of a timed sleep
+	signals []*signal
+	elems   []elem // ports, registers, lines: for elaboration checks
+	rng     *rand.Rand
+	path    string
+}
+
+const (
+	stayAwake uint8 = iota
+	sleepIdle
+	sleepTimed
+)
+
+// Init places m under parent with the given name. self is the component that
+// embeds m; when it has an Eval method it is scheduled every cycle it is awake.
+func (m *Module) Init(parent *Module, name string, self any) {
+	if parent == nil {
+		panic("rtl: Init of " + name + " with a nil parent; use Sim.Top() as the root")
+	}
+	if parent.sim.built {
+		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
+	}
+	m.name = name
+	m.parent = parent
+	m.sim = parent.sim
+	m.idx = -1
+	m.pc = callerPC(2)
+	if e, ok := self.(Evaler); ok {
+		m.self = e
+	}
+	parent.children = append(parent.children, m)
+}
+
+// Name returns the module's own name, Path its hierarchical name.
+func (m *Module) Name() string { return m.name }
+
+// Path is the dotted hierarchical name, e.g. top.sw3.xp(5)(2).
+func (m *Module) Path() string {
+	if m.path != "" {
+		return m.path
+	}
+	if m.parent == nil {
+		return m.name
+	}
+	return m.parent.Path() + "." + m.name
+}
+
+// Parent and Children expose the tree (for netlist walkers and tracing).
+func (m *Module) Parent() *Module     { return m.parent }
+func (m *Module) Children() []*Module { return m.children }
+
+// Sim returns the simulator the module belongs to.
+func (m *Module) Sim() *Sim { return m.sim }
+
+// Now is the current cycle.
+func (m *Module) Now() uint64 { return m.sim.now }
+
+// Sleep, called from Eval, declares that the component has nothing to do
+// until one of its inputs, lines or registers changes.
+func (m *Module) Sleep() { m.sleep = sleepIdle }
+
+// SleepUntil, called from Eval, declares that the component has nothing to do
+// before cycle c unless an input changes. c ≤ now+1 means stay awake.
+func (m *Module) SleepUntil(c uint64) {
+	if c <= m.sim.now+1 {
+		m.sleep = stayAwake
+		return
+	}
+	m.sleep = sleepTimed
+	m.wakeAt = c
+}
+
+// Wake schedules the component for the next cycle. It is for testbench code
+// that changes a component's state between steps, not for use inside Eval.
+func (m *Module) Wake() {
+	if m.idx >= 0 && m.sim.built {
+		m.sim.wake(m, m.sim.now)
+	}
+}
+
+// Rand is the module's own deterministic stream, derived from the master seed
+// and the hierarchical path, so adding a component elsewhere does not change
+// the numbers this one draws. Only the module itself may use it in Eval.
+func (m *Module) Rand() *rand.Rand {
+	if m.rng == nil {
+		h := fnv64(m.Path())
+		s := splitmix(m.sim.seed ^ h)
+		m.rng = rand.New(rand.NewPCG(s, splitmix(s^0x9e3779b97f4a7c15)))
+	}
+	return m.rng
+}
+
+// Idx returns "name(i)(j)…", the naming convention for indexed instances.
+func Idx(name string, idx ...int) string {
+	var b strings.Builder
+	b.WriteString(name)
+	for _, i := range idx {
+		b.WriteByte('(')
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func callerPC(skip int) uintptr {
+	var pcs [1]uintptr
+	if runtime.Callers(skip+1, pcs[:]) == 0 {
+		return 0
+	}
+	return pcs[0]
+}
+
+// where renders a recorded pc as "dir/file.go:line".
+func where(pc uintptr) string {
+	if pc == 0 {
+		return "?"
+	}
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	file := f.File
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		if j := strings.LastIndexByte(file[:i], '/'); j >= 0 {
+			file = file[j+1:]
+		}
+	}
+	return fmt.Sprintf("%s:%d", file, f.Line)
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '(' || c == ')') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,139 @@
+package rtl
+
+import (
+	"fmt"
+	"reflect"
+)
+
+type elemKind uint8
+
+const (
+	elemReg elemKind = iota
+	elemIn
+	elemOut
+	elemLineIn
+	elemLineOut
+)
+
+// elem is what the elaboration checks know about a declared port or register.
+type elem struct {
+	kind elemKind
+	name string
+	pc   uintptr
+	port port // nil for registers
+}
+
+type port interface {
+	problems(add func(path string, pc uintptr, msg string))
+}
+
+// Out is a registered output port: Set in cycle t, seen by every connected
+// input in cycle t+1. A change wakes the consumers.
+type Out[T comparable] struct {
+	Reg[T]
+	tiedOff bool
+}
+
+// Init declares the output under owner.
+func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
+	o.sig = newSignal[T](owner, name, callerPC(2), opts, &o.q)
+	owner.elems = append(owner.elems, elem{kind: elemOut, name: name, pc: o.sig.pc, port: o})
+	return o
+}
+
+// TieOff declares that the output is left unconnected on purpose.
+func (o *Out[T]) TieOff() { o.tiedOff = true }
+
+func (o *Out[T]) problems(add func(string, uintptr, string)) {
+	if len(o.consumers) == 0 && !o.tiedOff {
+		add(o.sig.path(), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
+	}
+}
+
+// In is an input port. It reads the Q of the output it is connected to.
+type In[T comparable] struct {
+	src     *Reg[T]
+	sig     *signal
+	drivers []string
+	tied    bool
+	tieReg  Reg[T]
+	wrong   []string // type mismatches from ConnectAny
+}
+
+// Init declares the input under owner.
+func (i *In[T]) Init(owner *Module, name string, opts ...Opt) *In[T] {
+	var zero T
+	i.sig = newSignal[T](owner, name, callerPC(2), opts, &zero)
+	i.sig.noTrace = true // the driving output is traced
+	owner.elems = append(owner.elems, elem{kind: elemIn, name: name, pc: i.sig.pc, port: i})
+	return i
+}
+
+// Get returns the value of the driving output in this cycle.
+func (i *In[T]) Get() T { return i.src.q }
+
+// Tie drives the input with a constant.
+func (i *In[T]) Tie(v T) {
+	i.tieReg.q = v
+	i.src = &i.tieReg
+	i.tied = true
+	i.drivers = append(i.drivers, "a constant")
+}
+
+// Connect wires out to in. Both must belong to the same Sim.
+func Connect[T comparable](out *Out[T], in *In[T]) {
+	in.drivers = append(in.drivers, out.sig.path())
+	if len(in.drivers) > 1 {
+		return // reported at Build
+	}
+	if out.sig.widthSet && in.sig.widthSet && out.sig.width != in.sig.width {
+		in.wrong = append(in.wrong, fmt.Sprintf("width mismatch: %s is %d bits, %s is %d bits",
+			out.sig.path(), out.sig.width, in.sig.path(), in.sig.width))
+	}
+	in.src = &out.Reg
+	out.consumers = append(out.consumers, in.sig.owner)
+}
+
+// OutPort and InPort let netlist builders that work from names or tables
+// connect ports whose types are only known at run time (ConnectAny).
+type OutPort interface {
+	port
+	outPath() string
+	elemType() reflect.Type
+}
+
+// InPort is the run-time view of an In.
+type InPort interface {
+	port
+	connectAny(out OutPort)
+}
+
+func (o *Out[T]) outPath() string        { return o.sig.path() }
+func (o *Out[T]) elemType() reflect.Type { return o.sig.typ }
+
+func (i *In[T]) connectAny(out OutPort) {
+	o, ok := out.(*Out[T])
+	if !ok {
+		i.drivers = append(i.drivers, out.outPath())
+		i.wrong = append(i.wrong, fmt.Sprintf("type mismatch: %s carries %v, %s takes %v",
+			out.outPath(), out.elemType(), i.sig.path(), i.sig.typ))
+		return
+	}
+	Connect(o, i)
+}
+
+// ConnectAny wires an output to an input checking the types at elaboration.
+func ConnectAny(out OutPort, in InPort) { in.connectAny(out) }
+
+func (i *In[T]) problems(add func(string, uintptr, string)) {
+	p := i.sig.path()
+	for _, w := range i.wrong {
+		add(p, i.sig.pc, w)
+	}
+	switch {
+	case len(i.drivers) == 0:
+		add(p, i.sig.pc, "input is not driven (connect it, or Tie it to a constant)")
+	case len(i.drivers) > 1:
+		add(p, i.sig.pc, fmt.Sprintf("input has %d drivers: %v", len(i.drivers), i.drivers))
+	}
+}

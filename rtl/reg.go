@@ -1,0 +1,227 @@
+package rtl
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/hwcoll/hwcoll/vcd"
+)
+
+// Opt modifies a port, register or probe at declaration.
+type Opt func(*signal)
+
+// Width declares the bit width of an integer signal (for tracing and for the
+// width check between connected ports). The default is the Go type's size.
+func Width(bits int) Opt { return func(s *signal) { s.width = bits; s.widthSet = true } }
+
+// NoTrace keeps a signal out of VCD files (internal bookkeeping).
+func NoTrace() Opt { return func(s *signal) { s.noTrace = true } }
+
+// encoding of a value for the VCD writer, chosen once from the Go type.
+type encoding uint8
+
+const (
+	encNone encoding = iota
+	encBool
+	encU8
+	encU16
+	encU32
+	encU64
+	encF32
+	encF64
+	encString
+	encStringer
+)
+
+// signal is the declaration record shared by registers, probes and ports.
+type signal struct {
+	owner    *Module
+	name     string
+	pc       uintptr
+	typ      reflect.Type
+	width    int
+	widthSet bool
+	noTrace  bool
+	enc      encoding
+	tid      int32 // index in the tracer, -1 when not traced
+	vid      vcd.ID
+	val      unsafe.Pointer // the committed value (Q), for the tracer
+}
+
+func (s *signal) path() string { return s.owner.Path() + "." + s.name }
+
+func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T) *signal {
+	if owner == nil {
+		panic("rtl: signal " + name + " declared with a nil owner module")
+	}
+	if owner.sim.built {
+		panic("rtl: signal " + owner.Path() + "." + name + " declared after Build")
+	}
+	s := &signal{owner: owner, name: name, pc: pc, tid: -1, val: unsafe.Pointer(val)}
+	s.typ = reflect.TypeFor[T]()
+	s.enc, s.width = encodingOf(s.typ)
+	for _, o := range opts {
+		o(s)
+	}
+	owner.signals = append(owner.signals, s)
+	return s
+}
+
+var stringerType = reflect.TypeFor[fmt.Stringer]()
+
+func encodingOf(t reflect.Type) (encoding, int) {
+	if t.Implements(stringerType) {
+		return encStringer, 0
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return encBool, 1
+	case reflect.Int8, reflect.Uint8:
+		return encU8, 8
+	case reflect.Int16, reflect.Uint16:
+		return encU16, 16
+	case reflect.Int32, reflect.Uint32:
+		return encU32, 32
+	case reflect.Int, reflect.Uint, reflect.Int64, reflect.Uint64, reflect.Uintptr:
+		return encU64, 64
+	case reflect.Float32:
+		return encF32, 64
+	case reflect.Float64:
+		return encF64, 64
+	case reflect.String:
+		return encString, 0
+	}
+	return encNone, 0
+}
+
+// dump writes the committed value to the VCD writer without allocating
+// (except for Stringer types, which are for readability, not speed).
+func (s *signal) dump(w *vcd.Writer) {
+	switch s.enc {
+	case encBool:
+		w.SetBool(s.vid, *(*bool)(s.val))
+	case encU8:
+		w.SetBits(s.vid, uint64(*(*uint8)(s.val))&mask(s.width))
+	case encU16:
+		w.SetBits(s.vid, uint64(*(*uint16)(s.val))&mask(s.width))
+	case encU32:
+		w.SetBits(s.vid, uint64(*(*uint32)(s.val))&mask(s.width))
+	case encU64:
+		w.SetBits(s.vid, *(*uint64)(s.val)&mask(s.width))
+	case encF32:
+		w.SetReal(s.vid, float64(*(*float32)(s.val)))
+	case encF64:
+		w.SetReal(s.vid, *(*float64)(s.val))
+	case encString:
+		w.SetString(s.vid, *(*string)(s.val))
+	case encStringer:
+		v := reflect.NewAt(s.typ, s.val).Elem().Interface().(fmt.Stringer)
+		w.SetString(s.vid, v.String())
+	}
+}
+
+func mask(width int) uint64 {
+	if width >= 64 || width <= 0 {
+		return ^uint64(0)
+	}
+	return 1<<uint(width) - 1
+}
+
+func (s *signal) vcdKind() (vcd.Kind, int) {
+	switch s.enc {
+	case encBool:
+		return vcd.Wire, 1
+	case encU8, encU16, encU32, encU64:
+		if s.width == 1 {
+			return vcd.Wire, 1
+		}
+		return vcd.Vector, s.width
+	case encF32, encF64:
+		return vcd.Real, 64
+	default:
+		return vcd.String, 1
+	}
+}
+
+// committer is anything with a pending next value: registers, outputs, lines.
+type committer interface {
+	commit(s *Sim)
+}
+
+// Reg is a clocked register: Q is the value in this cycle, Set writes the
+// value it takes at the next clock edge. A change of a register wakes its
+// owner for the next cycle (its state changed, so it has something to look at).
+type Reg[T comparable] struct {
+	q, d      T
+	dirty     bool
+	quiet     bool // a probe: no wake-up of the owner
+	sig       *signal
+	consumers []*Module // for Out: modules whose inputs read this register
+}
+
+// Init declares the register under owner. Call it from the constructor.
+func (r *Reg[T]) Init(owner *Module, name string, opts ...Opt) *Reg[T] {
+	r.sig = newSignal[T](owner, name, callerPC(2), opts, &r.q)
+	owner.elems = append(owner.elems, elem{kind: elemReg, name: name, pc: r.sig.pc})
+	return r
+}
+
+// Reset sets the value before simulation starts (both Q and D).
+func (r *Reg[T]) Reset(v T) *Reg[T] { r.q, r.d = v, v; return r }
+
+// Q is the current value.
+func (r *Reg[T]) Q() T { return r.q }
+
+// D is the value the register will take at the next edge.
+func (r *Reg[T]) D() T {
+	if r.dirty {
+		return r.d
+	}
+	return r.q
+}
+
+// Set assigns the next value.
+func (r *Reg[T]) Set(v T) {
+	if r.dirty {
+		r.d = v
+		return
+	}
+	if v == r.q {
+		return
+	}
+	r.d = v
+	r.dirty = true
+	p := r.sig.owner.part
+	p.dirty = append(p.dirty, r)
+}
+
+func (r *Reg[T]) commit(s *Sim) {
+	r.dirty = false
+	if r.d == r.q {
+		return
+	}
+	r.q = r.d
+	if !r.quiet {
+		s.wakeNext(r.sig.owner)
+	}
+	for _, c := range r.consumers {
+		s.wakeNext(c)
+	}
+	if r.sig.tid >= 0 {
+		s.changed = append(s.changed, r.sig)
+	}
+}
+
+// Probe is a register kept only for the waveform: it never wakes anybody.
+// Components use probes to show per-cycle truth (a link's valid, the packet
+// id on the wire) while doing work only at head and tail events.
+type Probe[T comparable] struct{ Reg[T] }
+
+// Init declares the probe under owner.
+func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
+	p.sig = newSignal[T](owner, name, callerPC(2), opts, &p.q)
+	p.quiet = true
+	owner.elems = append(owner.elems, elem{kind: elemReg, name: name, pc: p.sig.pc})
+	return p
+}

@@ -1,0 +1,443 @@
+package rtl
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Options configure a Sim.
+type Options struct {
+	Seed     uint64 // master seed of every module's random stream
+	PeriodPS uint64 // clock period in picoseconds, for traces (default 4000: 250 MHz)
+}
+
+// Sim owns the clock, the module tree and the scheduler.
+type Sim struct {
+	seed     uint64
+	periodPS uint64
+	top      Module
+	built    bool
+	now      uint64
+
+	comps []*Module
+	parts []*partition
+
+	timers  timerHeap
+	changed []*signal // traced signals that changed in this commit
+
+	skipping   bool
+	alwaysEval bool
+	workers    int
+	parMin     int
+	pool       *pool
+
+	tracer *tracer
+	stop   atomic.Bool
+
+	order func([]*Module) // test hook: permutes each cycle's eval order
+
+	stats Stats
+}
+
+// Stats counts the kernel's work.
+type Stats struct {
+	Cycles  uint64 // cycles simulated, skipped or not
+	Skipped uint64 // cycles jumped over because every component slept
+	Evals   uint64 // component evaluations
+}
+
+// partition is a static share of the components; each one has its own lists
+// so that parallel eval never writes shared state.
+type partition struct {
+	awake []*Module
+	next  []*Module
+	dirty []committer
+	evals uint64
+}
+
+// NewSim returns an empty simulator whose root module is named "top".
+func NewSim(opts Options) *Sim {
+	s := &Sim{seed: opts.Seed, periodPS: opts.PeriodPS, skipping: true, workers: 1, parMin: 64}
+	if s.periodPS == 0 {
+		s.periodPS = 4000
+	}
+	s.top.name = "top"
+	s.top.sim = s
+	s.top.idx = -1
+	s.parts = []*partition{{}}
+	s.top.part = s.parts[0]
+	return s
+}
+
+// Top is the root of the module tree.
+func (s *Sim) Top() *Module { return &s.top }
+
+// Now is the current cycle: the one the next Step evaluates.
+func (s *Sim) Now() uint64 { return s.now }
+
+// PeriodPS is the clock period in picoseconds.
+func (s *Sim) PeriodPS() uint64 { return s.periodPS }
+
+// Seed is the master seed.
+func (s *Sim) Seed() uint64 { return s.seed }
+
+// Stats returns the work counters.
+func (s *Sim) Stats() Stats {
+	st := s.stats
+	for _, p := range s.parts {
+		st.Evals += p.evals
+	}
+	return st
+}
+
+// SetSkipping turns time skipping on (the default) or off.
+func (s *Sim) SetSkipping(on bool) { s.skipping = on }
+
+// SetAlwaysEval evaluates every component every cycle, ignoring sleep. It is
+// slow and exists to check that components sleep only when they may.
+func (s *Sim) SetAlwaysEval(on bool) { s.alwaysEval = on }
+
+// SetParallel evaluates on n goroutines (n ≤ 1: serial). Call before Build.
+// Results are identical to serial evaluation.
+func (s *Sim) SetParallel(n int) {
+	if s.built {
+		panic("rtl: SetParallel after Build")
+	}
+	if n < 1 {
+		n = 1
+	}
+	s.workers = n
+}
+
+// SetParallelThreshold sets how many components must be awake in a cycle
+// before it is evaluated on several goroutines (default 64).
+func (s *Sim) SetParallelThreshold(n int) { s.parMin = n }
+
+// Stop asks a running Run or RunUntil to return at the next cycle boundary.
+// It is safe to call from another goroutine (a signal handler).
+func (s *Sim) Stop() { s.stop.Store(true) }
+
+// Build elaborates the design: it checks the netlist, numbers the components
+// and wakes them all for cycle 0.
+func (s *Sim) Build() error {
+	if s.built {
+		return nil
+	}
+	if err := s.elaborate(); err != nil {
+		return err
+	}
+	s.built = true
+	s.parts = make([]*partition, s.workers)
+	for i := range s.parts {
+		s.parts[i] = &partition{}
+	}
+	walk(&s.top, func(m *Module) {
+		m.path = m.Path()
+		if m.self != nil {
+			m.idx = int32(len(s.comps))
+			s.comps = append(s.comps, m)
+		}
+	})
+	// Contiguous blocks in tree order keep neighbours on one core.
+	n := len(s.comps)
+	walk(&s.top, func(m *Module) {
+		if m.idx < 0 {
+			m.part = s.parts[0]
+			return
+		}
+		m.part = s.parts[int(m.idx)*s.workers/max(n, 1)]
+	})
+	for _, m := range s.comps {
+		s.wake(m, s.now)
+	}
+	if s.workers > 1 {
+		s.pool = newPool(s)
+	}
+	return nil
+}
+
+// Close stops the worker goroutines of a parallel Sim and flushes nothing else.
+func (s *Sim) Close() {
+	if s.pool != nil {
+		s.pool.close()
+		s.pool = nil
+	}
+}
+
+func walk(m *Module, f func(*Module)) {
+	f(m)
+	for _, c := range m.children {
+		walk(c, f)
+	}
+}
+
+// wakeNext lists m awake for the cycle after the current one.
+func (s *Sim) wakeNext(m *Module) { s.wake(m, s.now+1) }
+
+func (s *Sim) wake(m *Module, c uint64) {
+	if m.idx < 0 || m.stamp == c+1 {
+		return
+	}
+	m.stamp = c + 1
+	m.part.next = append(m.part.next, m)
+}
+
+// wakeAt schedules m for cycle c (a line arrival or a timer).
+func (s *Sim) wakeAt(m *Module, c uint64) {
+	if m.idx < 0 {
+		return
+	}
+	if c == s.now+1 {
+		s.wakeNext(m)
+		return
+	}
+	s.timers.push(timer{at: c, m: m})
+}
+
+// Step evaluates exactly one cycle (no skipping).
+func (s *Sim) Step() {
+	s.mustBuild()
+	s.step()
+}
+
+// Run simulates n cycles, skipping idle stretches when skipping is on.
+func (s *Sim) Run(n uint64) {
+	s.mustBuild()
+	s.runTo(s.now+n, nil)
+}
+
+// RunUntil simulates until pred returns true (checked after every evaluated
+// cycle) or max cycles have passed; it reports whether pred became true.
+func (s *Sim) RunUntil(pred func() bool, max uint64) bool {
+	s.mustBuild()
+	if pred() {
+		return true
+	}
+	return s.runTo(s.now+max, pred)
+}
+
+func (s *Sim) mustBuild() {
+	if !s.built {
+		if err := s.Build(); err != nil {
+			panic("rtl: " + err.Error())
+		}
+	}
+}
+
+func (s *Sim) runTo(end uint64, pred func() bool) bool {
+	s.stop.Store(false)
+	for s.now < end {
+		if s.skipping && !s.alwaysEval && s.idle() {
+			t := end
+			if len(s.timers.h) > 0 && s.timers.h[0].at < t {
+				t = s.timers.h[0].at
+			}
+			if t > s.now {
+				s.stats.Skipped += t - s.now
+				s.stats.Cycles += t - s.now
+				s.now = t
+				if s.now >= end {
+					break
+				}
+			}
+		}
+		s.step()
+		if pred != nil && pred() {
+			return true
+		}
+		if s.stop.Load() {
+			return false
+		}
+	}
+	return false
+}
+
+func (s *Sim) idle() bool {
+	for _, p := range s.parts {
+		if len(p.next) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Sim) step() {
+	now := s.now
+	// Gather the awake set for this cycle.
+	total := 0
+	if s.alwaysEval {
+		for _, p := range s.parts {
+			p.next = p.next[:0]
+			p.awake = p.awake[:0]
+		}
+		for _, m := range s.comps {
+			m.stamp = now + 1
+			m.part.awake = append(m.part.awake, m)
+		}
+		for len(s.timers.h) > 0 && s.timers.h[0].at <= now {
+			s.timers.pop()
+		}
+		total = len(s.comps)
+	} else {
+		for _, p := range s.parts {
+			p.awake, p.next = p.next, p.awake[:0]
+		}
+		for len(s.timers.h) > 0 && s.timers.h[0].at <= now {
+			t := s.timers.pop()
+			m := t.m
+			if t.timer && (m.sleep != sleepTimed || m.wakeAt != t.at) {
+				continue // a stale timer: the module woke and re-decided since
+			}
+			if m.stamp != now+1 {
+				m.stamp = now + 1
+				m.part.awake = append(m.part.awake, m)
+			}
+		}
+		for _, p := range s.parts {
+			total += len(p.awake)
+		}
+	}
+
+	// Eval.
+	if s.order != nil {
+		for _, p := range s.parts {
+			s.order(p.awake)
+		}
+	}
+	if s.pool != nil && total >= s.parMin {
+		s.pool.run()
+	} else {
+		for _, p := range s.parts {
+			p.eval()
+		}
+	}
+
+	// Commit.
+	for _, p := range s.parts {
+		for i, c := range p.dirty {
+			c.commit(s)
+			p.dirty[i] = nil
+		}
+		p.dirty = p.dirty[:0]
+	}
+	for _, p := range s.parts {
+		for _, m := range p.awake {
+			switch m.sleep {
+			case stayAwake:
+				s.wakeNext(m)
+			case sleepTimed:
+				s.timers.push(timer{at: m.wakeAt, m: m, timer: true})
+			}
+		}
+	}
+	s.now++
+	s.stats.Cycles++
+	if s.tracer != nil {
+		s.tracer.dump(s)
+	}
+	s.changed = s.changed[:0]
+}
+
+func (p *partition) eval() {
+	for _, m := range p.awake {
+		m.sleep = stayAwake
+		m.self.Eval()
+	}
+	p.evals += uint64(len(p.awake))
+}
+
+// pool runs the partitions' evals on goroutines with one barrier per cycle.
+type pool struct {
+	s     *Sim
+	start []chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newPool(s *Sim) *pool {
+	p := &pool{s: s, start: make([]chan struct{}, len(s.parts))}
+	for i := 1; i < len(s.parts); i++ {
+		ch := make(chan struct{})
+		p.start[i] = ch
+		part := s.parts[i]
+		go func() {
+			for range ch {
+				part.eval()
+				p.wg.Done()
+			}
+		}()
+	}
+	return p
+}
+
+func (p *pool) run() {
+	p.wg.Add(len(p.start) - 1)
+	for i := 1; i < len(p.start); i++ {
+		p.start[i] <- struct{}{}
+	}
+	p.s.parts[0].eval()
+	p.wg.Wait()
+}
+
+func (p *pool) close() {
+	for i := 1; i < len(p.start); i++ {
+		close(p.start[i])
+	}
+}
+
+// timer wakes a module at a cycle. timer=false marks a line arrival, which
+// is never stale.
+type timer struct {
+	at    uint64
+	m     *Module
+	timer bool
+}
+
+// timerHeap is a binary min-heap on at, hand-written to avoid the interface
+// boxing of container/heap on the hot path.
+type timerHeap struct{ h []timer }
+
+func (t *timerHeap) push(x timer) {
+	t.h = append(t.h, x)
+	i := len(t.h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if t.h[p].at <= x.at {
+			break
+		}
+		t.h[i] = t.h[p]
+		i = p
+	}
+	t.h[i] = x
+}
+
+func (t *timerHeap) pop() timer {
+	top := t.h[0]
+	n := len(t.h) - 1
+	x := t.h[n]
+	t.h[n] = timer{}
+	t.h = t.h[:n]
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && t.h[c+1].at < t.h[c].at {
+			c++
+		}
+		if x.at <= t.h[c].at {
+			break
+		}
+		t.h[i] = t.h[c]
+		i = c
+	}
+	t.h[i] = x
+	return top
+}
+
+// Components returns the components in elaboration order.
+func (s *Sim) Components() []*Module { return slices.Clone(s.comps) }
