@@ -1,0 +1,60 @@
+//go:build linux
+
+package vcd
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// GTKWave itself loads our VCD and save file (under a virtual X server),
+// shows the expected traces, and writes back the same trace section.
+// Skipped without gtkwave or xvfb-run: this checks the viewer, which CI
+// need not have; the file formats are covered by the round-trip tests.
+func TestGTKWaveLoadsSaveFile(t *testing.T) {
+	gtkwave, err1 := exec.LookPath("gtkwave")
+	xvfbRun, err2 := exec.LookPath("xvfb-run")
+	if err1 != nil || err2 != nil {
+		t.Skip("needs gtkwave and xvfb-run")
+	}
+	vcdText, groups := gtkwFixture(t)
+	dir := t.TempDir()
+	dump, save := filepath.Join(dir, "run.vcd"), filepath.Join(dir, "run.gtkw")
+	shown, resaved := filepath.Join(dir, "shown.txt"), filepath.Join(dir, "resaved.gtkw")
+	require.NoError(t, os.WriteFile(dump, vcdText, 0o644))
+	f, err := os.Create(save)
+	require.NoError(t, err)
+	require.NoError(t, WriteGTKW(f, dump, groups))
+	require.NoError(t, f.Close())
+	script := filepath.Join(dir, "check.tcl")
+	require.NoError(t, os.WriteFile(script, []byte(`set f [open "`+shown+`" w]
+puts $f [gtkwave::getDisplayedSignals]
+close $f
+gtkwave::/File/Write_Save_File_As `+resaved+`
+gtkwave::/File/Quit
+`), 0o644))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, xvfbRun, "-a", gtkwave, "-S", script, dump, save)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "gtkwave: %s", out)
+
+	got, err := os.ReadFile(shown)
+	require.NoError(t, err, "gtkwave: %s", out)
+	require.Equal(t, "top.clk top.link.credits[3:0] top.link.count top.link.valid top.link.load top.link.state top.link.credits[3:0] top.link.valid",
+		strings.TrimSpace(string(got)))
+	back, err := os.ReadFile(resaved)
+	require.NoError(t, err)
+	require.Equal(t, wantTraces, traceLines(string(back)))
+}
