@@ -9,9 +9,9 @@
 //     cannot change a result, and eval may run on several goroutines.
 //   - Delay lines (Line) carry a stream of values with latency L as a ring of
 //     timed entries, so a link costs O(1) per value, not L registers.
-//   - Activity: a component sleeps when it says so (Sleep, SleepUntil) and is
-//     woken by a change on one of its inputs, an arrival on one of its lines,
-//     a change of one of its own registers, or its timer. When every
+//   - Activity: a component sleeps when it says so (Sleep, SleepUntil), having
+//     seen the next state it set, and is woken by a change on one of its
+//     inputs, an arrival on one of its lines, or its timer. When every
 //     component sleeps the clock jumps to the next timer (time skipping).
 //     Results and traces are identical with skipping on or off, and with
 //     activity off (every component evaluated every cycle), which is how the

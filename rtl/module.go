@@ -30,6 +30,7 @@ type Module struct {
 	stamp   uint64 // 1 + the cycle this module is already listed awake for
 	sleep   uint8  // decision of the last eval: awake, sleeping, timed
 	wakeAt  uint64 // timer of a timed sleep
+	timerAt uint64 // the latest timer entry in the heap (0: none)
 	signals []*signal
 	elems   []elem // ports, registers, lines: for elaboration checks
 	rng     *rand.Rand
@@ -86,8 +87,10 @@ func (m *Module) Sim() *Sim { return m.sim }
 // Now is the current cycle.
 func (m *Module) Now() uint64 { return m.sim.now }
 
-// Sleep, called from Eval, declares that the component has nothing to do
-// until one of its inputs, lines or registers changes.
+// Sleep, called from Eval, declares that the component has nothing to do,
+// given the next state it has just set, until one of its inputs changes or a
+// value arrives on one of its lines. A component that never calls Sleep or
+// SleepUntil is evaluated every cycle.
 func (m *Module) Sleep() { m.sleep = sleepIdle }
 
 // SleepUntil, called from Eval, declares that the component has nothing to do
@@ -101,8 +104,9 @@ func (m *Module) SleepUntil(c uint64) {
 	m.wakeAt = c
 }
 
-// Wake schedules the component for the next cycle. It is for testbench code
-// that changes a component's state between steps, not for use inside Eval.
+// Wake schedules the component for the current cycle (the next Step). It is
+// for testbench code that changes a component's state between steps, not for
+// use inside Eval.
 func (m *Module) Wake() {
 	if m.idx >= 0 && m.sim.built {
 		m.sim.wake(m, m.sim.now)

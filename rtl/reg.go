@@ -150,12 +150,12 @@ type committer interface {
 }
 
 // Reg is a clocked register: Q is the value in this cycle, Set writes the
-// value it takes at the next clock edge. A change of a register wakes its
-// owner for the next cycle (its state changed, so it has something to look at).
+// value it takes at the next clock edge. A register does not wake its owner:
+// a component that sleeps has seen its own next state when it decided to.
+// (Testbench code that changes a register between steps calls Module.Wake.)
 type Reg[T comparable] struct {
 	q, d      T
 	dirty     bool
-	quiet     bool // a probe: no wake-up of the owner
 	sig       *signal
 	consumers []*Module // for Out: modules whose inputs read this register
 }
@@ -202,9 +202,6 @@ func (r *Reg[T]) commit(s *Sim) {
 		return
 	}
 	r.q = r.d
-	if !r.quiet {
-		s.wakeNext(r.sig.owner)
-	}
 	for _, c := range r.consumers {
 		s.wakeNext(c)
 	}
@@ -213,15 +210,14 @@ func (r *Reg[T]) commit(s *Sim) {
 	}
 }
 
-// Probe is a register kept only for the waveform: it never wakes anybody.
-// Components use probes to show per-cycle truth (a link's valid, the packet
-// id on the wire) while doing work only at head and tail events.
+// Probe is a register kept for the waveform: components use probes to show
+// per-cycle truth (a link's valid, the packet id on the wire) while doing
+// work only at head and tail events.
 type Probe[T comparable] struct{ Reg[T] }
 
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
 	p.sig = newSignal[T](owner, name, callerPC(2), opts, &p.q)
-	p.quiet = true
 	owner.elems = append(owner.elems, elem{kind: elemReg, name: name, pc: p.sig.pc})
 	return p
 }

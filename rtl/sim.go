@@ -276,7 +276,7 @@ func (s *Sim) step() {
 			m.part.awake = append(m.part.awake, m)
 		}
 		for len(s.timers.h) > 0 && s.timers.h[0].at <= now {
-			s.timers.pop()
+			s.timers.pop().m.timerAt = 0
 		}
 		total = len(s.comps)
 	} else {
@@ -286,8 +286,13 @@ func (s *Sim) step() {
 		for len(s.timers.h) > 0 && s.timers.h[0].at <= now {
 			t := s.timers.pop()
 			m := t.m
-			if t.timer && (m.sleep != sleepTimed || m.wakeAt != t.at) {
-				continue // a stale timer: the module woke and re-decided since
+			if t.timer {
+				if m.timerAt == t.at {
+					m.timerAt = 0
+				}
+				if m.sleep != sleepTimed || m.wakeAt != t.at {
+					continue // a stale timer: the module woke and re-decided since
+				}
 			}
 			if m.stamp != now+1 {
 				m.stamp = now + 1
@@ -327,7 +332,10 @@ func (s *Sim) step() {
 			case stayAwake:
 				s.wakeNext(m)
 			case sleepTimed:
-				s.timers.push(timer{at: m.wakeAt, m: m, timer: true})
+				if m.timerAt != m.wakeAt { // one entry per wake-up time
+					m.timerAt = m.wakeAt
+					s.timers.push(timer{at: m.wakeAt, m: m, timer: true})
+				}
 			}
 		}
 	}

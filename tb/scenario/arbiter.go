@@ -116,8 +116,8 @@ func (a *arbiter) Eval() {
 		a.pending[i].Set(uint16(len(a.queue[i])))
 		busy = busy || len(a.queue[i]) > 0
 	}
-	if !busy {
-		a.Sleep()
+	if !busy && g < 0 {
+		a.Sleep() // grant_valid is low again: nothing left to show or do
 	}
 }
 

@@ -1,0 +1,114 @@
+package rtl_test
+
+import (
+	"testing"
+
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// ticker is awake every cycle and changes a register every cycle: the
+// worst case of an awake component.
+type ticker struct {
+	rtl.Module
+	n rtl.Reg[uint64]
+}
+
+func (k *ticker) Eval() { k.n.Set(k.n.Q() + 1) }
+
+// sleeper evaluates once, then sleeps for ever.
+type sleeper struct{ rtl.Module }
+
+func (s *sleeper) Eval() { s.Sleep() }
+
+// napper sleeps for a fixed number of cycles between evaluations.
+type napper struct {
+	rtl.Module
+	gap uint64
+}
+
+func (s *napper) Eval() { s.SleepUntil(s.Now() + s.gap) }
+
+func buildTickers(n int) *rtl.Sim {
+	s := rtl.NewSim(rtl.Options{})
+	for i := 0; i < n; i++ {
+		k := &ticker{}
+		k.Init(s.Top(), rtl.Idx("k", i), k)
+		k.n.Init(&k.Module, "n")
+	}
+	if err := s.Build(); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Cost of one awake component for one cycle (eval + register commit).
+func BenchmarkAwakeComponentCycle(b *testing.B) {
+	const n = 1024
+	s := buildTickers(n)
+	b.ResetTimer()
+	s.Run(uint64(b.N))
+	b.StopTimer()
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / n
+	b.ReportMetric(ns, "ns/component-cycle")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+}
+
+// Cost of a cycle with one awake component and 100,000 sleeping ones: the
+// sleeping ones must cost nothing, so this is the cost of the cycle itself.
+func BenchmarkSleepingComponents(b *testing.B) {
+	for _, n := range []int{0, 100_000} {
+		b.Run(rtl.Idx("sleeping", n), func(b *testing.B) {
+			s := rtl.NewSim(rtl.Options{})
+			k := &ticker{}
+			k.Init(s.Top(), "k", k)
+			k.n.Init(&k.Module, "n")
+			for i := 0; i < n; i++ {
+				z := &sleeper{}
+				z.Init(s.Top(), rtl.Idx("z", i), z)
+			}
+			if err := s.Build(); err != nil {
+				b.Fatal(err)
+			}
+			s.Run(2) // everybody has had the first look
+			b.ResetTimer()
+			s.Run(uint64(b.N))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/cycle")
+		})
+	}
+}
+
+// Cost per skipped cycle: one component waking every 1000 cycles.
+func BenchmarkSkippedCycle(b *testing.B) {
+	s := rtl.NewSim(rtl.Options{})
+	z := &napper{gap: 1000}
+	z.Init(s.Top(), "z", z)
+	if err := s.Build(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	s.Run(uint64(b.N) * 1000)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/skipped-cycle")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/wakeup")
+}
+
+// Parallel eval against serial on many awake components.
+func BenchmarkParallelEval(b *testing.B) {
+	for _, w := range []int{1, 2} {
+		b.Run(rtl.Idx("workers", w), func(b *testing.B) {
+			s := rtl.NewSim(rtl.Options{})
+			s.SetParallel(w)
+			for i := 0; i < 4096; i++ {
+				k := &ticker{}
+				k.Init(s.Top(), rtl.Idx("k", i), k)
+				k.n.Init(&k.Module, "n")
+			}
+			if err := s.Build(); err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ResetTimer()
+			s.Run(uint64(b.N))
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+		})
+	}
+}
