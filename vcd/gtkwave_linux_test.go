@@ -17,14 +17,10 @@ import (
 
 // GTKWave itself loads our VCD and save file (under a virtual X server),
 // shows the expected traces, and writes back the same trace section.
-// Skipped without gtkwave or xvfb-run: this checks the viewer, which CI
-// need not have; the file formats are covered by the round-trip tests.
+// CI installs both (gtkwave, xvfb); elsewhere it is skipped without them.
 func TestGTKWaveLoadsSaveFile(t *testing.T) {
-	gtkwave, err1 := exec.LookPath("gtkwave")
-	xvfbRun, err2 := exec.LookPath("xvfb-run")
-	if err1 != nil || err2 != nil {
-		t.Skip("needs gtkwave and xvfb-run")
-	}
+	gtkwave := requireTool(t, "gtkwave")
+	xvfbRun := requireTool(t, "xvfb-run")
 	vcdText, groups := gtkwFixture(t)
 	dir := t.TempDir()
 	dump, save := filepath.Join(dir, "run.vcd"), filepath.Join(dir, "run.gtkw")

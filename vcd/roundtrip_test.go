@@ -22,9 +22,9 @@ func requireTool(t *testing.T, name string) string {
 		return path
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found (CI=true): install gtkwave (apt-get install -y gtkwave), which provides vcd2fst and fst2vcd", name)
+		t.Fatalf("%s not found (CI=true): install it (apt-get install -y gtkwave xvfb: vcd2fst, fst2vcd, gtkwave, xvfb-run)", name)
 	}
-	t.Skipf("%s not found: install gtkwave to run this test", name)
+	t.Skipf("%s not found: apt-get install -y gtkwave xvfb to run this test", name)
 	return ""
 }
 

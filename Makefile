@@ -1,0 +1,39 @@
+# hwcoll: the two commands are `make run` (the main job) and `make test`.
+GO        ?= go
+FUZZTIME  ?= 60s
+BENCHTIME ?= 1s
+CHECKS    ?= 1000
+
+.PHONY: run test test-long race bench fuzz lint build clean
+
+run:
+	$(GO) run ./cmd/hwcoll demo
+
+build:
+	$(GO) build -o bin/hwcoll ./cmd/hwcoll
+
+# Property tests run with rapid's default bound (100 cases each).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race -run 'Modes|Scenarios' ./rtl/ ./tb/...
+
+# Longer property runs: CHECKS cases per property.
+test-long:
+	$(GO) test -count=1 -timeout 60m ./... -args -rapid.checks=$(CHECKS)
+
+race:
+	$(GO) test -count=1 -race ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config/
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin hwcoll-demo
