@@ -4,7 +4,7 @@ FUZZTIME  ?= 60s
 BENCHTIME ?= 1s
 CHECKS    ?= 1000
 
-.PHONY: run test test-long race bench fuzz lint build clean
+.PHONY: run test test-long race bench fuzz lint build clean docs
 
 run:
 	$(GO) run ./cmd/hwcoll demo
@@ -37,3 +37,9 @@ lint:
 
 clean:
 	rm -rf bin hwcoll-demo
+
+# Regenerate the config reference in README.md from the code.
+docs:
+	$(GO) run ./cmd/hwcoll config keys > .keys.md
+	awk 'BEGIN{skip=0} /<!-- config-reference:begin -->/{print; while((getline l < ".keys.md")>0) print l; skip=1; next} /<!-- config-reference:end -->/{skip=0} !skip{print}' README.md > README.md.new
+	mv README.md.new README.md; rm -f .keys.md

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/scenario"
+)
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "malformed.yaml")
+	require.NoError(t, os.WriteFile(malformed, []byte("network:\n  ports: [8\n  inputs: 2\n"), 0o644))
+	badValue := filepath.Join(dir, "badvalue.yaml")
+	require.NoError(t, os.WriteFile(badValue, []byte("network:\n  organization: crossbar\n"), 0o644))
+	missing := filepath.Join(dir, "nonexistent.yaml")
+	vcdFile := filepath.Join(dir, "t.vcd")
+
+	cases := []struct {
+		name string
+		args []string
+		want []string // substrings of the one line
+	}{
+		{"unknown command", []string{"frobnicate"}, []string{`"frobnicate"`, "tb", "demo"}},
+		{"flag before command", []string{"--verbose"}, []string{"--verbose"}},
+		{"unknown flag", []string{"tb", "run", "creditlink", "--bogus"}, []string{"--bogus", "--seed"}},
+		{"unknown flag with value", []string{"config", "--frob=3"}, []string{"--frob"}},
+		{"tb without subcommand", []string{"tb"}, []string{"list", "run"}},
+		{"tb unknown subcommand", []string{"tb", "walk"}, []string{`"walk"`}},
+		{"tb run without name", []string{"tb", "run"}, []string{"NAME", "creditlink", "pipeline", "arbiter"}},
+		{"tb run without name, with flags", []string{"tb", "run", "--seed", "3"}, []string{"NAME"}},
+		{"unknown scenario", []string{"tb", "run", "nosuch"}, []string{`"nosuch"`, "creditlink", "pipeline", "arbiter"}},
+		{"two names", []string{"tb", "run", "creditlink", "pipeline"}, []string{`"pipeline"`}},
+		{"seed not a number", []string{"tb", "run", "creditlink", "--seed", "x"}, []string{"--seed", `"x"`}},
+		{"seed negative", []string{"tb", "run", "--seed=-4", "creditlink"}, []string{"--seed", `"-4"`}},
+		{"cycles negative", []string{"tb", "run", "creditlink", "--cycles", "-1"}, []string{"--cycles", `"-1"`}},
+		{"cycles zero", []string{"tb", "run", "creditlink", "--cycles", "0"}, []string{"--cycles", `"0"`}},
+		{"cycles missing value", []string{"tb", "run", "creditlink", "--cycles"}, []string{"--cycles", "needs a value"}},
+		{"json not a bool", []string{"tb", "run", "creditlink", "--json=maybe"}, []string{"--json", `"maybe"`}},
+		{"bad trace glob", []string{"tb", "run", "creditlink", "--vcd", vcdFile, "--trace", "a b"}, []string{"--trace", `"a b"`}},
+		{"trace without vcd", []string{"tb", "run", "creditlink", "--trace", "top.*"}, []string{"--trace", "--vcd"}},
+		{"trace selects nothing", []string{"tb", "run", "creditlink", "--vcd", vcdFile, "--trace", "nosuch.*"}, []string{"--trace", `"nosuch.*"`}},
+		{"vcd in missing directory", []string{"tb", "run", "creditlink", "--vcd", filepath.Join(dir, "no", "t.vcd")}, []string{"--vcd", "no/t.vcd"}},
+		{"vcd is a directory", []string{"tb", "run", "creditlink", "--vcd", dir}, []string{"--vcd", "directory"}},
+		{"tb list argument", []string{"tb", "list", "extra"}, []string{`"extra"`}},
+		{"set without =", []string{"config", "--set", "network.ports"}, []string{"--set", "network.ports", "="}},
+		{"set out of range", []string{"config", "--set", "network.ports=1"}, []string{"network.ports", "1", "2..256"}},
+		{"set unknown key", []string{"config", "--set", "network.bogus=3"}, []string{"network.bogus"}},
+		{"set bad enum", []string{"run", "--set", "traffic.pattern=zigzag"}, []string{"traffic.pattern", "zigzag", "uniform"}},
+		{"set missing value", []string{"config", "--set"}, []string{"--set", "needs a value"}},
+		{"cross-key error", []string{"config", "--set", "network.inputs=9"}, []string{"network.inputs", "9"}},
+		{"nonexistent config file", []string{"config", "--config", missing}, []string{"--config", "nonexistent.yaml"}},
+		{"malformed YAML", []string{"config", "--config", malformed}, []string{"malformed.yaml", "line"}},
+		{"bad value in file", []string{"run", "--config", badValue}, []string{"badvalue.yaml", "network.organization", "crossbar"}},
+		{"config extra argument", []string{"config", "show"}, []string{`"show"`}},
+		{"config keys with a flag", []string{"config", "keys", "--json"}, []string{"config keys"}},
+		{"run argument", []string{"run", "x.yaml"}, []string{`"x.yaml"`, "--config"}},
+		{"run bad trace glob", []string{"run", "--vcd", vcdFile, "--trace", "a:b"}, []string{"--trace", `"a:b"`}},
+		{"sweep without loads", []string{"sweep"}, []string{"--loads"}},
+		{"sweep bad loads", []string{"sweep", "--loads", "0.1,x"}, []string{"--loads", `"x"`}},
+		{"sweep bad range", []string{"sweep", "--loads", "0.5:0.1:0.1"}, []string{"--loads", "TO"}},
+		{"sweep zero step", []string{"sweep", "--loads", "0.1:0.5:0"}, []string{"--loads", "STEP"}},
+		{"sweep load out of range", []string{"sweep", "--loads", "0.5,1.5"}, []string{"traffic.load", "1.5"}},
+		{"sweep bad jobs", []string{"sweep", "--loads", "0.5", "--jobs", "0"}, []string{"--jobs", `"0"`}},
+		{"demo argument", []string{"demo", "now"}, []string{`"now"`}},
+		{"demo bad out", []string{"demo", "--out", filepath.Join(malformed, "sub")}, []string{"--out"}},
+		{"help unknown", []string{"help", "nosuch"}, []string{`"nosuch"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runApp(c.args...)
+			requireOneLineError(t, r, c.want...)
+			require.Empty(t, r.stdout)
+		})
+	}
+	// Nothing was traced by the failing runs.
+	_, err := os.Stat(vcdFile)
+	require.True(t, os.IsNotExist(err), "a rejected run left %s behind", vcdFile)
+}
+
+// TestNoModelYet: run and sweep parse and validate everything, then stop
+// at the missing network models with one line and exit status 2.
+func TestNoModelYet(t *testing.T) {
+	dir := t.TempDir()
+	torus := writeFile(t, dir, "torus.yaml", "network: {topology: torus, dims: [4, 4]}\n")
+	want := `network.topology "switch" has no model yet; this build has the kernel and testbench scenarios (hwcoll tb list)`
+	r := runApp("run")
+	requireOneLine(t, r, "hwcoll run: ", want)
+	r = runApp("run", "--config", torus, "--set", "traffic.load=0.3", "--json", "--vcd", filepath.Join(dir, "x.vcd"), "--trace", "top.*", "--pcap", filepath.Join(dir, "x.pcap"))
+	requireOneLine(t, r, "hwcoll run: ", `network.topology "torus" has no model yet`)
+	r = runApp("sweep", "--loads", "0.1:0.9:0.1", "--jobs", "2", "--json", "--out", dir)
+	requireOneLine(t, r, "hwcoll sweep: ", want)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing but the config is written")
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestNoArgumentsPrintsUsageOnStderr(t *testing.T) {
+	r := runApp()
+	require.Equal(t, 2, r.code)
+	require.Empty(t, r.stdout)
+	for _, cmd := range []string{"tb list", "tb run", "demo", "config", "config keys", "run", "sweep", "help"} {
+		require.Contains(t, r.stderr, "hwcoll "+cmd)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		r := runApp(args...)
+		require.Equal(t, 0, r.code, args)
+		require.Empty(t, r.stderr)
+		require.Equal(t, usageText, r.stdout)
+	}
+	for _, args := range [][]string{{"help", "tb", "run"}, {"tb", "run", "-h"}, {"tb", "run", "creditlink", "--help"}} {
+		r := runApp(args...)
+		require.Equal(t, 0, r.code, args)
+		require.Contains(t, r.stdout, "--cycles N")
+		require.Contains(t, r.stdout, "--trace GLOB")
+	}
+	r := runApp("config", "-h")
+	require.Equal(t, 0, r.code)
+	require.Contains(t, r.stdout, "config keys")
+}
+
+func TestTbList(t *testing.T) {
+	r := runApp("tb", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	var names []string
+	col := -1
+	for _, l := range lines {
+		f := strings.Fields(l)
+		require.GreaterOrEqual(t, len(f), 2, "name and description: %q", l)
+		names = append(names, f[0])
+		// the descriptions start in one column
+		c := len(f[0]) + strings.Index(l[len(f[0]):], f[1])
+		if col < 0 {
+			col = c
+		}
+		require.Equal(t, col, c, "description column of %q", l)
+	}
+	var want []string
+	for _, s := range scenario.All() {
+		want = append(want, s.Name)
+	}
+	require.Equal(t, want, names)
+	require.Subset(t, names, []string{"creditlink", "pipeline", "arbiter"})
+}
+
+func TestFlagsBeforeOrAfterName(t *testing.T) {
+	a := runApp("tb", "run", "creditlink", "--seed", "3", "--json")
+	b := runApp("tb", "run", "--seed", "3", "creditlink", "--json")
+	c := runApp("tb", "run", "--seed=3", "--json", "--", "creditlink")
+	for _, r := range []result{a, b, c} {
+		require.Equal(t, 0, r.code, r.stderr)
+		var rep tb.Report
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+		require.Equal(t, uint64(3), rep.Seed)
+		require.Equal(t, "creditlink", rep.Name)
+	}
+}
+
+func TestConfigPrintsEffectiveConfigAndTiming(t *testing.T) {
+	r := runApp("config", "--set", "network.ports=16", "--set", "link.gbps=2.5")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "ports: 16")
+	require.Contains(t, r.stdout, "packet_cycles:")
+	// The YAML is a config file: loading it gives the same configuration.
+	p := writeFile(t, t.TempDir(), "eff.yaml", r.stdout)
+	cfg, err := config.Load(p)
+	require.NoError(t, err)
+	require.Equal(t, 16, cfg.Network.Ports)
+	require.Equal(t, 2.5, cfg.Link.Gbps)
+	again := runApp("config", "--config", p)
+	require.Equal(t, 0, again.code, again.stderr)
+	require.Equal(t, r.stdout, again.stdout)
+
+	j := runApp("config", "--json", "--config", p, "--set", "clock_mhz=500")
+	require.Equal(t, 0, j.code, j.stderr)
+	var out struct {
+		Config config.Config  `json:"config"`
+		Timing map[string]any `json:"timing"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &out))
+	require.Equal(t, 16, out.Config.Network.Ports)
+	want := cfg
+	require.NoError(t, want.Set("clock_mhz=500"))
+	tm := want.Timing()
+	require.EqualValues(t, tm.PeriodPS, out.Timing["period_ps"])
+	require.EqualValues(t, tm.PacketCycles, out.Timing["packet_cycles"])
+	require.EqualValues(t, tm.SwitchDelayCycles, out.Timing["switch_delay_cycles"])
+}
+
+func TestConfigKeysIsTheReference(t *testing.T) {
+	r := runApp("config", "keys")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, config.Reference(), r.stdout)
+	for _, k := range config.Keys() {
+		require.Contains(t, r.stdout, "`"+k.Key+"`")
+	}
+}
+
+func TestParseLoads(t *testing.T) {
+	got, err := parseLoads("0.1:0.5:0.1")
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.1, 0.2, 0.3, 0.4, 0.5}, got)
+	got, err = parseLoads("0.25, 0.5,1")
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.25, 0.5, 1}, got)
+	got, err = parseLoads("0.7:0.7:0.1")
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.7}, got)
+	for _, bad := range []string{"", "a", "0.1:0.2", "0.1:0.2:0.1:4", "1:0:0.1", "0:1:-1", "0:1:1e-9", "NaN"} {
+		_, err := parseLoads(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestPanicIsAnInternalError(t *testing.T) {
+	boom := scenario.Scenario{Name: "boom", Desc: "panics", Build: func(scenario.Params) (*tb.Harness, error) {
+		panic("kaboom\nsecond line")
+	}}
+	r := runWith([]scenario.Scenario{boom}, nil, "tb", "run", "boom")
+	require.Equal(t, 3, r.code)
+	require.Equal(t, "hwcoll: internal error: kaboom second line (this is a bug in hwcoll; please report it with the command line that triggered it)\n", r.stderr)
+	require.NotContains(t, r.stderr, "goroutine")
+}

@@ -1,0 +1,7 @@
+// Command hwcoll runs the hwcoll testbench scenarios and experiments
+// (DESIGN.md §8). `hwcoll help` lists the commands.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

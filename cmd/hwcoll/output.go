@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+
+	"github.com/hwcoll/hwcoll/tb"
+)
+
+// fillScenarioReport lets the scenario fill in its counters and latencies.
+func fillScenarioReport(h *tb.Harness, r *tb.Report) {
+	if h.Report != nil {
+		h.Report(r)
+	}
+}
+
+// colorFor reports whether to colour output to w: only on a terminal, and
+// not when NO_COLOR is set (https://no-color.org) or TERM is dumb.
+func colorFor(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+var (
+	green  = []color.Attribute{color.FgGreen, color.Bold}
+	red    = []color.Attribute{color.FgRed, color.Bold}
+	yellow = []color.Attribute{color.FgYellow, color.Bold}
+	bold   = []color.Attribute{color.Bold}
+	faint  = []color.Attribute{color.Faint}
+)
+
+// paint colours s when the app's stdout takes colour.
+func (a *app) paint(s string, attrs []color.Attribute) string {
+	c := color.New(attrs...)
+	if a.color {
+		c.EnableColor()
+	} else {
+		c.DisableColor()
+	}
+	return c.Sprint(s)
+}
+
+// grouped writes n with thousands separators: 1234567 → 1,234,567.
+func grouped(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// num writes x with up to one decimal: 12, 12.5.
+func num(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+// si writes x with an SI suffix and three significant digits: 2.51M.
+func si(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+		return "-"
+	}
+	for _, u := range []struct {
+		div    float64
+		suffix string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if x >= u.div {
+			return strconv.FormatFloat(x/u.div, 'g', 3, 64) + u.suffix
+		}
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// seconds writes a wall time: 812µs, 12.3ms, 1.25s.
+func seconds(s float64) string {
+	switch {
+	case s <= 0:
+		return "0s"
+	case s < 1e-3:
+		return fmt.Sprintf("%.0fµs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.3gms", s*1e3)
+	default:
+		return fmt.Sprintf("%.3gs", s)
+	}
+}
+
+// shellQuote quotes a path for a command the user may paste.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// table prints rows with padded columns; paint colours a cell after
+// padding so escape codes do not disturb the alignment. right marks
+// right-aligned (numeric) columns.
+func table(w io.Writer, header []string, rows [][]string, right []bool, paint func(row, col int, padded string) string) {
+	width := make([]int, len(header))
+	for i, h := range header {
+		width[i] = len([]rune(h))
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	line := func(ri int, cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			cell := c + pad
+			if right[i] {
+				cell = pad + c
+			}
+			if paint != nil {
+				cell = paint(ri, i, cell)
+			}
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(cell)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(-1, header)
+	for i, r := range rows {
+		line(i, r)
+	}
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/vcd"
+)
+
+const (
+	defaultSeed = 1
+	maxCycles   = 10_000_000_000_000 // as config's run.max_cycles
+)
+
+func (a *app) tb(args []string) error {
+	if len(args) == 0 {
+		return usagef("tb: missing subcommand; allowed: list, run (usage: %s)", synopsis("tb"))
+	}
+	switch sub, rest := args[0], args[1:]; sub {
+	case "list":
+		return a.tbList(rest)
+	case "run":
+		return a.tbRun(rest)
+	case "-h", "-help", "--help", "help":
+		return errHelp{cmd: "tb"}
+	default:
+		if strings.HasPrefix(sub, "-") {
+			return usagef("tb: unknown flag %s; 'hwcoll tb' takes a subcommand first: list, run", sub)
+		}
+		return usagef("tb: unknown subcommand %q; allowed: list, run", sub)
+	}
+}
+
+func (a *app) tbList(args []string) error {
+	fs := newFlagSet("tb list")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("tb list", pos); err != nil {
+		return err
+	}
+	all := a.scenarios()
+	width := 0
+	for _, s := range all {
+		width = max(width, len(s.Name))
+	}
+	for _, s := range all {
+		fmt.Fprintf(a.stdout, "%-*s  %s\n", width, s.Name, oneLine(s.Desc))
+	}
+	return nil
+}
+
+// runOpts are the knobs of one scenario run.
+type runOpts struct {
+	seed   uint64
+	cycles uint64 // 0: the scenario's DefaultCycles
+	vcd    string // "" for no trace
+	trace  string // signal globs; "" for all
+}
+
+// outcome is a finished (or interrupted) scenario run.
+type outcome struct {
+	report      tb.Report
+	signal      os.Signal // non-nil when interrupted
+	vcd, gtkw   string    // files written
+	tracedCount int
+}
+
+func (a *app) tbRun(args []string) error {
+	fs := newFlagSet("tb run")
+	seed := newUint(fs, "seed", defaultSeed, 0, math.MaxUint64, "random seed")
+	cycles := newUint(fs, "cycles", 0, 1, maxCycles, "cycle budget")
+	vcdPath := fs.String("vcd", "", "VCD file to write")
+	trace := fs.String("trace", "", "signals to trace")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 0:
+		return usagef("tb run: missing scenario NAME; known: %s (usage: %s)", a.knownScenarios(), synopsis("tb run"))
+	case len(pos) > 1:
+		return usagef("tb run: unexpected argument %q after scenario %q; usage: %s", pos[1], pos[0], synopsis("tb run"))
+	}
+	s, err := a.lookup(pos[0])
+	if err != nil {
+		return err
+	}
+	o := runOpts{seed: seed.get(), cycles: cycles.get(), vcd: *vcdPath, trace: *trace}
+	if err := checkTraceFlags(o.vcd, o.trace, "tb run"); err != nil {
+		return err
+	}
+	out, err := a.runScenario(s, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := writeJSON(a.stdout, out.report); err != nil {
+			return err
+		}
+	} else {
+		a.printSummary(out)
+	}
+	return runStatus(out)
+}
+
+// checkTraceFlags validates --vcd/--trace before anything is built.
+func checkTraceFlags(vcdPath, trace, cmd string) error {
+	if trace != "" && vcdPath == "" {
+		return usagef("%s: --trace %q needs --vcd FILE", cmd, trace)
+	}
+	if err := rtl.ValidateGlobs(trace); err != nil {
+		return usagef("%s: --trace: %v", cmd, err)
+	}
+	if vcdPath != "" {
+		if info, err := os.Stat(vcdPath); err == nil && info.IsDir() {
+			return usagef("%s: --vcd %q is a directory; give a file name such as %s", cmd, vcdPath, filepath.Join(vcdPath, "trace.vcd"))
+		}
+	}
+	return nil
+}
+
+// gtkwPath is the save file beside a VCD: .vcd replaced by .gtkw.
+func gtkwPath(vcdPath string) string {
+	if ext := filepath.Ext(vcdPath); strings.EqualFold(ext, ".vcd") {
+		return strings.TrimSuffix(vcdPath, ext) + ".gtkw"
+	}
+	return vcdPath + ".gtkw"
+}
+
+func runStatus(out outcome) error {
+	switch {
+	case out.signal != nil:
+		n := 2 // SIGINT
+		if s, ok := out.signal.(syscall.Signal); ok {
+			n = int(s)
+		}
+		return exitStatus(128 + n)
+	case !out.report.Passed:
+		return exitStatus(exitFail)
+	}
+	return nil
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// runScenario builds s, traces it when asked, runs it and fills the report.
+// Bad input (an unwritable file, a glob that selects nothing) is a
+// usageError; a design that does not build is an internalError.
+func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err error) {
+	cycles := o.cycles
+	if cycles == 0 {
+		cycles = s.DefaultCycles
+	}
+	if cycles == 0 {
+		cycles = 1_000_000
+	}
+	h, err := s.Build(scenario.Params{Seed: o.seed})
+	if err != nil {
+		return out, &internalError{msg: fmt.Sprintf("scenario %s does not build: %v", s.Name, err)}
+	}
+	if h == nil || h.Sim == nil {
+		return out, &internalError{msg: fmt.Sprintf("scenario %s built no simulator", s.Name)}
+	}
+	sim := h.Sim
+	defer sim.Close()
+	if err := sim.Build(); err != nil {
+		return out, &internalError{msg: fmt.Sprintf("scenario %s does not elaborate: %v", s.Name, err)}
+	}
+
+	// Tracing.
+	var f *os.File
+	if o.vcd != "" {
+		f, err = os.Create(o.vcd)
+		if err != nil {
+			return out, usagef("--vcd: %v", err)
+		}
+		defer func() {
+			if f != nil { // an early return or a panic: do not leave a half-written file open
+				f.Close()
+			}
+		}()
+		w, err := sim.NewTraceWriter(f)
+		if err != nil {
+			return out, &internalError{msg: fmt.Sprintf("trace writer: %v", err)}
+		}
+		if err := sim.Trace(w, o.trace); err != nil {
+			return out, usagef("--trace %q: %v", o.trace, err)
+		}
+		sigs := sim.TracedSignals()
+		if len(sigs) == 0 && o.trace != "" {
+			f.Close()
+			f = nil
+			os.Remove(o.vcd)
+			return out, usagef("--trace %q selects no signal of scenario %s (signal names look like top.link.producer.credits; '*' matches dots too)", o.trace, s.Name)
+		}
+		out.vcd, out.gtkw, out.tracedCount = o.vcd, gtkwPath(o.vcd), len(sigs)
+		if err := writeGTKW(out.gtkw, filepath.Base(o.vcd), tb.GroupsFor(h, sigs)); err != nil {
+			return out, usagef("--vcd: %v", err)
+		}
+	}
+
+	// Ctrl-C stops the run at the next cycle boundary; the monitor covers a
+	// signal that arrives before the kernel's run loop has started.
+	var got atomic.Value
+	sigCh, stopSignals := a.interrupts()
+	defer stopSignals()
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		select {
+		case sig := <-sigCh:
+			got.Store(sig)
+			sim.Stop()
+			stopSignals() // a second Ctrl-C is not caught
+		case <-quit:
+		}
+	}()
+	h.Monitors = append(h.Monitors, tb.Monitor{Name: "interrupt", Check: func() error {
+		if got.Load() != nil {
+			return errInterrupted
+		}
+		return nil
+	}})
+
+	start := time.Now()
+	res := tb.Exec(h, cycles)
+	wall := time.Since(start).Seconds()
+
+	if f != nil {
+		err := sim.EndTrace()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		f = nil
+		if err != nil {
+			return out, usagef("--vcd %s: %v", o.vcd, err)
+		}
+	}
+
+	r := &out.report
+	fillScenarioReport(h, r)
+	st := sim.Stats()
+	r.Name = s.Name
+	r.Seed = o.seed
+	r.Cycles = res.Cycles
+	r.KernelEvals = st.Evals
+	r.SkippedCycles = st.Skipped
+	r.WallSeconds = wall
+	r.SimCyclesPerSecond = 0
+	if wall > 0 {
+		r.SimCyclesPerSecond = float64(res.Cycles) / wall
+	}
+	r.Passed = res.Err == nil
+	r.Error = ""
+	if res.Err != nil {
+		r.Error = oneLine(res.Err.Error())
+	}
+	if sig, ok := got.Load().(os.Signal); ok {
+		out.signal = sig
+		r.Passed = false
+		r.Error = fmt.Sprintf("interrupted (%v) at cycle %d", sig, res.Cycles)
+	}
+	return out, nil
+}
+
+func writeGTKW(path, dumpfile string, groups []vcd.Group) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := vcd.WriteGTKW(f, dumpfile, groups); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeJSON prints v as exactly one JSON object on one line. Non-finite
+// numbers (which JSON cannot hold) are written as 0.
+func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		if r, ok := v.(tb.Report); ok {
+			sanitize(&r)
+			b, err = json.Marshal(r)
+		}
+		if err != nil {
+			return &internalError{msg: fmt.Sprintf("encoding the result as JSON: %v", err)}
+		}
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+func sanitize(r *tb.Report) {
+	for _, p := range []*float64{&r.LatencyAvgCycles, &r.LatencyP50Cycles, &r.LatencyP99Cycles, &r.LatencyMaxCycles, &r.LatencyAvgNS, &r.WallSeconds, &r.SimCyclesPerSecond} {
+		if math.IsNaN(*p) || math.IsInf(*p, 0) {
+			*p = 0
+		}
+	}
+}
+
+// printSummary is the human form of one run.
+func (a *app) printSummary(out outcome) {
+	r := out.report
+	var verdict string
+	switch {
+	case out.signal != nil:
+		verdict = a.paint("INTERRUPTED", yellow)
+	case r.Passed:
+		verdict = a.paint("PASS", green)
+	default:
+		verdict = a.paint("FAIL", red)
+	}
+	fmt.Fprintf(a.stdout, "%s %s (seed %d): %s cycles", verdict, r.Name, r.Seed, grouped(r.Cycles))
+	if r.PacketsInjected > 0 || r.PacketsDelivered > 0 {
+		fmt.Fprintf(a.stdout, ", %d/%d packets delivered", r.PacketsDelivered, r.PacketsInjected)
+	}
+	if r.LatencyAvgCycles > 0 {
+		fmt.Fprintf(a.stdout, ", latency avg %s p99 %s max %s cycles (avg %s ns)",
+			num(r.LatencyAvgCycles), num(r.LatencyP99Cycles), num(r.LatencyMaxCycles), num(r.LatencyAvgNS))
+	}
+	fmt.Fprintln(a.stdout)
+	if r.Error != "" {
+		fmt.Fprintf(a.stdout, "  %s %s\n", a.paint("error:", red), r.Error)
+	}
+	fmt.Fprintf(a.stdout, "  kernel: %s evals, %s skipped cycles; %s sim cycles/s, wall %s\n",
+		grouped(r.KernelEvals), grouped(r.SkippedCycles), si(r.SimCyclesPerSecond), seconds(r.WallSeconds))
+	if out.vcd != "" {
+		fmt.Fprintf(a.stdout, "  trace: %s (%d signals); open it with: gtkwave %s %s\n",
+			out.vcd, out.tracedCount, shellQuote(out.vcd), shellQuote(out.gtkw))
+	}
+}

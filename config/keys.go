@@ -1,0 +1,310 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// KeyInfo describes one config key; Keys() is the config reference.
+type KeyInfo struct {
+	Key     string // dotted key, e.g. "network.ports" (YAML path and --set name)
+	Type    string // "string", "int", "float" or "list of int"
+	Default string // the default, written the way Set accepts it, e.g. "8", "[8,8]"
+	Allowed string // allowed values, e.g. "2..256", "(0, 1]" or "oq-xp | iq-fifo | voq"
+	Doc     string // one-line description
+}
+
+// Limits shared by several keys.
+const (
+	maxNodes  = 1 << 20            // nodes, dims product, fanout
+	maxNS     = 1e9                // any delay or overhead: 1 s
+	maxCycles = 1_000_000_000_000  // warm-up or measurement window
+	maxRun    = 10_000_000_000_000 // run.max_cycles
+)
+
+// table is the single source of truth for every key: its name (= the yaml
+// tag path of a Config field), documentation and rule (allowed values and
+// the check that Validate and Set run). Order = the reference order.
+var table = []spec{
+	{key: "name", doc: "experiment name, copied into results", rule: anyString()},
+	{key: "seed", doc: "random seed; every random stream derives from it", rule: anyInt()},
+	{key: "clock_mhz", doc: "switch clock in MHz; every ns value is converted to cycles of this clock", rule: floatIn(0, 10000, true)},
+
+	{key: "network.topology", doc: "network to build", rule: oneOf(TopologySwitch, TopologyFatTree, TopologyTorus, TopologyMesh, TopologyIBMesh, TopologyBGLTree)},
+	{key: "network.ports", doc: "switch radix (switch, fattree)", rule: intIn(2, 256)},
+	{key: "network.inputs", doc: "active input ports of a single switch (switch only; e.g. 2 for a 2x8 switch); follows network.ports unless set explicitly", rule: inputsRule()},
+	{key: "network.organization", doc: "switch organization: output-queued with crosspoint buffers, input-queued FIFO, or virtual output queues", rule: oneOf(OrgOQXP, OrgIQFIFO, OrgVOQ)},
+	{key: "network.xp_buffer_packets", doc: "crosspoint buffer capacity in packets", rule: intIn(1, 1024)},
+	{key: "network.combine_units", doc: "combine (reduction/barrier) units per switch", rule: intIn(1, 64)},
+	{key: "network.nodes", doc: "number of end nodes (fattree, bgltree)", rule: intIn(2, maxNodes)},
+	{key: "network.dims", doc: "network dimensions (torus, mesh, ibmesh), e.g. [8,8] or [64,32,32]", rule: dimsRule(3, 2, 1024)},
+	{key: "network.vls", doc: "virtual lanes per link (ibmesh)", rule: intOneOf(1, 2, 4)},
+	{key: "network.vl_policy", doc: "VL assignment (ibmesh): SL-to-VL mapping, or one VL per direction", rule: oneOf(VLPolicySL2VL, VLPolicyPerDirection)},
+
+	{key: "link.gbps", doc: "link bandwidth in Gbit/s", rule: floatIn(0, 10000, true)},
+	{key: "link.delay_ns", doc: "channel delay in ns", rule: floatIn(0, maxNS, false)},
+	{key: "switch.delay_ns", doc: "switch delay in ns", rule: floatIn(0, maxNS, false)},
+	{key: "packet.bytes", doc: "packet size in bytes; messages are split into packets of at most this size", rule: intIn(8, 65536)},
+	{key: "nic.send_overhead_ns", doc: "NIC send overhead per message in ns", rule: floatIn(0, maxNS, false)},
+	{key: "nic.recv_overhead_ns", doc: "NIC receive overhead per message in ns", rule: floatIn(0, maxNS, false)},
+
+	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD)},
+	{key: "traffic.load", doc: "offered injection rate per source as a fraction of link bandwidth", rule: floatIn(0, 1, true)},
+	{key: "traffic.process", doc: "injection process", rule: oneOf(ProcessBernoulli, ProcessPoisson)},
+	{key: "traffic.fanout", doc: "mean multicast fanout (destinations per multicast)", rule: intIn(1, maxNodes)},
+	{key: "traffic.message_bytes", doc: "message size in bytes (collectives, messages)", rule: intIn(1, 1<<30)},
+	{key: "traffic.multicast", doc: "collectives in the switches (hardware) or by point-to-point messages (software)", rule: oneOf(MulticastHardware, MulticastSoftware)},
+
+	{key: "run.warmup_cycles", doc: "cycles simulated before the measurement window", rule: intIn(0, maxCycles)},
+	{key: "run.measure_cycles", doc: "length of the measurement window in cycles", rule: intIn(1, maxCycles)},
+	{key: "run.max_cycles", doc: "limit on simulated cycles, drain included", rule: maxCyclesRule()},
+}
+
+type spec struct {
+	key  string
+	doc  string
+	rule rule
+
+	// filled in by init from the Config type
+	index []int
+	typ   reflect.Type
+	kind  reflect.Kind
+}
+
+// rule is a key's allowed values: the text shown to users and the check
+// (returns "" or a message without the key). cross marks rules that read
+// other keys; Set skips those, Validate runs them.
+type rule struct {
+	allowed string
+	cross   bool
+	check   func(c *Config, v reflect.Value) string
+}
+
+var (
+	specByKey = map[string]*spec{}
+	// sections maps a dotted section ("" = top level) to its child names in
+	// field order; built from the yaml tags of Config.
+	sections = map[string][]string{}
+	leaves   = map[string]reflect.StructField{}
+	indexes  = map[string][]int{}
+)
+
+func init() {
+	walkType(reflect.TypeOf(Config{}), "", nil)
+	for i := range table {
+		s := &table[i]
+		f, ok := leaves[s.key]
+		if !ok {
+			panic("config: key table names " + s.key + ", which is no field of Config")
+		}
+		s.index, s.typ, s.kind = indexes[s.key], f.Type, f.Type.Kind()
+		specByKey[s.key] = s
+	}
+}
+
+func walkType(t reflect.Type, prefix string, index []int) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := yamlName(f)
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		key := join(prefix, name)
+		idx := append(append([]int(nil), index...), i)
+		sections[prefix] = append(sections[prefix], name)
+		if f.Type.Kind() == reflect.Struct {
+			walkType(f.Type, key, idx)
+			continue
+		}
+		leaves[key], indexes[key] = f, idx
+	}
+}
+
+// Keys returns the config reference, in a fixed order (DESIGN.md §8 order):
+// every key with its type, default (from Default()), allowed values and a
+// description. It is generated from the same table that drives Validate and
+// Set.
+func Keys() []KeyInfo {
+	d := reflect.ValueOf(Default())
+	out := make([]KeyInfo, len(table))
+	for i, s := range table {
+		out[i] = KeyInfo{
+			Key:     s.key,
+			Type:    shortType(s.typ),
+			Default: format(d.FieldByIndex(s.index)),
+			Allowed: s.rule.allowed,
+			Doc:     s.doc,
+		}
+	}
+	return out
+}
+
+// Reference renders Keys() as a Markdown table for the README.
+func Reference() string {
+	var b strings.Builder
+	b.WriteString("| key | type | default | allowed | description |\n|---|---|---|---|---|\n")
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	for _, k := range Keys() {
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", k.Key, k.Type, esc(k.Default), esc(k.Allowed), esc(k.Doc))
+	}
+	return b.String()
+}
+
+func shortType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Int, reflect.Int64:
+		return "int"
+	case reflect.Float64:
+		return "float"
+	case reflect.Slice:
+		return "list of int"
+	}
+	return t.String()
+}
+
+// Validate checks every key against its rule, in Keys() order, and returns
+// the first violation as an *Error naming the key (one line).
+func (c Config) Validate() error {
+	v := reflect.ValueOf(&c).Elem()
+	for i := range table {
+		s := &table[i]
+		if msg := s.rule.check(&c, v.FieldByIndex(s.index)); msg != "" {
+			return &Error{Key: s.key, Msg: msg}
+		}
+	}
+	return nil
+}
+
+func anyString() rule {
+	return rule{allowed: "any string", check: func(*Config, reflect.Value) string { return "" }}
+}
+
+func anyInt() rule {
+	return rule{allowed: "any 64-bit integer", check: func(*Config, reflect.Value) string { return "" }}
+}
+
+func intIn(lo, hi int64) rule {
+	allowed := fmt.Sprintf("%d..%d", lo, hi)
+	return rule{allowed: allowed, check: func(_ *Config, v reflect.Value) string {
+		if x := v.Int(); x < lo || x > hi {
+			return fmt.Sprintf("%d is out of range; allowed %s", x, allowed)
+		}
+		return ""
+	}}
+}
+
+// floatIn allows lo..hi, or (lo, hi] when loOpen. NaN and ±Inf never pass.
+func floatIn(lo, hi float64, loOpen bool) rule {
+	bound := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	allowed := bound(lo) + ".." + bound(hi)
+	if loOpen {
+		allowed = "(" + bound(lo) + ", " + bound(hi) + "]"
+	}
+	return rule{allowed: allowed, check: func(_ *Config, v reflect.Value) string {
+		x := v.Float()
+		ok := x >= lo && x <= hi
+		if loOpen {
+			ok = x > lo && x <= hi
+		}
+		if !ok {
+			return fmt.Sprintf("%s is out of range; allowed %s", fmtFloat(x), allowed)
+		}
+		return ""
+	}}
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func oneOf(values ...string) rule {
+	allowed := strings.Join(values, " | ")
+	return rule{allowed: allowed, check: func(_ *Config, v reflect.Value) string {
+		for _, a := range values {
+			if v.String() == a {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%q is not allowed; allowed: %s", clip(v.String()), allowed)
+	}}
+}
+
+func intOneOf(values ...int64) rule {
+	parts := make([]string, len(values))
+	for i, x := range values {
+		parts[i] = strconv.FormatInt(x, 10)
+	}
+	allowed := strings.Join(parts, " | ")
+	return rule{allowed: allowed, check: func(_ *Config, v reflect.Value) string {
+		for _, a := range values {
+			if v.Int() == a {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%d is not allowed; allowed: %s", v.Int(), allowed)
+	}}
+}
+
+// inputsRule: 1..network.ports (a 2x8 switch has 2 active inputs).
+func inputsRule() rule {
+	return rule{allowed: "1..network.ports", cross: true, check: func(c *Config, v reflect.Value) string {
+		if x := v.Int(); x < 1 || x > int64(c.Network.Ports) {
+			return fmt.Sprintf("%d is out of range; allowed 1..%d (network.ports)", x, c.Network.Ports)
+		}
+		return ""
+	}}
+}
+
+// dimsRule: 1..maxLen entries, each lo..hi, at most maxNodes nodes in all
+// (64x32x32 = 65536 passes); an InfiniBand mesh is 2-D.
+func dimsRule(maxLen int, lo, hi int64) rule {
+	allowed := fmt.Sprintf("1..%d entries, each %d..%d, at most %d nodes; exactly 2 entries for ibmesh", maxLen, lo, hi, maxNodes)
+	return rule{allowed: allowed, cross: true, check: func(c *Config, v reflect.Value) string {
+		n := v.Len()
+		if n < 1 || n > maxLen {
+			return fmt.Sprintf("%s has %d entries; allowed %s", clip(format(v)), n, allowed)
+		}
+		if c.Network.Topology == TopologyIBMesh && n != 2 {
+			return fmt.Sprintf("%s has %d entries; ibmesh needs exactly 2 ([m,n])", clip(format(v)), n)
+		}
+		prod := int64(1)
+		for i := 0; i < n; i++ {
+			x := v.Index(i).Int()
+			if x < lo || x > hi {
+				return fmt.Sprintf("entry %d is %d, out of range; allowed %s", i+1, x, allowed)
+			}
+			prod *= x
+		}
+		if prod > maxNodes {
+			return fmt.Sprintf("%s has %d nodes; allowed at most %d", clip(format(v)), prod, maxNodes)
+		}
+		return ""
+	}}
+}
+
+// maxCyclesRule: run.max_cycles ≥ warm-up + measurement window.
+func maxCyclesRule() rule {
+	allowed := fmt.Sprintf("run.warmup_cycles+run.measure_cycles..%d", int64(maxRun))
+	return rule{allowed: allowed, cross: true, check: func(c *Config, v reflect.Value) string {
+		lo := c.Run.WarmupCycles + c.Run.MeasureCycles // both already checked ≤ maxCycles
+		if x := v.Int(); x < lo || x > maxRun {
+			return fmt.Sprintf("%d is out of range; allowed %d..%d (run.warmup_cycles+run.measure_cycles..%d)", x, lo, int64(maxRun), int64(maxRun))
+		}
+		return ""
+	}}
+}
+
+// clip shortens a value quoted in a message.
+func clip(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	cut := 37
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
