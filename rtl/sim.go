@@ -114,8 +114,9 @@ func (s *Sim) SetParallel(n int) {
 // before it is evaluated on several goroutines (default 64).
 func (s *Sim) SetParallelThreshold(n int) { s.parMin = n }
 
-// Stop asks a running Run or RunUntil to return at the next cycle boundary.
-// It is safe to call from another goroutine (a signal handler).
+// Stop makes the running (or the next) Run or RunUntil return at the next
+// cycle boundary. It is safe to call from another goroutine (a signal
+// handler); a stop is consumed by the run it ends.
 func (s *Sim) Stop() { s.stop.Store(true) }
 
 // Build elaborates the design: it checks the netlist, numbers the components
@@ -226,8 +227,10 @@ func (s *Sim) mustBuild() {
 }
 
 func (s *Sim) runTo(end uint64, pred func() bool) bool {
-	s.stop.Store(false)
 	for s.now < end {
+		if s.stop.CompareAndSwap(true, false) {
+			return false
+		}
 		if s.skipping && !s.alwaysEval && s.idle() {
 			t := end
 			if len(s.timers.h) > 0 && s.timers.h[0].at < t {
@@ -245,9 +248,6 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 		s.step()
 		if pred != nil && pred() {
 			return true
-		}
-		if s.stop.Load() {
-			return false
 		}
 	}
 	return false

@@ -261,3 +261,21 @@ func TestSleepingCostsNothing(t *testing.T) {
 	s.Run(100_000)
 	require.Equal(t, uint64(2000), s.Stats().Evals, "each component evaluated once, then asleep")
 }
+
+func TestStopEndsTheRunAtACycleBoundary(t *testing.T) {
+	s := buildTickers(3)
+	s.Stop() // before the run: the run ends at once, and the stop is consumed
+	s.Run(100)
+	require.Equal(t, uint64(0), s.Now())
+	s.Run(100)
+	require.Equal(t, uint64(100), s.Now())
+	n := 0
+	ok := s.RunUntil(func() bool {
+		if n++; n == 10 {
+			s.Stop()
+		}
+		return false
+	}, 1000)
+	require.False(t, ok)
+	require.Equal(t, uint64(109), s.Now(), "pred runs once before the first cycle, then after each")
+}
