@@ -90,18 +90,18 @@ func (o *LineOut[T]) Latency() uint64 { return o.l.latency }
 // invariant monitors: credits + in flight + buffered = capacity).
 func (o *LineOut[T]) InFlight() int { return o.l.n }
 
-func (o *LineOut[T]) commit(s *Sim) {
+func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
 	l := o.l
 	if l.n == len(l.ring) {
 		l.grow()
 	}
-	at := s.now + l.latency
+	at := p.sim.now + l.latency
 	l.ring[(l.head+l.n)&(len(l.ring)-1)] = timed[T]{at: at, v: o.staged}
 	l.n++
 	var zero T
 	o.staged = zero
-	s.wakeAt(l.in.sig.owner, at)
+	p.wakeAt(l.in.sig.owner, at)
 }
 
 func (l *line[T]) grow() {

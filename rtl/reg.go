@@ -146,7 +146,7 @@ func (s *signal) vcdKind() (vcd.Kind, int) {
 
 // committer is anything with a pending next value: registers, outputs, lines.
 type committer interface {
-	commit(s *Sim)
+	commit(p *partition)
 }
 
 // Reg is a clocked register: Q is the value in this cycle, Set writes the
@@ -196,17 +196,17 @@ func (r *Reg[T]) Set(v T) {
 	p.dirty = append(p.dirty, r)
 }
 
-func (r *Reg[T]) commit(s *Sim) {
+func (r *Reg[T]) commit(p *partition) {
 	r.dirty = false
 	if r.d == r.q {
 		return
 	}
 	r.q = r.d
 	for _, c := range r.consumers {
-		s.wakeNext(c)
+		p.wakeNext(c)
 	}
 	if r.sig.tid >= 0 {
-		s.changed = append(s.changed, r.sig)
+		p.changed = append(p.changed, r.sig)
 	}
 }
 

@@ -2,7 +2,6 @@ package rtl
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 )
 
@@ -47,13 +46,47 @@ type Stats struct {
 	Evals   uint64 // component evaluations
 }
 
-// partition is a static share of the components; each one has its own lists
-// so that parallel eval never writes shared state.
+// partition is a static share of the components. Eval and commit of a
+// partition write only its own lists; wake-ups of another partition's
+// modules and timers go to an outbox that the cycle merges serially.
 type partition struct {
-	awake []*Module
-	next  []*Module
-	dirty []committer
-	evals uint64
+	_       [64]byte // keep the hot slice headers of two partitions off one cache line
+	sim     *Sim
+	awake   []*Module
+	next    []*Module // awake in the next cycle
+	dirty   []committer
+	outbox  []*Module // other partitions' modules to wake next cycle
+	timers  []timer   // wake-ups beyond the next cycle
+	changed []*signal // traced signals that changed
+	evals   uint64
+	_       [64]byte
+}
+
+// wakeNext lists m awake for the next cycle.
+func (p *partition) wakeNext(m *Module) {
+	if m.idx < 0 {
+		return
+	}
+	if m.part != p {
+		p.outbox = append(p.outbox, m)
+		return
+	}
+	c := p.sim.now + 2 // stamp = 1 + the cycle after this one
+	if m.stamp != c {
+		m.stamp = c
+		p.next = append(p.next, m)
+	}
+}
+
+// wakeAt schedules m for cycle c (a line arrival).
+func (p *partition) wakeAt(m *Module, c uint64) {
+	if c == p.sim.now+1 {
+		p.wakeNext(m)
+		return
+	}
+	if m.idx >= 0 {
+		p.timers = append(p.timers, timer{at: c, m: m})
+	}
 }
 
 // NewSim returns an empty simulator whose root module is named "top".
@@ -65,7 +98,7 @@ func NewSim(opts Options) *Sim {
 	s.top.name = "top"
 	s.top.sim = s
 	s.top.idx = -1
-	s.parts = []*partition{{}}
+	s.parts = []*partition{{sim: s}}
 	s.top.part = s.parts[0]
 	return s
 }
@@ -131,7 +164,7 @@ func (s *Sim) Build() error {
 	s.built = true
 	s.parts = make([]*partition, s.workers)
 	for i := range s.parts {
-		s.parts[i] = &partition{}
+		s.parts[i] = &partition{sim: s}
 	}
 	walk(&s.top, func(m *Module) {
 		m.path = m.Path()
@@ -173,27 +206,12 @@ func walk(m *Module, f func(*Module)) {
 	}
 }
 
-// wakeNext lists m awake for the cycle after the current one.
-func (s *Sim) wakeNext(m *Module) { s.wake(m, s.now+1) }
-
 func (s *Sim) wake(m *Module, c uint64) {
 	if m.idx < 0 || m.stamp == c+1 {
 		return
 	}
 	m.stamp = c + 1
 	m.part.next = append(m.part.next, m)
-}
-
-// wakeAt schedules m for cycle c (a line arrival or a timer).
-func (s *Sim) wakeAt(m *Module, c uint64) {
-	if m.idx < 0 {
-		return
-	}
-	if c == s.now+1 {
-		s.wakeNext(m)
-		return
-	}
-	s.timers.push(timer{at: c, m: m})
 }
 
 // Step evaluates exactly one cycle (no skipping).
@@ -304,47 +322,73 @@ func (s *Sim) step() {
 		}
 	}
 
-	// Eval.
+	// Eval, then commit: each on every partition, in parallel when enough
+	// components are awake. Commit starts only when every eval is done, as
+	// evals read the committed values of other partitions.
 	if s.order != nil {
 		for _, p := range s.parts {
 			s.order(p.awake)
 		}
 	}
 	if s.pool != nil && total >= s.parMin {
-		s.pool.run()
+		s.pool.run(phaseEval)
+		s.pool.run(phaseCommit)
 	} else {
 		for _, p := range s.parts {
 			p.eval()
 		}
+		for _, p := range s.parts {
+			p.commit()
+		}
 	}
 
-	// Commit.
+	// Merge what crosses partitions.
 	for _, p := range s.parts {
-		for i, c := range p.dirty {
-			c.commit(s)
-			p.dirty[i] = nil
+		for _, m := range p.outbox {
+			s.wake(m, now+1)
 		}
-		p.dirty = p.dirty[:0]
-	}
-	for _, p := range s.parts {
-		for _, m := range p.awake {
-			switch m.sleep {
-			case stayAwake:
-				s.wakeNext(m)
-			case sleepTimed:
-				if m.timerAt != m.wakeAt { // one entry per wake-up time
-					m.timerAt = m.wakeAt
-					s.timers.push(timer{at: m.wakeAt, m: m, timer: true})
-				}
-			}
+		clear(p.outbox)
+		p.outbox = p.outbox[:0]
+		for _, t := range p.timers {
+			s.timers.push(t)
 		}
+		clear(p.timers)
+		p.timers = p.timers[:0]
+		s.changed = append(s.changed, p.changed...)
+		clear(p.changed)
+		p.changed = p.changed[:0]
 	}
 	s.now++
 	s.stats.Cycles++
 	if s.tracer != nil {
 		s.tracer.dump(s)
 	}
+	clear(s.changed)
 	s.changed = s.changed[:0]
+}
+
+const (
+	phaseEval = iota
+	phaseCommit
+)
+
+func (p *partition) commit() {
+	for i, c := range p.dirty {
+		c.commit(p)
+		p.dirty[i] = nil
+	}
+	p.dirty = p.dirty[:0]
+	for _, m := range p.awake {
+		switch m.sleep {
+		case stayAwake:
+			p.wakeNext(m)
+		case sleepTimed:
+			if m.timerAt != m.wakeAt { // one entry per wake-up time
+				m.timerAt = m.wakeAt
+				p.timers = append(p.timers, timer{at: m.wakeAt, m: m, timer: true})
+			}
+		}
+	}
 }
 
 func (p *partition) eval() {
@@ -353,44 +397,6 @@ func (p *partition) eval() {
 		m.self.Eval()
 	}
 	p.evals += uint64(len(p.awake))
-}
-
-// pool runs the partitions' evals on goroutines with one barrier per cycle.
-type pool struct {
-	s     *Sim
-	start []chan struct{}
-	wg    sync.WaitGroup
-}
-
-func newPool(s *Sim) *pool {
-	p := &pool{s: s, start: make([]chan struct{}, len(s.parts))}
-	for i := 1; i < len(s.parts); i++ {
-		ch := make(chan struct{})
-		p.start[i] = ch
-		part := s.parts[i]
-		go func() {
-			for range ch {
-				part.eval()
-				p.wg.Done()
-			}
-		}()
-	}
-	return p
-}
-
-func (p *pool) run() {
-	p.wg.Add(len(p.start) - 1)
-	for i := 1; i < len(p.start); i++ {
-		p.start[i] <- struct{}{}
-	}
-	p.s.parts[0].eval()
-	p.wg.Wait()
-}
-
-func (p *pool) close() {
-	for i := 1; i < len(p.start); i++ {
-		close(p.start[i])
-	}
 }
 
 // timer wakes a module at a cycle. timer=false marks a line arrival, which
