@@ -246,7 +246,7 @@ func (s *Sim) mustBuild() {
 
 func (s *Sim) runTo(end uint64, pred func() bool) bool {
 	for s.now < end {
-		if s.stop.CompareAndSwap(true, false) {
+		if s.stop.Load() && s.stop.CompareAndSwap(true, false) {
 			return false
 		}
 		if s.skipping && !s.alwaysEval && s.idle() {
@@ -344,27 +344,35 @@ func (s *Sim) step() {
 
 	// Merge what crosses partitions.
 	for _, p := range s.parts {
-		for _, m := range p.outbox {
-			s.wake(m, now+1)
+		if len(p.outbox) > 0 {
+			for _, m := range p.outbox {
+				s.wake(m, now+1)
+			}
+			clear(p.outbox)
+			p.outbox = p.outbox[:0]
 		}
-		clear(p.outbox)
-		p.outbox = p.outbox[:0]
-		for _, t := range p.timers {
-			s.timers.push(t)
+		if len(p.timers) > 0 {
+			for _, t := range p.timers {
+				s.timers.push(t)
+			}
+			clear(p.timers)
+			p.timers = p.timers[:0]
 		}
-		clear(p.timers)
-		p.timers = p.timers[:0]
-		s.changed = append(s.changed, p.changed...)
-		clear(p.changed)
-		p.changed = p.changed[:0]
+		if len(p.changed) > 0 {
+			s.changed = append(s.changed, p.changed...)
+			clear(p.changed)
+			p.changed = p.changed[:0]
+		}
 	}
 	s.now++
 	s.stats.Cycles++
-	if s.tracer != nil {
-		s.tracer.dump(s)
+	if len(s.changed) > 0 {
+		if s.tracer != nil {
+			s.tracer.dump(s)
+		}
+		clear(s.changed)
+		s.changed = s.changed[:0]
 	}
-	clear(s.changed)
-	s.changed = s.changed[:0]
 }
 
 const (
