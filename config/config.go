@@ -48,6 +48,9 @@ type Network struct {
 	Inputs          int    `yaml:"inputs" json:"inputs"`
 	Organization    string `yaml:"organization" json:"organization"`
 	XPBufferPackets int    `yaml:"xp_buffer_packets" json:"xp_buffer_packets"`
+	CreditMode      string `yaml:"credit_mode" json:"credit_mode"`
+	FanoutSplitting string `yaml:"fanout_splitting" json:"fanout_splitting"`
+	Iterations      int    `yaml:"iterations" json:"iterations"`
 	CombineUnits    int    `yaml:"combine_units" json:"combine_units"`
 	Nodes           int    `yaml:"nodes" json:"nodes"`
 	Dims            []int  `yaml:"dims,flow" json:"dims"`
@@ -112,6 +115,12 @@ const (
 	OrgIQFIFO = "iq-fifo"
 	OrgVOQ    = "voq"
 
+	CreditPerLink       = "per-link"
+	CreditPerCrosspoint = "per-crosspoint"
+
+	SplittingOn  = "on"
+	SplittingOff = "off"
+
 	VLPolicySL2VL        = "sl2vl"
 	VLPolicyPerDirection = "per-direction"
 
@@ -150,6 +159,9 @@ func Default() Config {
 			Inputs:          8,
 			Organization:    OrgOQXP,
 			XPBufferPackets: 4,
+			CreditMode:      CreditPerLink,
+			FanoutSplitting: SplittingOn,
+			Iterations:      1,
 			CombineUnits:    1,
 			Nodes:           256,
 			Dims:            []int{8, 8},

@@ -177,7 +177,12 @@ func (s *Sim) Build() error {
 	n := len(s.comps)
 	walk(&s.top, func(m *Module) {
 		if m.idx < 0 {
+			// A sub-block without Eval (a FIFO, a counter) is driven by the
+			// component above it, so its registers commit in that partition.
 			m.part = s.parts[0]
+			if m.parent != nil && m.parent.part != nil {
+				m.part = m.parent.part
+			}
 			return
 		}
 		m.part = s.parts[int(m.idx)*s.workers/max(n, 1)]

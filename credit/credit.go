@@ -1,0 +1,123 @@
+// Package credit is credit-based flow control between a sender and the
+// buffers of the next switch (seed 002 §2): the sender's counter starts at
+// the downstream capacity, a packet costs one credit, and the downstream
+// switch returns the credit once the packet has left every crosspoint it
+// was written to.
+package credit
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// Token is one credit returning upstream. In per-link mode XP is 0; in
+// per-crosspoint mode it names the downstream output whose crosspoint freed.
+type Token struct {
+	XP uint16
+	N  uint16
+}
+
+// Mode selects what a counter counts.
+type Mode uint8
+
+const (
+	// PerLink: one counter per link set to the crosspoint capacity; a packet
+	// may go only when every crosspoint of the downstream input has room.
+	PerLink Mode = iota
+	// PerCrosspoint: one counter per downstream output (look-ahead routing
+	// tells the sender which crosspoint a packet will use).
+	PerCrosspoint
+)
+
+// Counter is the sender's side: a sub-block of the component that sends
+// (no Eval of its own), traced as <owner>.credit.avail(i).
+type Counter struct {
+	rtl.Module
+	avail    []rtl.Reg[uint16]
+	capacity uint16
+	mode     Mode
+}
+
+// New makes a counter under owner with n counters (1 in PerLink mode).
+func New(owner *rtl.Module, name string, mode Mode, n int, capacity uint16) *Counter {
+	if mode == PerLink {
+		n = 1
+	}
+	c := &Counter{avail: make([]rtl.Reg[uint16], n), capacity: capacity, mode: mode}
+	c.Init(owner, name, c)
+	for i := range c.avail {
+		nm := "avail"
+		if n > 1 {
+			nm = rtl.Idx("avail", i)
+		}
+		c.avail[i].Init(&c.Module, nm).Reset(capacity)
+	}
+	return c
+}
+
+// Mode of the counter.
+func (c *Counter) Mode() Mode { return c.mode }
+
+// Capacity is the initial (and largest) value of each counter.
+func (c *Counter) Capacity() uint16 { return c.capacity }
+
+// Len is the number of counters.
+func (c *Counter) Len() int { return len(c.avail) }
+
+// Avail returns the credits of counter i as of the latest update in this
+// cycle (the next-state value, so a Take earlier in the same Eval counts).
+func (c *Counter) Avail(i int) uint16 { return c.avail[c.idx(i)].D() }
+
+// CanSend reports whether a packet for the downstream outputs in mask may go.
+func (c *Counter) CanSend(mask uint64) bool {
+	if c.mode == PerLink {
+		return c.avail[0].D() > 0
+	}
+	for m := mask; m != 0; m &= m - 1 {
+		if c.avail[bits.TrailingZeros64(m)].D() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Take spends the credits of one packet for the downstream outputs in mask.
+func (c *Counter) Take(mask uint64) {
+	if c.mode == PerLink {
+		c.take(0)
+		return
+	}
+	for m := mask; m != 0; m &= m - 1 {
+		c.take(bits.TrailingZeros64(m))
+	}
+}
+
+func (c *Counter) take(i int) {
+	v := c.avail[i].D()
+	if v == 0 {
+		panic(fmt.Sprintf("credit: %s: packet sent without a credit", c.Path()))
+	}
+	c.avail[i].Set(v - 1)
+}
+
+// Return adds a returning token.
+func (c *Counter) Return(t Token) {
+	i := c.idx(int(t.XP))
+	v := c.avail[i].D() + t.N
+	if v > c.capacity {
+		panic(fmt.Sprintf("credit: %s: %d credits returned to a counter of capacity %d", c.Path(), v, c.capacity))
+	}
+	c.avail[i].Set(v)
+}
+
+// Q returns the committed value of counter i (for monitors between cycles).
+func (c *Counter) Q(i int) uint16 { return c.avail[c.idx(i)].Q() }
+
+func (c *Counter) idx(i int) int {
+	if c.mode == PerLink {
+		return 0
+	}
+	return i
+}

@@ -1,0 +1,121 @@
+package crossbar
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/xpbuf"
+)
+
+// inPort receives packets, looks up their outputs and writes each into the
+// crosspoint of every output at once. It keeps a slot per packet in the
+// switch (as many as the upstream has credits) with the number of copies
+// still buffered, and returns the credit when the last copy has left
+// (seed 002 §2, Multicast) — or one credit per copy in per-crosspoint mode.
+type inPort struct {
+	rtl.Module
+	sw     *Switch
+	idx    int
+	Rx     *link.Receiver
+	toXP   []rtl.LineOut[xpbuf.Entry]
+	done   []rtl.LineIn[uint16] // slots whose copy left output o
+	copies []uint16             // per slot: copies still in crosspoints
+	free   []uint16             // free slots (a stack)
+	inUse  int
+	owed   []credit.Token // credits to return, one token per cycle
+	used   rtl.Reg[uint16]
+	err    error
+}
+
+func newInPort(s *Switch, i int) *inPort {
+	k := s.P.Ports
+	p := &inPort{sw: s, idx: i, toXP: make([]rtl.LineOut[xpbuf.Entry], k), done: make([]rtl.LineIn[uint16], k),
+		copies: make([]uint16, s.P.XPPackets)}
+	p.Init(&s.Module, rtl.Idx("in", i), p)
+	p.Rx = link.NewReceiver(&p.Module, "rx")
+	for o := 0; o < k; o++ {
+		p.toXP[o].Init(&p.Module, rtl.Idx("xp_write", o))
+		p.done[o].Init(&p.Module, rtl.Idx("xp_done", o))
+	}
+	for slot := s.P.XPPackets - 1; slot >= 0; slot-- {
+		p.free = append(p.free, uint16(slot))
+	}
+	p.used.Init(&p.Module, "slots_used")
+	return p
+}
+
+func (p *inPort) Eval() {
+	now := p.Now()
+	perXP := p.sw.P.CreditMode == credit.PerCrosspoint
+	var freed uint16
+	for o := range p.done {
+		for {
+			slot, ok := p.done[o].Recv()
+			if !ok {
+				break
+			}
+			p.copies[slot]--
+			if perXP {
+				p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
+			}
+			if p.copies[slot] == 0 {
+				p.free = append(p.free, slot)
+				p.inUse--
+				freed++
+			}
+		}
+	}
+	if freed > 0 && !perXP {
+		if n := len(p.owed); n > 0 {
+			p.owed[n-1].N += freed
+		} else {
+			p.owed = append(p.owed, credit.Token{N: freed})
+		}
+	}
+	for {
+		pk, ok := p.Rx.Recv(now)
+		if !ok {
+			break
+		}
+		mask, err := p.sw.Table.Lookup(&pk, p.idx)
+		if err != nil {
+			p.fail(fmt.Errorf("%s: packet %#x from node %d: %v", p.Path(), pk.ID, pk.Src, err))
+			continue
+		}
+		if len(p.free) == 0 {
+			p.fail(fmt.Errorf("%s: packet %#x arrived with every slot in use: credit protocol violated", p.Path(), pk.ID))
+			continue
+		}
+		slot := p.free[len(p.free)-1]
+		p.free = p.free[:len(p.free)-1]
+		p.inUse++
+		p.copies[slot] = uint16(bits.OnesCount64(mask))
+		pk.Hops++
+		for m := mask; m != 0; m &= m - 1 {
+			p.toXP[bits.TrailingZeros64(m)].Send(xpbuf.Entry{Pkt: pk, Slot: slot})
+		}
+	}
+	if len(p.owed) > 0 {
+		p.Rx.ReturnCredit(p.owed[0])
+		copy(p.owed, p.owed[1:])
+		p.owed = p.owed[:len(p.owed)-1]
+	}
+	p.used.Set(uint16(p.inUse))
+	switch t, busy := p.Rx.TailDone(now); {
+	case len(p.owed) > 0:
+		// more credits to send next cycle
+	case busy:
+		p.SleepUntil(t) // lower the receive probe after the tail
+	default:
+		p.Sleep()
+	}
+}
+
+func (p *inPort) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}

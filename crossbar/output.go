@@ -1,0 +1,106 @@
+package crossbar
+
+import (
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/xpbuf"
+)
+
+// outPort owns the crosspoint buffers of one output (xp(i) holds input i's
+// packets) and arbitrates among them round robin, independently of every
+// other output: a crosspoint whose head packet is visible and fits the
+// downstream credits competes; the winner's head goes on the link, which is
+// then busy for the packet's length.
+type outPort struct {
+	rtl.Module
+	sw     *Switch
+	idx    int
+	fromXP []rtl.LineIn[xpbuf.Entry]
+	done   []rtl.LineOut[uint16]
+	xp     []*xpbuf.Buf
+	Tx     *link.Sender
+	ds     Downstream
+	ptr    rtl.Reg[uint8]
+	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
+	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
+	grants []uint64
+	err    error
+}
+
+func newOutPort(s *Switch, o int) *outPort {
+	k := s.P.Ports
+	ds := Downstream{Mode: credit.PerLink, Counters: 1, Capacity: uint16(s.P.XPPackets)}
+	if s.P.Downstream != nil {
+		ds = s.P.Downstream(o)
+	}
+	p := &outPort{sw: s, idx: o, fromXP: make([]rtl.LineIn[xpbuf.Entry], k), done: make([]rtl.LineOut[uint16], k),
+		ds: ds, grants: make([]uint64, k)}
+	p.Init(&s.Module, rtl.Idx("out", o), p)
+	for i := 0; i < k; i++ {
+		p.fromXP[i].Init(&p.Module, rtl.Idx("xp_in", i))
+		p.done[i].Init(&p.Module, rtl.Idx("xp_done", i))
+		p.xp = append(p.xp, xpbuf.New(&p.Module, rtl.Idx("xp", i), s.P.XPPackets))
+	}
+	p.Tx = link.NewSender(&p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
+	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
+	p.grant.Init(&p.Module, "grant", rtl.Width(8))
+	p.stall.Init(&p.Module, "credit_stall")
+	return p
+}
+
+func (p *outPort) lookahead(e *xpbuf.Entry) uint64 {
+	if p.ds.Lookahead == nil {
+		return 1
+	}
+	return p.ds.Lookahead(&e.Pkt)
+}
+
+func (p *outPort) Eval() {
+	now := p.Now()
+	p.Tx.Tick(now)
+	for i := range p.fromXP {
+		for {
+			e, ok := p.fromXP[i].Recv()
+			if !ok {
+				break
+			}
+			e.At = now
+			if err := p.xp[i].Push(e); err != nil && p.err == nil {
+				p.err = err
+			}
+		}
+	}
+	k := len(p.xp)
+	granted, waiting := false, false
+	if p.Tx.Idle(now) {
+		start := int(p.ptr.Q())
+		for j := 0; j < k; j++ {
+			i := (start + j) % k
+			h := p.xp[i].Head()
+			if h == nil || h.At > now {
+				continue
+			}
+			mask := p.lookahead(h)
+			if !p.Tx.Credits.CanSend(mask) {
+				waiting = true
+				continue
+			}
+			e := p.xp[i].Pop()
+			p.Tx.Send(now, e.Pkt, mask)
+			p.done[i].Send(e.Slot)
+			p.ptr.Set(uint8((i + 1) % k))
+			p.grant.Set(uint8(i))
+			p.grants[i]++
+			granted = true
+			break
+		}
+	}
+	p.stall.Set(waiting && !granted)
+	switch free, busy := p.Tx.Busy(now); {
+	case busy:
+		p.SleepUntil(free)
+	default:
+		p.Sleep() // an arrival or a credit wakes us
+	}
+}

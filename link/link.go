@@ -1,0 +1,137 @@
+// Package link is a point-to-point channel between two ports: packets one
+// way, credits the other, each with the channel delay. Only a packet's head
+// crosses the delay line; the link stays busy for the packet's length, so a
+// packet costs O(1) work per hop while the probes show valid from head to
+// tail (DESIGN §3, §4).
+package link
+
+import (
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// Sender is the sending end: the data line, the credit counter and the
+// link-busy state. It is a sub-block of the component that sends.
+type Sender struct {
+	rtl.Module
+	Data    rtl.LineOut[packet.Packet]
+	Credit  rtl.LineIn[credit.Token]
+	Credits *credit.Counter
+	valid   rtl.Probe[bool]   // a packet is on the link
+	pkt     rtl.Probe[uint32] // its packet.Tag
+	free    uint64            // first cycle the link is free
+	sent    uint64
+}
+
+// NewSender makes the sending end under owner.
+func NewSender(owner *rtl.Module, name string, mode credit.Mode, counters int, capacity uint16) *Sender {
+	s := &Sender{}
+	s.Init(owner, name, s)
+	s.Data.Init(&s.Module, "data")
+	s.Credit.Init(&s.Module, "credit_in")
+	s.valid.Init(&s.Module, "valid")
+	s.pkt.Init(&s.Module, "pkt")
+	s.Credits = credit.New(&s.Module, "credit", mode, counters, capacity)
+	return s
+}
+
+// Tick takes the credits that arrived and lowers valid after a tail. Call it
+// at the start of the owner's Eval.
+func (s *Sender) Tick(now uint64) {
+	for {
+		t, ok := s.Credit.Recv()
+		if !ok {
+			break
+		}
+		s.Credits.Return(t)
+	}
+	if now >= s.free {
+		s.valid.Set(false)
+	}
+}
+
+// Idle reports whether the link can take a new head in this cycle.
+func (s *Sender) Idle(now uint64) bool { return now >= s.free }
+
+// CanSend reports whether the link is idle and the credits for a packet to
+// the downstream outputs in mask are there.
+func (s *Sender) CanSend(now uint64, mask uint64) bool {
+	return now >= s.free && s.Credits.CanSend(mask)
+}
+
+// Send puts p's head on the link now; the link is busy for p.Cycles cycles.
+func (s *Sender) Send(now uint64, p packet.Packet, mask uint64) {
+	s.Credits.Take(mask)
+	s.Data.Send(p)
+	s.free = now + uint64(p.Cycles)
+	s.valid.Set(true)
+	s.pkt.Set(p.Tag())
+	s.sent++
+}
+
+// Busy returns the cycle the link frees, if it is busy now.
+func (s *Sender) Busy(now uint64) (uint64, bool) { return s.free, now < s.free }
+
+// Sent counts the packets sent.
+func (s *Sender) Sent() uint64 { return s.sent }
+
+// InFlight counts packets on the line and credits on their way back, for the
+// conservation monitor.
+func (s *Sender) InFlight() (packets, credits int) {
+	return s.Data.InFlight(), s.Credit.Pending()
+}
+
+// Receiver is the receiving end: the data line and the credit return.
+type Receiver struct {
+	rtl.Module
+	Data   rtl.LineIn[packet.Packet]
+	Credit rtl.LineOut[credit.Token]
+	valid  rtl.Probe[bool]
+	pkt    rtl.Probe[uint32]
+	tail   uint64 // cycle after the tail of the packet being received
+}
+
+// NewReceiver makes the receiving end under owner.
+func NewReceiver(owner *rtl.Module, name string) *Receiver {
+	r := &Receiver{}
+	r.Init(owner, name, r)
+	r.Data.Init(&r.Module, "data")
+	r.Credit.Init(&r.Module, "credit_out")
+	r.valid.Init(&r.Module, "valid")
+	r.pkt.Init(&r.Module, "pkt")
+	return r
+}
+
+// Recv takes a head that arrived by now and shows it on the probes until its
+// tail; the second result is false when nothing arrived.
+func (r *Receiver) Recv(now uint64) (packet.Packet, bool) {
+	p, ok := r.Data.Recv()
+	if ok {
+		r.tail = now + uint64(p.Cycles)
+		r.valid.Set(true)
+		r.pkt.Set(p.Tag())
+	} else if now >= r.tail {
+		r.valid.Set(false)
+	}
+	return p, ok
+}
+
+// Settle lowers valid once the tail has passed; call it after the Recv loop.
+func (r *Receiver) Settle(now uint64) {
+	if now >= r.tail {
+		r.valid.Set(false)
+	}
+}
+
+// TailDone returns the cycle after the current packet's tail, if receiving.
+func (r *Receiver) TailDone(now uint64) (uint64, bool) { return r.tail, now < r.tail }
+
+// ReturnCredit sends a credit token upstream; at most one per cycle.
+func (r *Receiver) ReturnCredit(t credit.Token) { r.Credit.Send(t) }
+
+// Connect joins a sender and a receiver with the channel delay in cycles.
+func Connect(s *Sender, r *Receiver, delay uint64) {
+	rtl.ConnectLine(&s.Data, &r.Data, delay)
+	rtl.ConnectLine(&r.Credit, &s.Credit, delay)
+}

@@ -1,0 +1,55 @@
+// Package packet is the packet format every block carries (DESIGN §4): a
+// header with addressing, collective tag, message id, sequence and length.
+// Packets are values: links, buffers and multicast replication copy them,
+// so nothing is allocated per packet and no two components share one.
+package packet
+
+import "fmt"
+
+// Op is the collective tag that selects what a switch does with a packet.
+type Op uint8
+
+const (
+	Unicast   Op = iota // to one node
+	Multicast           // to every port of the collective's entry but the arrival port
+	Reduce              // combined in the switches (combine units)
+	Barrier             // a reduction without payload
+	Broadcast           // a multicast from the root of a collective
+)
+
+var opNames = [...]string{"unicast", "multicast", "reduce", "barrier", "broadcast"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Packet is the header (and, for small reductions later, the payload
+// reference) of one packet.
+type Packet struct {
+	ID     uint64 // unique per run: source << 40 | sequence at the source
+	Src    uint32 // source node
+	Dst    uint32 // destination node (Unicast) or collective address
+	Mask   uint64 // Multicast in a single-switch experiment: the destination port set drawn by the source; 0 means look Dst up in the routing table
+	Op     Op
+	VL, SL uint8
+	Msg    uint32 // message id at the source
+	Seq    uint16 // packet index within the message
+	Bytes  uint32
+	Cycles uint32 // cycles the packet holds a link: ceil(Bytes / link bytes per cycle)
+	Born   uint64 // cycle the packet entered its source queue (latency starts here)
+	Sent   uint64 // cycle its head left the source
+	Hops   uint8
+	// Measured marks a packet born inside the measurement window: its
+	// latency counts and the run drains until every copy of it arrived.
+	Measured bool
+}
+
+// MakeID builds the unique packet id from a source and its running count.
+func MakeID(src uint32, n uint64) uint64 { return uint64(src)<<40 | n&(1<<40-1) }
+
+// Tag is a 32-bit name of the packet for waveforms: source in the high 12
+// bits, the source's packet count in the low 20 (both wrap).
+func (p *Packet) Tag() uint32 { return uint32(p.ID>>40)<<20 | uint32(p.ID&(1<<20-1)) }

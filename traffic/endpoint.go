@@ -1,0 +1,213 @@
+package traffic
+
+import (
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
+)
+
+// Window is the measurement window [Start, End) in cycles.
+type Window struct{ Start, End uint64 }
+
+// In reports whether cycle t is inside the window.
+func (w Window) In(t uint64) bool { return t >= w.Start && t < w.End }
+
+// Source is an open-loop traffic source with an infinite queue: packets are
+// born by the process whatever the network does, wait in the queue, and go
+// on the link when it is idle and the downstream has a credit. Latency
+// counts from birth, so it includes source queueing.
+type Source struct {
+	rtl.Module
+	Tx        *link.Sender
+	Node      uint32
+	Proc      Process // nil: an idle source
+	Pat       Pattern
+	Bytes     uint32
+	Cycles    uint32
+	Win       Window
+	StopAt    uint64                         // no births from this cycle on (0: never)
+	Lookahead func(p *packet.Packet) uint64 // downstream crosspoints (per-crosspoint credits)
+
+	queue []packet.Packet // ring, grown by doubling
+	first int
+	n     int
+	next  uint64 // next birth
+	count uint64
+	qlen  rtl.Reg[uint32]
+
+	// Counters, read between cycles.
+	Born, BornInWindow, Injected, InjectedInWindow uint64
+	MeasuredCopies                                 uint64 // copies the measured packets will deliver
+	QueueAtStart, QueueAtEnd, MaxQueue             int
+}
+
+// NewSource makes a source for node under parent; its link sender has
+// counters for the downstream input's credits.
+func NewSource(parent *rtl.Module, name string, node uint32, mode credit.Mode, counters int, capacity uint16) *Source {
+	s := &Source{Node: node, queue: make([]packet.Packet, 16)}
+	s.Init(parent, name, s)
+	s.Tx = link.NewSender(&s.Module, "tx", mode, counters, capacity)
+	s.qlen.Init(&s.Module, "queue")
+	return s
+}
+
+// Queue is the number of packets waiting.
+func (s *Source) Queue() int { return s.n }
+
+func (s *Source) Eval() {
+	now := s.Now()
+	s.Tx.Tick(now)
+	if now == 0 && s.Proc != nil && s.count == 0 && s.next == 0 {
+		s.next = s.Proc.Gap(s.Rand())
+	}
+	for s.Proc != nil && s.next <= now && (s.StopAt == 0 || s.next < s.StopAt) {
+		s.birth(s.next)
+		s.next += s.Proc.Gap(s.Rand())
+	}
+	if now == s.Win.Start {
+		s.QueueAtStart = s.n
+	}
+	if now == s.Win.End {
+		s.QueueAtEnd = s.n
+	}
+	if s.n > 0 {
+		p := &s.queue[s.first]
+		mask := uint64(1)
+		if s.Lookahead != nil {
+			mask = s.Lookahead(p)
+		}
+		if s.Tx.CanSend(now, mask) {
+			pk := *p
+			*p = packet.Packet{}
+			s.first = (s.first + 1) % len(s.queue)
+			s.n--
+			pk.Sent = now
+			s.Tx.Send(now, pk, mask)
+			s.Injected++
+			if s.Win.In(now) {
+				s.InjectedInWindow++
+			}
+		}
+	}
+	s.qlen.Set(uint32(s.n))
+	// Wake for the next birth, the window edges, or the link freeing; a
+	// credit arrival wakes us too.
+	wake := ^uint64(0)
+	if s.Proc != nil && (s.StopAt == 0 || s.next < s.StopAt) {
+		wake = s.next
+	}
+	for _, t := range [2]uint64{s.Win.Start, s.Win.End} {
+		if t > now {
+			wake = min(wake, t)
+		}
+	}
+	if free, busy := s.Tx.Busy(now); busy {
+		wake = min(wake, free)
+	}
+	if wake == ^uint64(0) {
+		s.Sleep()
+	} else {
+		s.SleepUntil(wake)
+	}
+}
+
+func (s *Source) birth(t uint64) {
+	if s.n == len(s.queue) {
+		q := make([]packet.Packet, 2*len(s.queue))
+		for i := 0; i < s.n; i++ {
+			q[i] = s.queue[(s.first+i)%len(s.queue)]
+		}
+		s.queue, s.first = q, 0
+	}
+	p := &s.queue[(s.first+s.n)%len(s.queue)]
+	*p = packet.Packet{ID: packet.MakeID(s.Node, s.count), Src: s.Node, Bytes: s.Bytes, Cycles: s.Cycles, Born: t}
+	s.Pat.Fill(s.Rand(), s.Node, p)
+	s.count++
+	s.n++
+	s.MaxQueue = max(s.MaxQueue, s.n)
+	s.Born++
+	if s.Win.In(t) {
+		p.Measured = true
+		s.BornInWindow++
+		if p.Op == packet.Unicast {
+			s.MeasuredCopies++
+		} else {
+			s.MeasuredCopies += uint64(popcount(p.Mask))
+		}
+	}
+}
+
+func popcount(m uint64) int {
+	n := 0
+	for ; m != 0; m &= m - 1 {
+		n++
+	}
+	return n
+}
+
+// Delivery is one packet copy received by a sink (recorded in tests).
+type Delivery struct {
+	ID   uint64
+	Src  uint32
+	Tail uint64 // cycle the tail arrived
+}
+
+// Sink consumes every packet at link rate (an endpoint with an infinite
+// buffer): it returns the credit as the head arrives and counts the packet
+// when its tail has arrived.
+type Sink struct {
+	rtl.Module
+	Rx   *link.Receiver
+	Node uint32
+	Win  Window
+
+	Received, ReceivedInWindow, MeasuredReceived uint64
+	Lat                                          tb.Latency
+	Record                                       bool
+	Log                                          []Delivery
+	Misrouted                                    uint64
+	// Accept decides whether a packet belongs here (nil: any); a copy that
+	// does not is counted as misrouted.
+	Accept func(p *packet.Packet) bool
+}
+
+// NewSink makes a sink for node under parent.
+func NewSink(parent *rtl.Module, name string, node uint32) *Sink {
+	k := &Sink{Node: node}
+	k.Init(parent, name, k)
+	k.Rx = link.NewReceiver(&k.Module, "rx")
+	return k
+}
+
+func (k *Sink) Eval() {
+	now := k.Now()
+	for {
+		p, ok := k.Rx.Recv(now)
+		if !ok {
+			break
+		}
+		k.Rx.ReturnCredit(credit.Token{N: 1})
+		tail := now + uint64(p.Cycles) - 1
+		k.Received++
+		if k.Accept != nil && !k.Accept(&p) {
+			k.Misrouted++
+		}
+		if k.Win.In(tail) {
+			k.ReceivedInWindow++
+		}
+		if p.Measured {
+			k.MeasuredReceived++
+			k.Lat.Add(tail + 1 - p.Born)
+		}
+		if k.Record {
+			k.Log = append(k.Log, Delivery{ID: p.ID, Src: p.Src, Tail: tail})
+		}
+	}
+	if t, busy := k.Rx.TailDone(now); busy {
+		k.SleepUntil(t)
+	} else {
+		k.Sleep()
+	}
+}

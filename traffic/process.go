@@ -1,0 +1,63 @@
+// Package traffic makes open-loop traffic: injection processes, destination
+// patterns, and the endpoints (sources with infinite queues, sinks) that
+// drive single-switch experiments.
+package traffic
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Process draws the gaps between packet arrivals at a source. The rate is
+// in packets per cycle: load × (link bytes per cycle) / (packet bytes), so
+// that load 1 fills the source's link (DESIGN §7).
+type Process interface {
+	// Gap returns the cycles to the next arrival (≥ 1 for Bernoulli, ≥ 0
+	// for Poisson, where several packets may arrive in one cycle).
+	Gap(r *rand.Rand) uint64
+}
+
+// Bernoulli: in each cycle a packet arrives with probability rate; the gap
+// is geometric, drawn by inversion so a source wakes only when it has work.
+type Bernoulli struct{ Rate float64 }
+
+func (b Bernoulli) Gap(r *rand.Rand) uint64 {
+	if b.Rate >= 1 {
+		return 1
+	}
+	u := 1 - r.Float64() // (0, 1]
+	return 1 + uint64(math.Floor(math.Log(u)/math.Log1p(-b.Rate)))
+}
+
+// Poisson: exponential gaps of mean 1/rate, rounded down to the cycle the
+// packet arrives in.
+type Poisson struct {
+	Rate float64
+	frac float64 // the fractional cycle carried to the next arrival
+}
+
+// PoissonProcess returns a Poisson process; it keeps the fractional part of
+// each gap so the long-run rate is exact.
+func PoissonProcess(rate float64) *Poisson { return &Poisson{Rate: rate} }
+
+func (p *Poisson) Gap(r *rand.Rand) uint64 {
+	t := p.frac + r.ExpFloat64()/p.Rate
+	g := math.Floor(t)
+	p.frac = t - g
+	return uint64(g)
+}
+
+// NewProcess returns the named process at the given rate (packets/cycle).
+func NewProcess(name string, rate float64) (Process, error) {
+	if !(rate > 0) || rate > 1 {
+		return nil, fmt.Errorf("traffic.load: injection rate %.4g packets/cycle is out of range (0, 1]", rate)
+	}
+	switch name {
+	case "bernoulli", "":
+		return Bernoulli{Rate: rate}, nil
+	case "poisson":
+		return PoissonProcess(rate), nil
+	}
+	return nil, fmt.Errorf("traffic.process: %q is not allowed; allowed: bernoulli | poisson", name)
+}

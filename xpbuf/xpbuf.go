@@ -1,0 +1,92 @@
+// Package xpbuf is the crosspoint buffer of an output-queued switch (seed 002
+// §2, Fig. 1b): a FIFO reserved for one (input, output) pair, with capacity
+// in packets. Virtual cut-through: a packet is visible to the output arbiter
+// from the cycle its head is written, before its tail has arrived.
+package xpbuf
+
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// Entry is a buffered packet with the cycle its head became visible and the
+// input-port slot that owns its credit.
+type Entry struct {
+	Pkt  packet.Packet
+	At   uint64 // head visible to the output from this cycle
+	Slot uint16
+}
+
+// Tail is the cycle the packet's last byte is in the buffer.
+func (e *Entry) Tail() uint64 { return e.At + uint64(e.Pkt.Cycles) - 1 }
+
+// Buf is one crosspoint buffer: a sub-block of the output port that reads it.
+type Buf struct {
+	rtl.Module
+	ring  []Entry
+	first int
+	n     int
+	occ   rtl.Reg[uint16]   // packets buffered (traced)
+	head  rtl.Probe[uint32] // packet.Tag of the head packet, 0 when empty
+	max   int
+}
+
+// New makes a buffer of capacity packets under owner.
+func New(owner *rtl.Module, name string, capacity int) *Buf {
+	b := &Buf{ring: make([]Entry, capacity)}
+	b.Init(owner, name, b)
+	b.occ.Init(&b.Module, "occupancy")
+	b.head.Init(&b.Module, "head_pkt")
+	return b
+}
+
+// Cap is the capacity in packets.
+func (b *Buf) Cap() int { return len(b.ring) }
+
+// Len is the number of packets buffered.
+func (b *Buf) Len() int { return b.n }
+
+// MaxLen is the highest occupancy seen.
+func (b *Buf) MaxLen() int { return b.max }
+
+// Push appends a packet. Credit flow control makes overflow impossible; if it
+// happens the protocol is broken, and the error says where.
+func (b *Buf) Push(e Entry) error {
+	if b.n == len(b.ring) {
+		return fmt.Errorf("%s: packet %#x written to a full crosspoint (%d packets): credit protocol violated", b.Path(), e.Pkt.ID, b.n)
+	}
+	b.ring[(b.first+b.n)%len(b.ring)] = e
+	b.n++
+	b.max = max(b.max, b.n)
+	b.trace()
+	return nil
+}
+
+// Head returns the oldest packet, or nil.
+func (b *Buf) Head() *Entry {
+	if b.n == 0 {
+		return nil
+	}
+	return &b.ring[b.first]
+}
+
+// Pop removes the oldest packet.
+func (b *Buf) Pop() Entry {
+	e := b.ring[b.first]
+	b.ring[b.first] = Entry{}
+	b.first = (b.first + 1) % len(b.ring)
+	b.n--
+	b.trace()
+	return e
+}
+
+func (b *Buf) trace() {
+	b.occ.Set(uint16(b.n))
+	if b.n == 0 {
+		b.head.Set(0)
+	} else {
+		b.head.Set(b.ring[b.first].Pkt.Tag())
+	}
+}
