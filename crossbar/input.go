@@ -32,15 +32,21 @@ type inPort struct {
 
 func newInPort(s *Switch, i int) *inPort {
 	k := s.P.Ports
+	// One slot per packet the upstream may have in the switch: its credits,
+	// which in per-crosspoint mode are a full crosspoint's worth per output.
+	slots := s.P.XPPackets
+	if s.P.CreditMode == credit.PerCrosspoint {
+		slots *= k
+	}
 	p := &inPort{sw: s, idx: i, toXP: make([]rtl.LineOut[xpbuf.Entry], k), done: make([]rtl.LineIn[uint16], k),
-		copies: make([]uint16, s.P.XPPackets)}
+		copies: make([]uint16, slots)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	p.Rx = link.NewReceiver(&p.Module, "rx")
 	for o := 0; o < k; o++ {
 		p.toXP[o].Init(&p.Module, rtl.Idx("xp_write", o))
 		p.done[o].Init(&p.Module, rtl.Idx("xp_done", o))
 	}
-	for slot := s.P.XPPackets - 1; slot >= 0; slot-- {
+	for slot := slots - 1; slot >= 0; slot-- {
 		p.free = append(p.free, uint16(slot))
 	}
 	p.used.Init(&p.Module, "slots_used")

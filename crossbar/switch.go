@@ -146,3 +146,17 @@ func (s *Switch) XPCapacity() int { return s.P.XPPackets }
 
 // Grants returns how many packets output o has sent from each input.
 func (s *Switch) Grants(o int) []uint64 { return s.outs[o].grants }
+
+// CopiesHeld counts the copies of input i's packets that still hold a credit
+// of crosspoint (i, o): on the way into the crosspoint, in it, or left but
+// not yet returned upstream (per-crosspoint credit accounting).
+func (s *Switch) CopiesHeld(i, o int) int {
+	in, out := s.ins[i], s.outs[o]
+	n := in.toXP[o].InFlight() + out.xp[i].Len() + out.done[i].InFlight()
+	for _, t := range in.owed {
+		if int(t.XP) == o {
+			n += int(t.N)
+		}
+	}
+	return n
+}

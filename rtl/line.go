@@ -163,3 +163,20 @@ func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
 		add(i.sig.path(), i.sig.pc, "line receiver is not connected (ConnectLine a LineOut to it)")
 	}
 }
+
+// Each calls f for every value on the line, oldest first (for monitors that
+// account for what is in flight; not for use by the receiving component).
+func (o *LineOut[T]) Each(f func(v T)) {
+	l := o.l
+	for i := 0; i < l.n; i++ {
+		f(l.ring[(l.head+i)&(len(l.ring)-1)].v)
+	}
+}
+
+// Each calls f for every value on the line, oldest first.
+func (i *LineIn[T]) Each(f func(v T)) {
+	l := i.l
+	for k := 0; k < l.n; k++ {
+		f(l.ring[(l.head+k)&(len(l.ring)-1)].v)
+	}
+}

@@ -25,7 +25,8 @@ type Module struct {
 	pc       uintptr // where Init was called, for elaboration errors
 
 	// scheduling (owned by the Sim)
-	idx     int32 // component index, -1 for pure hierarchy
+	idx     int32   // component index, -1 for pure hierarchy
+	comp    *Module // the component whose Eval drives this module: itself, or the nearest ancestor with Eval
 	part    *partition
 	stamp   uint64 // 1 + the cycle this module is already listed awake for
 	sleep   uint8  // decision of the last eval: awake, sleeping, timed

@@ -64,7 +64,7 @@ type partition struct {
 
 // wakeNext lists m awake for the next cycle.
 func (p *partition) wakeNext(m *Module) {
-	if m.idx < 0 {
+	if m = m.comp; m == nil {
 		return
 	}
 	if m.part != p {
@@ -80,13 +80,14 @@ func (p *partition) wakeNext(m *Module) {
 
 // wakeAt schedules m for cycle c (a line arrival).
 func (p *partition) wakeAt(m *Module, c uint64) {
+	if m = m.comp; m == nil {
+		return
+	}
 	if c == p.sim.now+1 {
 		p.wakeNext(m)
 		return
 	}
-	if m.idx >= 0 {
-		p.timers = append(p.timers, timer{at: c, m: m})
-	}
+	p.timers = append(p.timers, timer{at: c, m: m})
 }
 
 // NewSim returns an empty simulator whose root module is named "top".
@@ -176,6 +177,12 @@ func (s *Sim) Build() error {
 	// Contiguous blocks in tree order keep neighbours on one core.
 	n := len(s.comps)
 	walk(&s.top, func(m *Module) {
+		switch {
+		case m.self != nil:
+			m.comp = m
+		case m.parent != nil:
+			m.comp = m.parent.comp
+		}
 		if m.idx < 0 {
 			// A sub-block without Eval (a FIFO, a counter) is driven by the
 			// component above it, so its registers commit in that partition.
@@ -212,7 +219,7 @@ func walk(m *Module, f func(*Module)) {
 }
 
 func (s *Sim) wake(m *Module, c uint64) {
-	if m.idx < 0 || m.stamp == c+1 {
+	if m = m.comp; m == nil || m.stamp == c+1 {
 		return
 	}
 	m.stamp = c + 1

@@ -94,3 +94,17 @@ func (l *Latency) Fill(r *Report, periodPS uint64) {
 	r.LatencyMaxCycles = float64(l.max)
 	r.LatencyAvgNS = r.LatencyAvgCycles * float64(periodPS) / 1000
 }
+
+// Merge adds the samples of o to l.
+func (l *Latency) Merge(o *Latency) {
+	if len(o.counts) > len(l.counts) {
+		l.counts = append(l.counts, make([]uint64, len(o.counts)-len(l.counts))...)
+	}
+	for v, c := range o.counts {
+		l.counts[v] += c
+	}
+	l.over = append(l.over, o.over...)
+	l.n += o.n
+	l.sum += o.sum
+	l.max = max(l.max, o.max)
+}

@@ -27,7 +27,7 @@ type Source struct {
 	Bytes     uint32
 	Cycles    uint32
 	Win       Window
-	StopAt    uint64                         // no births from this cycle on (0: never)
+	StopAt    uint64                        // no births from this cycle on (0: never)
 	Lookahead func(p *packet.Packet) uint64 // downstream crosspoints (per-crosspoint credits)
 
 	queue []packet.Packet // ring, grown by doubling

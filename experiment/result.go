@@ -1,0 +1,47 @@
+// Package experiment runs one configured experiment (DESIGN §8): it builds
+// the netlist from a config, drives it through warm-up, a measurement window
+// and a drain, and reports the contract's JSON fields.
+package experiment
+
+// Result is one run. The first block is the contract (DESIGN §8); the rest
+// says what was run and how the kernel did.
+type Result struct {
+	Name               string  `json:"name"`
+	Seed               int64   `json:"seed"`
+	Cycles             uint64  `json:"cycles"`
+	OfferedLoad        float64 `json:"offered_load"`
+	AcceptedLoad       float64 `json:"accepted_load"`
+	DeliveredLoad      float64 `json:"delivered_load"`
+	LatencyAvgCycles   float64 `json:"latency_avg_cycles"`
+	LatencyP50Cycles   float64 `json:"latency_p50_cycles"`
+	LatencyP99Cycles   float64 `json:"latency_p99_cycles"`
+	LatencyMaxCycles   float64 `json:"latency_max_cycles"`
+	LatencyAvgNS       float64 `json:"latency_avg_ns"`
+	PacketsInjected    uint64  `json:"packets_injected"`
+	PacketsDelivered   uint64  `json:"packets_delivered"`
+	CompletionCycles   uint64  `json:"completion_cycles"`
+	CompletionNS       float64 `json:"completion_ns"`
+	Stable             bool    `json:"stable"`
+	WallSeconds        float64 `json:"wall_seconds"`
+	SimCyclesPerSecond float64 `json:"sim_cycles_per_second"`
+
+	Topology      string  `json:"topology"`
+	Organization  string  `json:"organization"`
+	CreditMode    string  `json:"credit_mode"`
+	Ports         int     `json:"ports"`
+	Inputs        int     `json:"inputs"`
+	XPBuffer      int     `json:"xp_buffer_packets"`
+	Pattern       string  `json:"pattern"`
+	Process       string  `json:"process"`
+	Fanout        float64 `json:"mean_fanout,omitempty"` // measured mean fanout of multicast packets
+	PacketCycles  uint64  `json:"packet_cycles"`
+	GeneratedLoad float64 `json:"generated_load"` // measured birth rate in the window, same unit as offered_load
+	Drained       bool    `json:"drained"`        // every measured packet arrived before run.max_cycles
+	MaxQueue      int     `json:"max_source_queue"`
+	MeasuredSent  uint64  `json:"measured_packets"`
+	MeasuredRecv  uint64  `json:"measured_copies_delivered"`
+	KernelEvals   uint64  `json:"kernel_evals"`
+	SkippedCycles uint64  `json:"skipped_cycles"`
+	FlitHopsPerS  float64 `json:"packet_hops_per_second"`
+	Error         string  `json:"error,omitempty"`
+}
