@@ -5,12 +5,18 @@ import (
 	"io"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/rtl"
 )
 
 // Options are what the command line adds to a config.
 type Options struct {
 	VCD   io.Writer // nil: no trace
 	Trace string    // signal globs for the trace
+	// Traced, when set, receives the traced signals before the run (for a
+	// .gtkw save file); Started receives the simulator (a signal handler
+	// calls its Stop).
+	Traced  func([]rtl.TracedSignal) error
+	Started func(*rtl.Sim)
 }
 
 // Run builds and runs the experiment of cfg. The error is bad input (one
@@ -23,10 +29,19 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		defer n.Sim.Close()
 		if opt.VCD != nil {
 			if err := n.Trace(opt.VCD, opt.Trace); err != nil {
 				return Result{}, err
 			}
+			if opt.Traced != nil {
+				if err := opt.Traced(n.Sim.TracedSignals()); err != nil {
+					return Result{}, err
+				}
+			}
+		}
+		if opt.Started != nil {
+			opt.Started(n.Sim)
 		}
 		r := n.Run()
 		if opt.VCD != nil {

@@ -73,6 +73,12 @@ func (s *Sender) Send(now uint64, p packet.Packet, mask uint64) {
 // Busy returns the cycle the link frees, if it is busy now.
 func (s *Sender) Busy(now uint64) (uint64, bool) { return s.free, now < s.free }
 
+// WakeAt returns the cycle the owner must wake for this link: when it frees,
+// if the owner has more to send or the valid probe is traced.
+func (s *Sender) WakeAt(now uint64, more bool) (uint64, bool) {
+	return s.free, now < s.free && (more || s.valid.Traced())
+}
+
 // Sent counts the packets sent.
 func (s *Sender) Sent() uint64 { return s.sent }
 
@@ -124,8 +130,12 @@ func (r *Receiver) Settle(now uint64) {
 	}
 }
 
-// TailDone returns the cycle after the current packet's tail, if receiving.
-func (r *Receiver) TailDone(now uint64) (uint64, bool) { return r.tail, now < r.tail }
+// TailDone returns the cycle after the current packet's tail, when the owner
+// must wake then to lower the receive probe: only while it is traced, since
+// nothing else depends on it.
+func (r *Receiver) TailDone(now uint64) (uint64, bool) {
+	return r.tail, now < r.tail && r.valid.Traced()
+}
 
 // ReturnCredit sends a credit token upstream; at most one per cycle.
 func (r *Receiver) ReturnCredit(t credit.Token) { r.Credit.Send(t) }

@@ -1,6 +1,9 @@
 package rtl
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // A delay line carries a stream of values from one component to another with
 // a fixed latency L ≥ 1: a value sent in cycle t is received in cycle t+L.
@@ -34,6 +37,9 @@ type line[T any] struct {
 	head, n int
 	pc      uintptr
 	bad     string
+	set     *ReadySet // raised while the line holds values
+	word    int
+	bit     uint64
 }
 
 // Init declares the sending end under owner.
@@ -99,6 +105,9 @@ func (o *LineOut[T]) commit(p *partition) {
 	at := p.sim.now + l.latency
 	l.ring[(l.head+l.n)&(len(l.ring)-1)] = timed[T]{at: at, v: o.staged}
 	l.n++
+	if l.set != nil && l.n == 1 {
+		l.set.words[l.word].Or(l.bit)
+	}
 	var zero T
 	o.staged = zero
 	p.wakeAt(l.in.sig.owner, at)
@@ -129,6 +138,9 @@ func (i *LineIn[T]) Recv() (T, bool) {
 	e.v = zero
 	l.head = (l.head + 1) & (len(l.ring) - 1)
 	l.n--
+	if l.set != nil && l.n == 0 {
+		l.set.words[l.word].And(^l.bit)
+	}
 	return v, true
 }
 
@@ -179,4 +191,27 @@ func (i *LineIn[T]) Each(f func(v T)) {
 	for k := 0; k < l.n; k++ {
 		f(l.ring[(l.head+k)&(len(l.ring)-1)].v)
 	}
+}
+
+// ReadySet is a bitset of a component's delay lines that hold values, kept
+// by the kernel, so a component with many lines (a switch port with one per
+// crosspoint) looks only at the lines that have something instead of all.
+type ReadySet struct{ words []atomic.Uint64 }
+
+// NewReadySet makes a set for n lines.
+func NewReadySet(n int) *ReadySet { return &ReadySet{words: make([]atomic.Uint64, (n+63)/64)} }
+
+// Word returns the bits of lines 64w..64w+63.
+func (s *ReadySet) Word(w int) uint64 { return s.words[w].Load() }
+
+// Words is the number of 64-bit words.
+func (s *ReadySet) Words() int { return len(s.words) }
+
+// Notify makes the kernel keep bit of set raised while the line holds values
+// (arrived or in flight). Producers in other partitions may set bits in the
+// same word during a parallel commit, hence the atomics.
+func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
+	i.l.set = set
+	i.l.word = bit / 64
+	i.l.bit = 1 << uint(bit%64)
 }

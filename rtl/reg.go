@@ -167,6 +167,11 @@ func (r *Reg[T]) Init(owner *Module, name string, opts ...Opt) *Reg[T] {
 	return r
 }
 
+// Traced reports whether the register is in the waveform being written. A
+// component may skip work whose only effect is on probes nobody records
+// (lowering a valid at a tail), which keeps untraced runs cheaper.
+func (r *Reg[T]) Traced() bool { return r.sig.tid >= 0 }
+
 // Reset sets the value before simulation starts (both Q and D).
 func (r *Reg[T]) Reset(v T) *Reg[T] { r.q, r.d = v, v; return r }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 func TestBadInput(t *testing.T) {
@@ -85,21 +87,52 @@ func TestBadInput(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "a rejected run left %s behind", vcdFile)
 }
 
-// TestNoModelYet: run and sweep parse and validate everything, then stop
-// at the missing network models with one line and exit status 2.
-func TestNoModelYet(t *testing.T) {
+// TestRunAndSweep: the single switch runs; other topologies and the parts
+// not built yet are refused with one line and exit status 2.
+func TestRunAndSweep(t *testing.T) {
 	dir := t.TempDir()
 	torus := writeFile(t, dir, "torus.yaml", "network: {topology: torus, dims: [4, 4]}\n")
-	want := `network.topology "switch" has no model yet; this build has the kernel and testbench scenarios (hwcoll tb list)`
-	r := runApp("run")
-	requireOneLine(t, r, "hwcoll run: ", want)
-	r = runApp("run", "--config", torus, "--set", "traffic.load=0.3", "--json", "--vcd", filepath.Join(dir, "x.vcd"), "--trace", "top.*", "--pcap", filepath.Join(dir, "x.pcap"))
-	requireOneLine(t, r, "hwcoll run: ", `network.topology "torus" has no model yet`)
-	r = runApp("sweep", "--loads", "0.1:0.9:0.1", "--jobs", "2", "--json", "--out", dir)
-	requireOneLine(t, r, "hwcoll sweep: ", want)
-	entries, err := os.ReadDir(dir)
+	short := []string{"--set", "run.warmup_cycles=1000", "--set", "run.measure_cycles=5000"}
+
+	r := runApp(append([]string{"run", "--json", "--set", "traffic.load=0.3"}, short...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	for _, k := range []string{"name", "seed", "cycles", "offered_load", "accepted_load", "delivered_load",
+		"latency_avg_cycles", "latency_p50_cycles", "latency_p99_cycles", "latency_max_cycles", "latency_avg_ns",
+		"packets_injected", "packets_delivered", "completion_cycles", "completion_ns", "stable", "wall_seconds", "sim_cycles_per_second"} {
+		require.Contains(t, res, k)
+	}
+	require.Equal(t, true, res["stable"])
+	require.InDelta(t, 0.3, res["accepted_load"], 0.05)
+
+	vcdFile := filepath.Join(dir, "sw.vcd")
+	r = runApp(append([]string{"run", "--vcd", vcdFile, "--trace", "top.sw.out(1)*"}, short...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	f, err := os.Open(vcdFile)
 	require.NoError(t, err)
-	require.Len(t, entries, 1, "nothing but the config is written")
+	parsed, err := vcd.Parse(f)
+	f.Close()
+	require.NoError(t, err)
+	require.NotEmpty(t, parsed.History("top.sw.out(1).xp(0).occupancy"))
+	gtkw, err := os.ReadFile(filepath.Join(dir, "sw.gtkw"))
+	require.NoError(t, err)
+	require.Contains(t, string(gtkw), "sw.vcd")
+
+	r = runApp("run", "--config", torus)
+	requireOneLine(t, r, "hwcoll: ", `network.topology: "torus" has no model yet; allowed now: switch`)
+	r = runApp("run", "--pcap", filepath.Join(dir, "x.pcap"))
+	requireOneLine(t, r, "hwcoll: ", "run: --pcap: packet capture is not built yet")
+
+	r = runApp(append([]string{"sweep", "--loads", "0.2,0.4", "--json", "--jobs", "2"}, short...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2)
+	r1 := runApp(append([]string{"sweep", "--loads", "0.2,0.4", "--json", "--jobs", "1"}, short...)...)
+	strip := func(s string) string { return regexp.MustCompile(`"(wall_seconds|sim_cycles_per_second|packet_hops_per_second)":[0-9.e+-]+`).ReplaceAllString(s, "") }
+	require.Equal(t, strip(r1.stdout), strip(r.stdout), "--jobs does not change results")
+	r = runApp("sweep", "--loads", "0.1", "--out", dir)
+	requireOneLine(t, r, "hwcoll: ", "sweep: --out")
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {

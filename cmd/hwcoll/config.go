@@ -148,10 +148,10 @@ func (a *app) runCmd(args []string) error {
 	fs := newFlagSet("run")
 	var cf configFlags
 	cf.register(fs)
-	fs.Bool("json", false, "print one JSON object")
+	asJSON := fs.Bool("json", false, "print one JSON object")
 	vcdPath := fs.String("vcd", "", "VCD file to write")
 	trace := fs.String("trace", "", "signals to trace")
-	fs.String("pcap", "", "pcap file to write")
+	pcap := fs.String("pcap", "", "pcap file to write")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -162,11 +162,14 @@ func (a *app) runCmd(args []string) error {
 	if err := checkTraceFlags(*vcdPath, *trace, "run"); err != nil {
 		return err
 	}
+	if *pcap != "" {
+		return usagef("run: --pcap: packet capture is not built yet; use --vcd for a waveform")
+	}
 	cfg, err := cf.load()
 	if err != nil {
 		return err
 	}
-	return noModel("run", cfg)
+	return a.runExperiment(cfg, *asJSON, *vcdPath, *trace)
 }
 
 // sweep is `hwcoll sweep`: one experiment per load.
@@ -175,8 +178,8 @@ func (a *app) sweep(args []string) error {
 	var cf configFlags
 	cf.register(fs)
 	loadsFlag := fs.String("loads", "", "loads: L1,L2,... or FROM:TO:STEP")
-	fs.Bool("json", false, "print one JSON object per line")
-	fs.String("out", "", "directory for CSV and plot")
+	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	out := fs.String("out", "", "directory for CSV and plot")
 	jobs := newUint(fs, "jobs", uint64(runtime.GOMAXPROCS(0)), 1, 4096, "experiments run at once")
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -192,24 +195,21 @@ func (a *app) sweep(args []string) error {
 	if err != nil {
 		return usagef("sweep: --loads %q: %v", *loadsFlag, err)
 	}
-	_ = jobs.get()
+	if *out != "" {
+		return usagef("sweep: --out: CSV and plot output is not built yet; use --json and redirect it")
+	}
 	cfg, err := cf.load()
 	if err != nil {
 		return err
 	}
-	for _, l := range loads {
-		c := cfg
-		if err := c.Set("traffic.load=" + fmtFloat(l)); err != nil {
+	cfgs := make([]config.Config, len(loads))
+	for i, l := range loads {
+		cfgs[i] = cfg
+		if err := cfgs[i].Set("traffic.load=" + fmtFloat(l)); err != nil {
 			return usagef("sweep: --loads: %v", err)
 		}
 	}
-	return noModel("sweep", cfg)
-}
-
-// noModel is where the experiment runner goes once the network models
-// exist: everything before it is parsed and validated.
-func noModel(cmd string, cfg config.Config) error {
-	return &usageError{line: fmt.Sprintf("hwcoll %s: network.topology %q has no model yet; this build has the kernel and testbench scenarios (hwcoll tb list)", cmd, cfg.Network.Topology)}
+	return a.runSweep(cfgs, int(jobs.get()), *asJSON)
 }
 
 const maxLoads = 10000

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
+)
+
+// runExperiment is `hwcoll run` once the config is valid: build, trace when
+// asked, run, print the result.
+func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace string) error {
+	var opt experiment.Options
+	var f *os.File
+	if vcdPath != "" {
+		var err error
+		if f, err = os.Create(vcdPath); err != nil {
+			return usagef("--vcd: %v", err)
+		}
+		defer func() {
+			if f != nil {
+				f.Close()
+			}
+		}()
+		opt.VCD, opt.Trace = f, trace
+		opt.Traced = func(sigs []rtl.TracedSignal) error {
+			if len(sigs) == 0 && trace != "" {
+				return usagef("--trace %q selects no signal (names look like top.sw.out(3).xp(1).occupancy; '*' matches dots too)", trace)
+			}
+			return writeGTKW(gtkwPath(vcdPath), filepath.Base(vcdPath), tb.ByModule(sigs))
+		}
+	}
+	var stopped atomic.Bool
+	sigCh, stopSignals := a.interrupts()
+	defer stopSignals()
+	quit := make(chan struct{})
+	defer close(quit)
+	opt.Started = func(sim *rtl.Sim) {
+		go func() {
+			select {
+			case <-sigCh:
+				stopped.Store(true)
+				sim.Stop()
+				stopSignals()
+			case <-quit:
+			}
+		}()
+	}
+	r, err := experiment.Run(cfg, opt)
+	if f != nil {
+		cerr := f.Close()
+		f = nil
+		if err == nil && cerr != nil {
+			err = usagef("--vcd %s: %v", vcdPath, cerr)
+		}
+	}
+	if err != nil {
+		if f == nil && vcdPath != "" {
+			os.Remove(vcdPath)
+		}
+		if _, ok := err.(*usageError); ok {
+			return err
+		}
+		return usagef("%s", oneLine(err.Error()))
+	}
+	if stopped.Load() {
+		r.Error = fmt.Sprintf("interrupted at cycle %d", r.Cycles)
+		r.Stable = false
+	}
+	if asJSON {
+		if err := writeJSON(a.stdout, r); err != nil {
+			return err
+		}
+	} else {
+		a.printRun(r, vcdPath)
+	}
+	switch {
+	case stopped.Load():
+		return exitStatus(130)
+	case r.Error != "":
+		return exitStatus(exitFail)
+	}
+	return nil
+}
+
+func (a *app) printRun(r experiment.Result, vcdPath string) {
+	w := a.stdout
+	state := a.paint("stable", green)
+	if !r.Stable {
+		state = a.paint("UNSTABLE", yellow)
+	}
+	if r.Error != "" {
+		state = a.paint("ERROR", red)
+	}
+	fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), %s %s traffic at load %g\n",
+		state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Process, r.Pattern, r.OfferedLoad)
+	fmt.Fprintf(w, "  accepted %.3f  delivered %.3f  (generated %.3f)", r.AcceptedLoad, r.DeliveredLoad, r.GeneratedLoad)
+	if r.Fanout > 0 {
+		fmt.Fprintf(w, "  mean fanout %.2f", r.Fanout)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  latency avg %.1f  p50 %.0f  p99 %.0f  max %.0f cycles  (avg %.1f ns)\n",
+		r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS)
+	fmt.Fprintf(w, "  %d packets injected, %d delivered in the window; %d cycles, max source queue %d\n",
+		r.PacketsInjected, r.PacketsDelivered, r.Cycles, r.MaxQueue)
+	fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, %.3g packet-hops/s, wall %.3fs\n",
+		r.KernelEvals, r.SkippedCycles, r.SimCyclesPerSecond, r.FlitHopsPerS, r.WallSeconds)
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", r.Error)
+	}
+	if vcdPath != "" {
+		fmt.Fprintf(w, "  trace: gtkwave %s %s\n", vcdPath, gtkwPath(vcdPath))
+	}
+}
+
+
+// runSweep runs one experiment per config on jobs goroutines; every run is
+// independent and seeded from its config, so the results do not depend on
+// jobs. Results print in load order.
+func (a *app) runSweep(cfgs []config.Config, jobs int, asJSON bool) error {
+	res := make([]experiment.Result, len(cfgs))
+	errs := make([]error, len(cfgs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(jobs, len(cfgs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				res[i], errs[i] = experiment.Run(cfgs[i], experiment.Options{})
+			}
+		}()
+	}
+	for i := range cfgs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return usagef("%s", oneLine(err.Error()))
+		}
+	}
+	if !asJSON {
+		fmt.Fprintf(a.stdout, "%8s %9s %9s %10s %9s %9s  %s\n", "offered", "accepted", "delivered", "lat avg", "lat p99", "wall s", "stable")
+	}
+	for _, r := range res {
+		if asJSON {
+			if err := writeJSON(a.stdout, r); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(a.stdout, "%8.3f %9.3f %9.3f %10.1f %9.0f %9.3f  %v\n",
+			r.OfferedLoad, r.AcceptedLoad, r.DeliveredLoad, r.LatencyAvgCycles, r.LatencyP99Cycles, r.WallSeconds, r.Stable)
+	}
+	return nil
+}

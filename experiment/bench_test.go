@@ -1,0 +1,70 @@
+package experiment
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hwcoll/hwcoll/config"
+)
+
+// benchSwitch runs a single switch at a load for b.N measurement windows of
+// 20,000 cycles (after one warm-up) and reports the simulator's speed.
+func benchSwitch(b *testing.B, ports int, org string, load float64) {
+	cfg := config.Default()
+	if err := cfg.Set(fmt.Sprintf("network.ports=%d", ports)); err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Organization = org
+	cfg.Traffic.Load = load
+	cfg.Run.WarmupCycles = 5000
+	cfg.Run.MeasureCycles = 20000 * int64(b.N)
+	cfg.Run.MaxCycles = 1 << 40
+	n, err := BuildSwitch(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Sim.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	r := n.Run()
+	b.StopTimer()
+	sec := b.Elapsed().Seconds()
+	var delivered uint64
+	for _, s := range n.Sinks {
+		delivered += s.Received
+	}
+	b.ReportMetric(float64(r.Cycles)/sec, "cycles/s")
+	b.ReportMetric(float64(delivered)/sec, "packets/s")
+	b.ReportMetric(float64(2*delivered)/sec, "packet-hops/s")
+	b.ReportMetric(float64(r.KernelEvals)/float64(delivered), "evals/packet")
+}
+
+func BenchmarkSwitch32Load09(b *testing.B) {
+	for _, org := range []string{"oq-xp", "iq-fifo", "voq"} {
+		b.Run(org, func(b *testing.B) {
+			if _, err := BuildSwitch(func() config.Config { c := config.Default(); c.Network.Organization = org; return c }()); err != nil {
+				b.Skipf("%s: %v", org, err)
+			}
+			benchSwitch(b, 32, org, 0.9)
+		})
+	}
+}
+
+// An idle 32-port switch: no traffic at all, the cost of simulated time.
+func BenchmarkIdleSwitch32(b *testing.B) {
+	cfg := config.Default()
+	if err := cfg.Set("network.ports=32"); err != nil {
+		b.Fatal(err)
+	}
+	cfg.Network.Inputs = 1
+	cfg.Traffic.Load = 1e-9
+	n, err := BuildSwitch(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	n.Sim.Run(uint64(b.N) * 1_000_000)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/cycle")
+	b.ReportMetric(float64(n.Sim.Stats().Evals)/float64(b.N), "evals/Mcycle")
+}
