@@ -129,7 +129,9 @@ func TestRunAndSweep(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 2)
 	r1 := runApp(append([]string{"sweep", "--loads", "0.2,0.4", "--json", "--jobs", "1"}, short...)...)
-	strip := func(s string) string { return regexp.MustCompile(`"(wall_seconds|sim_cycles_per_second|packet_hops_per_second)":[0-9.e+-]+`).ReplaceAllString(s, "") }
+	strip := func(s string) string {
+		return regexp.MustCompile(`"(wall_seconds|sim_cycles_per_second|packet_hops_per_second)":[0-9.e+-]+`).ReplaceAllString(s, "")
+	}
 	require.Equal(t, strip(r1.stdout), strip(r.stdout), "--jobs does not change results")
 	r = runApp("sweep", "--loads", "0.1", "--out", dir)
 	requireOneLine(t, r, "hwcoll: ", "sweep: --out")

@@ -119,7 +119,6 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 	}
 }
 
-
 // runSweep runs one experiment per config on jobs goroutines; every run is
 // independent and seeded from its config, so the results do not depend on
 // jobs. Results print in load order.
