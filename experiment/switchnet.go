@@ -31,6 +31,19 @@ type SwitchNet struct {
 
 // BuildSwitch elaborates the single-switch netlist of cfg.
 func BuildSwitch(cfg config.Config) (*SwitchNet, error) {
+	n, err := NewSwitch(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Sim.Build(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// NewSwitch makes the single-switch netlist of cfg without elaborating it,
+// so a caller can still choose kernel modes (SetParallel) before Build.
+func NewSwitch(cfg config.Config) (*SwitchNet, error) {
 	tm := cfg.Timing()
 	k := cfg.Network.Ports
 	mode := credit.PerLink
@@ -97,9 +110,6 @@ func BuildSwitch(cfg config.Config) (*SwitchNet, error) {
 		link.Connect(sw.Out(i), snk.Rx, delay)
 		n.Sinks = append(n.Sinks, snk)
 	}
-	if err := sim.Build(); err != nil {
-		return nil, err
-	}
 	return n, nil
 }
 
@@ -112,11 +122,15 @@ func (n *SwitchNet) Conservation() error {
 	k := n.Sw.Ports()
 	for i, src := range n.Srcs {
 		if n.mode == credit.PerLink {
+			// A token may carry several credits (copies of different packets
+			// leaving in one cycle), so count credits, not tokens.
+			returning := 0
+			src.Tx.Credit.Each(func(t credit.Token) { returning += int(t.N) })
 			got := int(src.Tx.Credits.Q(0)) + src.Tx.Data.InFlight() + n.Sw.Buffered(i) +
-				n.Sw.PendingCredits(i) + src.Tx.Credit.Pending()
+				n.Sw.PendingCredits(i) + returning
 			if got != c {
 				return fmt.Errorf("link src(%d)->in(%d): credits %d + in flight %d + buffered %d + owed %d + returning %d = %d, capacity %d",
-					i, i, src.Tx.Credits.Q(0), src.Tx.Data.InFlight(), n.Sw.Buffered(i), n.Sw.PendingCredits(i), src.Tx.Credit.Pending(), got, c)
+					i, i, src.Tx.Credits.Q(0), src.Tx.Data.InFlight(), n.Sw.Buffered(i), n.Sw.PendingCredits(i), returning, got, c)
 			}
 		} else {
 			per := make([]int, k)
@@ -160,7 +174,10 @@ func (n *SwitchNet) Conservation() error {
 
 // measuredDone reports whether every copy of every measured packet arrived.
 func (n *SwitchNet) measuredDone() bool {
-	if n.Sim.Now() < n.Win.End {
+	// Every source wakes at Win.End, so every kernel mode evaluates that
+	// cycle; deciding only after it keeps the end cycle the same with time
+	// skipping on or off.
+	if n.Sim.Now() <= n.Win.End {
 		return false
 	}
 	var want, got uint64

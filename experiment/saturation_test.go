@@ -1,0 +1,126 @@
+package experiment_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/experiment"
+)
+
+// run runs the defaults with the assignments applied.
+func run(t *testing.T, sets ...string) experiment.Result {
+	t.Helper()
+	r, err := experiment.Run(configWith(t, sets...), experiment.Options{})
+	require.NoError(t, err)
+	require.Empty(t, r.Error)
+	require.True(t, r.Drained, "every measured packet must arrive")
+	t.Logf("%v: accepted %.4f generated %.4f delivered %.4f latency %.0f stable %v (%.2fs)",
+		sets, r.AcceptedLoad, r.GeneratedLoad, r.DeliveredLoad, r.LatencyAvgCycles, r.Stable, r.WallSeconds)
+	return r
+}
+
+// The saturation runs: Poisson arrivals (seed 002 §3.1), 20k cycles of
+// warm-up and 100k measured (≈1900 packet times per source).
+var window = []string{"traffic.process=poisson", "run.warmup_cycles=20000", "run.measure_cycles=100000"}
+
+func sets(extra ...string) []string { return append(append([]string(nil), window...), extra...) }
+
+// Seed 002 §3: an output-queued switch under uniform traffic reaches high
+// throughput. With 16-packet crosspoints the 8- and 32-port switches carry
+// an offered 0.95 in full: the sources inject what they generate (measured
+// 0.943–0.958 accepted for generated 0.946–0.958 over seeds 1–3, both
+// processes) and the run is stable.
+func TestOQUniformCarriesLoad095WithDeepCrosspoints(t *testing.T) {
+	for _, ports := range []int{8, 32} {
+		t.Run(fmt.Sprintf("%d ports", ports), func(t *testing.T) {
+			t.Parallel()
+			r := run(t, sets(fmt.Sprintf("network.ports=%d", ports), "network.xp_buffer_packets=16", "traffic.load=0.95", "seed=1")...)
+			require.GreaterOrEqual(t, r.AcceptedLoad, 0.93)
+			require.GreaterOrEqual(t, r.AcceptedLoad, 0.99*r.GeneratedLoad, "the sources keep up with their arrivals")
+			require.True(t, r.Stable)
+		})
+	}
+}
+
+// With the default 4-packet crosspoints and per-link credits the same
+// switches saturate below 0.95: measured accepted 0.873–0.885 (8 ports)
+// and 0.855–0.864 (32 ports) over seeds 1–3 and both processes, with the
+// source queues growing without bound.
+//
+// Why (Little's law on one input's credits): an input may have at most C = 4
+// packets in the switch, and a credit is held for T = 2d + S + 1 + W cycles
+// (link, switch delay, done line, credit wire, plus W, the wait in the
+// output queue). So an input carries at most λ ≤ C·P / T of its link, P =
+// 52 cycles a packet. Output queues of an OQ switch under uniform traffic
+// wait about W ≈ (N−1)/N · P·ρ / (2(1−ρ)) (M/D/1), which grows without bound
+// as ρ → 1; solving λ·(34 + W(λ)) = 4·52 gives λ ≈ 0.90 for N = 8 and ≈ 0.89
+// for N → ∞. Saturated sources send in bursts, which makes the real waits
+// longer than M/D/1's, hence the measured 0.86–0.88.
+// Quadruple the credits (16) and the bound is far above 1 (previous test).
+func TestOQUniformSaturatesWithFourPacketCrosspoints(t *testing.T) {
+	for _, ports := range []int{8, 32} {
+		t.Run(fmt.Sprintf("%d ports", ports), func(t *testing.T) {
+			t.Parallel()
+			r := run(t, sets(fmt.Sprintf("network.ports=%d", ports), "traffic.load=0.95", "seed=1")...)
+			require.InDelta(t, 0.87, r.AcceptedLoad, 0.03, "saturation throughput")
+			require.Less(t, r.AcceptedLoad, 0.95*r.GeneratedLoad, "the sources fall behind")
+			require.False(t, r.Stable)
+		})
+	}
+}
+
+// Seed 002 §3.1, 8×8 switch, multicast of mean fanout 4 (destinations among
+// the 7 other ports), Poisson: "saturates at a load factor close to 0.25".
+//
+// The bound is the outputs': every source offers λ·F copies per packet time
+// spread evenly over the 7 other ports, so each output receives 7·λ·F/7 =
+// λ·F = 4λ ≤ 1, i.e. λ ≤ 0.25 (not 7/(8·4) ≈ 0.219: the 7 cancels when
+// every input is active; it stays only with idle inputs, as in 2×8 below). Measured at offered 0.5:
+// accepted 0.244–0.247 (seeds 1–2), outputs 98–99% busy, so the window
+// [0.23, 0.26] is the bound with room for the sampled fanout (the measured
+// mean is 3.98–4.02) and for the window's edges. Below the bound, at 0.2,
+// the switch carries the offered load.
+func TestMulticast8x8SaturatesNearQuarterLoad(t *testing.T) {
+	t.Parallel()
+	r := run(t, sets("traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=0.5", "seed=1")...)
+	require.InDelta(t, 4, r.Fanout, 0.1)
+	require.GreaterOrEqual(t, r.AcceptedLoad, 0.23)
+	require.LessOrEqual(t, r.AcceptedLoad, 0.26)
+	require.GreaterOrEqual(t, r.DeliveredLoad, 0.95, "the outputs are the bottleneck: nearly always busy")
+	require.False(t, r.Stable)
+
+	low := run(t, sets("traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=0.2", "seed=1")...)
+	require.True(t, low.Stable)
+	require.InDelta(t, low.GeneratedLoad, low.AcceptedLoad, 0.002)
+}
+
+// Seed 002 §3.1, 2×8 switch (two active inputs), mean fanout 4: "saturates
+// at a load factor of 0.8" (VOQ in the literature: 0.65).
+//
+// Bound: source 0 multicasts among ports 1–7, source 1 among 0 and 2–7;
+// ports 2–7 hear from both, each with probability 4/7 per packet, so they
+// receive 2·λ·4/7 = 8λ/7 ≤ 1: λ ≤ 7/8 = 0.875. With 4-packet crosspoints
+// and per-link credits the measured figure is 0.806–0.810 (seeds 1–2,
+// offered 0.9–1.0): a multicast packet holds its input's credit until its
+// slowest copy has left, so each of the 4 credits is held for the longest
+// of ~4 output waits, and Little's law (λ ≤ 4·P/T) caps the input below
+// the output bound. Deeper crosspoints relax the cap: 16 packets give
+// 0.846–0.858, 64 give 0.867–0.869. Asserted: 4-packet accepted in
+// [0.77, 0.85] (the paper's 0.8, above VOQ's 0.65), and 64-packet closer
+// to the bound, in (4-packet figure + 0.03, 0.875 + 0.01].
+func TestMulticast2x8SaturatesNear08(t *testing.T) {
+	t.Parallel()
+	r := run(t, sets("network.inputs=2", "traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=1", "seed=1")...)
+	require.GreaterOrEqual(t, r.AcceptedLoad, 0.77)
+	require.LessOrEqual(t, r.AcceptedLoad, 0.85)
+	require.False(t, r.Stable)
+
+	deep := run(t, sets("network.inputs=2", "network.xp_buffer_packets=64", "traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=1", "seed=1")...)
+	require.Greater(t, deep.AcceptedLoad, r.AcceptedLoad+0.03)
+	require.LessOrEqual(t, deep.AcceptedLoad, 0.875+0.01)
+
+	low := run(t, sets("network.inputs=2", "traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=0.6", "seed=1")...)
+	require.True(t, low.Stable)
+}
