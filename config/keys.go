@@ -39,7 +39,7 @@ var table = []spec{
 	{key: "network.organization", doc: "switch organization: output-queued with crosspoint buffers, input-queued FIFO, or virtual output queues", rule: oneOf(OrgOQXP, OrgIQFIFO, OrgVOQ)},
 	{key: "network.xp_buffer_packets", doc: "crosspoint buffer capacity in packets (iq-fifo: input FIFO capacity; voq: capacity of each virtual output queue)", rule: intIn(1, 1024)},
 	{key: "network.credit_mode", doc: "per-link: one counter per link, a packet goes when every crosspoint of the next input has room (credit returned after the last multicast copy); per-crosspoint: one counter per downstream crosspoint, with look-ahead routing", rule: oneOf(CreditPerLink, CreditPerCrosspoint)},
-	{key: "network.fanout_splitting", doc: "iq-fifo multicast: on sends a packet to the outputs free now and the rest later; off waits until all its outputs are free at once", rule: oneOf(SplittingOn, SplittingOff)},
+	{key: "network.fanout_splitting", doc: "multicast in iq-fifo and in the voq multicast queue: on sends a packet to the outputs that take it now and the rest later; off waits until all its outputs take it at once", rule: oneOf(SplittingOn, SplittingOff)},
 	{key: "network.iterations", doc: "voq: iterations of the iSLIP-style request-grant-accept matching per arbitration", rule: intIn(1, 16)},
 	{key: "network.combine_units", doc: "combine (reduction/barrier) units per switch", rule: intIn(1, 64)},
 	{key: "network.nodes", doc: "number of end nodes (fattree, bgltree)", rule: intIn(2, maxNodes)},

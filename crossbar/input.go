@@ -6,15 +6,17 @@ import (
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/xpbuf"
 )
 
-// inPort receives packets, looks up their outputs and writes each into the
-// crosspoint of every output at once. It keeps a slot per packet in the
-// switch (as many as the upstream has credits) with the number of copies
-// still buffered, and returns the credit when the last copy has left
-// (seed 002 §2, Multicast) — or one credit per copy in per-crosspoint mode.
+// inPort receives packets, looks up their outputs (choosing one for an
+// adaptive unicast route) and writes each into the crosspoint of every
+// output at once. It keeps a slot per packet in the switch (as many as the
+// upstream has credits) with the number of copies still buffered, and
+// returns the credit when the last copy has left (seed 002 §2, Multicast) —
+// or one credit per copy in per-crosspoint mode.
 type inPort struct {
 	rtl.Module
 	sw     *Switch
@@ -25,6 +27,7 @@ type inPort struct {
 	copies []uint16             // per slot: copies still in crosspoints
 	free   []uint16             // free slots (a stack)
 	inUse  int
+	queued []uint16       // per output: copies written to its crosspoint and not yet left
 	owed   []credit.Token // credits to return, one token per cycle
 	used   rtl.Reg[uint16]
 	err    error
@@ -39,7 +42,7 @@ func newInPort(s *Switch, i int) *inPort {
 		slots *= k
 	}
 	p := &inPort{sw: s, idx: i, toXP: make([]rtl.LineOut[xpbuf.Entry], k), done: make([]rtl.LineIn[uint16], k),
-		copies: make([]uint16, slots)}
+		copies: make([]uint16, slots), queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	p.Rx = link.NewReceiver(&p.Module, "rx")
 	for o := 0; o < k; o++ {
@@ -64,6 +67,7 @@ func (p *inPort) Eval() {
 				break
 			}
 			p.copies[slot]--
+			p.queued[o]--
 			if perXP {
 				p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
 			}
@@ -95,13 +99,18 @@ func (p *inPort) Eval() {
 			p.fail(fmt.Errorf("%s: packet %#x arrived with every slot in use: credit protocol violated", p.Path(), pk.ID))
 			continue
 		}
+		if pk.Op == packet.Unicast && mask&(mask-1) != 0 {
+			mask = p.leastLoaded(mask)
+		}
 		slot := p.free[len(p.free)-1]
 		p.free = p.free[:len(p.free)-1]
 		p.inUse++
 		p.copies[slot] = uint16(bits.OnesCount64(mask))
 		pk.Hops++
 		for m := mask; m != 0; m &= m - 1 {
-			p.toXP[bits.TrailingZeros64(m)].Send(xpbuf.Entry{Pkt: pk, Slot: slot})
+			o := bits.TrailingZeros64(m)
+			p.toXP[o].Send(xpbuf.Entry{Pkt: pk, Slot: slot})
+			p.queued[o]++
 		}
 	}
 	if len(p.owed) > 0 {
@@ -118,6 +127,21 @@ func (p *inPort) Eval() {
 	default:
 		p.Sleep()
 	}
+}
+
+// leastLoaded picks one output of an adaptive unicast route (a set of
+// candidate outputs): the one with the fewest of this input's copies in its
+// crosspoint or on the way there, lowest index first. (In per-crosspoint
+// credit mode the upstream's look-ahead must make the same choice.)
+func (p *inPort) leastLoaded(mask uint64) uint64 {
+	best, bestN := -1, 0
+	for m := mask; m != 0; m &= m - 1 {
+		o := bits.TrailingZeros64(m)
+		if n := int(p.queued[o]); best < 0 || n < bestN {
+			best, bestN = o, n
+		}
+	}
+	return 1 << uint(best)
 }
 
 func (p *inPort) fail(err error) {

@@ -1,9 +1,3 @@
-// Package crossbar is the switch netlist (seed 002 §2): input ports that look
-// up the route and write a packet into the crosspoint buffer of every output
-// it goes to in one crossbar pass (multicast replication), K×K crosspoint
-// buffers, and per-output round-robin arbiters that send a crosspoint's head
-// packet when the downstream credits allow. Baseline organizations (input
-// FIFOs, virtual output queues) share the same ports and routing table.
 package crossbar
 
 import (
@@ -29,8 +23,16 @@ type Params struct {
 	Ports       int
 	XPPackets   int          // crosspoint capacity in packets (= credits of each input link)
 	SwitchDelay uint64       // cycles from a head's arrival at an input to its visibility at an output (≥ 1)
-	CreditMode  credit.Mode  // what the upstream counters count
-	Org         Organization // oq-xp only in this file; see the baselines
+	CreditMode  credit.Mode  // what the upstream counters count (iq-fifo and voq: per-link only)
+	Org         Organization // "" means oq-xp
+	// FanoutSplitting (iq-fifo, voq multicast; config network.fanout_splitting,
+	// default on there): a multicast head goes to the outputs that grant it
+	// now and to the rest later. false: it goes only when all its outputs
+	// grant it at once. The zero value is false: set it explicitly.
+	FanoutSplitting bool
+	// Iterations of the iSLIP request-grant-accept matching per arbitration
+	// (voq; config network.iterations); 0 means 1.
+	Iterations int
 	// Downstream gives, for a packet leaving output o, the crosspoints it
 	// will use in the next switch (look-ahead routing, per-crosspoint credit
 	// mode), and the number and capacity of the next hop's counters.
@@ -56,6 +58,17 @@ func (p Params) Validate() error {
 		return fmt.Errorf("network.xp_buffer_packets: %d is out of range; allowed 1..1024", p.XPPackets)
 	case p.SwitchDelay < 1:
 		return fmt.Errorf("switch.delay_ns: the switch delay must be at least one cycle")
+	case p.Iterations < 0 || p.Iterations > 16:
+		return fmt.Errorf("network.iterations: %d is out of range; allowed 1..16", p.Iterations)
+	}
+	switch p.Org {
+	case "", OQXP:
+	case IQFIFO, VOQ:
+		if p.CreditMode != credit.PerLink {
+			return fmt.Errorf("network.credit_mode: per-crosspoint credits need crosspoint buffers, which %s has not; allowed with %s: per-link (or network.organization: oq-xp)", p.Org, p.Org)
+		}
+	default:
+		return fmt.Errorf("network.organization: %q is not allowed; allowed: oq-xp | iq-fifo | voq", p.Org)
 	}
 	return nil
 }
@@ -66,9 +79,9 @@ type Switch struct {
 	rtl.Module
 	P     Params
 	Table *Table
-	ins   []*inPort
-	outs  []*outPort
-	errs  []error
+	ins   []*inPort  // oq-xp
+	outs  []*outPort // oq-xp
+	sc    *scheduler // iq-fifo, voq
 }
 
 // New builds a switch under parent.
@@ -79,10 +92,14 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	if p.Org == "" {
 		p.Org = OQXP
 	}
-	if p.Org != OQXP {
-		return nil, fmt.Errorf("network.organization: %q is not built yet; allowed: oq-xp", p.Org)
+	if p.Iterations == 0 {
+		p.Iterations = 1
 	}
 	s := &Switch{P: p, Table: NewTable(p.Ports)}
+	if p.Org != OQXP {
+		s.sc = newScheduler(parent, name, s)
+		return s, nil
+	}
 	s.Init(parent, name, s)
 	k := p.Ports
 	for i := 0; i < k; i++ {
@@ -104,14 +121,27 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 func (s *Switch) Ports() int { return s.P.Ports }
 
 // In is input port i's link receiver.
-func (s *Switch) In(i int) *link.Receiver { return s.ins[i].Rx }
+func (s *Switch) In(i int) *link.Receiver {
+	if s.sc != nil {
+		return s.sc.ins[i].Rx
+	}
+	return s.ins[i].Rx
+}
 
 // Out is output port o's link sender.
-func (s *Switch) Out(o int) *link.Sender { return s.outs[o].Tx }
+func (s *Switch) Out(o int) *link.Sender {
+	if s.sc != nil {
+		return s.sc.outs[o].Tx
+	}
+	return s.outs[o].Tx
+}
 
-// Err returns the first protocol error a port saw (a full crosspoint, a
-// missing route), or nil.
+// Err returns the first protocol error a port saw (a full crosspoint or
+// queue, a missing route), or nil.
 func (s *Switch) Err() error {
+	if s.sc != nil {
+		return s.sc.err
+	}
 	for _, in := range s.ins {
 		if in.err != nil {
 			return in.err
@@ -125,12 +155,21 @@ func (s *Switch) Err() error {
 	return nil
 }
 
-// Buffered counts the packets of input i still in the switch (slots whose
-// copies have not all left), for the credit conservation monitor.
-func (s *Switch) Buffered(i int) int { return s.ins[i].inUse }
+// Buffered counts the packets of input i that hold its upstream credits, for
+// the credit conservation monitor: oq-xp, slots whose copies have not all
+// left; iq-fifo and voq, packets in input i's queues.
+func (s *Switch) Buffered(i int) int {
+	if s.sc != nil {
+		return s.sc.ins[i].used
+	}
+	return s.ins[i].inUse
+}
 
 // PendingCredits counts credits input i owes upstream and has not sent yet.
 func (s *Switch) PendingCredits(i int) int {
+	if s.sc != nil {
+		return int(s.sc.ins[i].owed)
+	}
 	n := 0
 	for _, t := range s.ins[i].owed {
 		n += int(t.N)
@@ -138,19 +177,36 @@ func (s *Switch) PendingCredits(i int) int {
 	return n
 }
 
-// XPOccupancy returns the packets in crosspoint (i, o).
-func (s *Switch) XPOccupancy(i, o int) int { return s.outs[o].xp[i].Len() }
+// XPOccupancy returns the packets in the buffer between input i and output
+// o: the crosspoint (oq-xp), input i's FIFO whatever o (iq-fifo), or the
+// virtual output queue (i, o) (voq).
+func (s *Switch) XPOccupancy(i, o int) int {
+	if s.sc != nil {
+		return s.sc.occupancy(i, o)
+	}
+	return s.outs[o].xp[i].Len()
+}
 
-// XPCapacity is the crosspoint capacity.
+// XPCapacity is the capacity of the buffer XPOccupancy reports: the
+// crosspoint, the input FIFO or one VOQ; XPPackets in every organization.
 func (s *Switch) XPCapacity() int { return s.P.XPPackets }
 
-// Grants returns how many packets output o has sent from each input.
-func (s *Switch) Grants(o int) []uint64 { return s.outs[o].grants }
+// Grants returns how many packets (copies) output o has sent from each input.
+func (s *Switch) Grants(o int) []uint64 {
+	if s.sc != nil {
+		return s.sc.outs[o].grants
+	}
+	return s.outs[o].grants
+}
 
-// CopiesHeld counts the copies of input i's packets that still hold a credit
-// of crosspoint (i, o): on the way into the crosspoint, in it, or left but
-// not yet returned upstream (per-crosspoint credit accounting).
+// CopiesHeld counts the copies of input i's packets for output o that hold a
+// credit. oq-xp (per-crosspoint credit accounting): on the way into
+// crosspoint (i, o), in it, or left but not yet returned upstream. iq-fifo
+// and voq (per-link credits only): copies for o still queued at input i.
 func (s *Switch) CopiesHeld(i, o int) int {
+	if s.sc != nil {
+		return int(s.sc.ins[i].want[o])
+	}
 	in, out := s.ins[i], s.outs[o]
 	n := in.toXP[o].InFlight() + out.xp[i].Len() + out.done[i].InFlight()
 	for _, t := range in.owed {

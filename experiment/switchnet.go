@@ -62,6 +62,9 @@ func NewSwitch(cfg config.Config) (*SwitchNet, error) {
 		SwitchDelay: max(tm.SwitchDelayCycles, 1),
 		CreditMode:  mode,
 		Org:         crossbar.Organization(cfg.Network.Organization),
+		// Baselines: multicast with or without fanout splitting, iSLIP iterations.
+		FanoutSplitting: cfg.Network.FanoutSplitting == config.SplittingOn,
+		Iterations:      cfg.Network.Iterations,
 		// A sink takes one packet per credit and returns it at once.
 		Downstream: func(int) crossbar.Downstream {
 			return crossbar.Downstream{Mode: credit.PerLink, Counters: 1, Capacity: capacity}

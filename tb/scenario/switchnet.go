@@ -51,6 +51,9 @@ func newSwitchNet(cfg config.Config, periodPS uint64) (*experiment.SwitchNet, er
 		SwitchDelay: max(tm.SwitchDelayCycles, 1),
 		CreditMode:  credit.PerLink,
 		Org:         crossbar.Organization(cfg.Network.Organization),
+		// Baselines: multicast with or without fanout splitting, iSLIP iterations.
+		FanoutSplitting: cfg.Network.FanoutSplitting == config.SplittingOn,
+		Iterations:      cfg.Network.Iterations,
 		Downstream: func(int) crossbar.Downstream {
 			return crossbar.Downstream{Mode: credit.PerLink, Counters: 1, Capacity: capacity}
 		},
