@@ -112,6 +112,9 @@ func (c *Counter) Return(t Token) {
 	c.avail[i].Set(v)
 }
 
+// Traced reports whether the counters are in the waveform being written.
+func (c *Counter) Traced() bool { return c.avail[0].Traced() }
+
 // Q returns the committed value of counter i (for monitors between cycles).
 func (c *Counter) Q(i int) uint16 { return c.avail[c.idx(i)].Q() }
 

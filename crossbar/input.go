@@ -31,6 +31,7 @@ type inPort struct {
 	owed   []credit.Token // credits to return, one token per cycle
 	used   rtl.Reg[uint16]
 	err    error
+	ready  *rtl.ReadySet // done lines holding slot tokens
 }
 
 func newInPort(s *Switch, i int) *inPort {
@@ -45,6 +46,7 @@ func newInPort(s *Switch, i int) *inPort {
 		copies: make([]uint16, slots), queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	p.Rx = link.NewReceiver(&p.Module, "rx")
+	p.ready = rtl.NewReadySet(k)
 	for o := 0; o < k; o++ {
 		p.toXP[o].Init(&p.Module, rtl.Idx("xp_write", o))
 		p.done[o].Init(&p.Module, rtl.Idx("xp_done", o))
@@ -60,7 +62,8 @@ func (p *inPort) Eval() {
 	now := p.Now()
 	perXP := p.sw.P.CreditMode == credit.PerCrosspoint
 	var freed uint16
-	for o := range p.done {
+	for m := p.ready.Word(0); m != 0; m &= m - 1 {
+		o := bits.TrailingZeros64(m)
 		for {
 			slot, ok := p.done[o].Recv()
 			if !ok {

@@ -1,6 +1,8 @@
 package crossbar
 
 import (
+	"math/bits"
+
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -26,6 +28,8 @@ type outPort struct {
 	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
 	grants []uint64
 	err    error
+	ready  *rtl.ReadySet // fromXP lines holding packets
+	full   uint64        // crosspoints holding packets (bit i: xp(i))
 }
 
 func newOutPort(s *Switch, o int) *outPort {
@@ -43,6 +47,7 @@ func newOutPort(s *Switch, o int) *outPort {
 		p.xp = append(p.xp, xpbuf.New(&p.Module, rtl.Idx("xp", i), s.P.XPPackets))
 	}
 	p.Tx = link.NewSender(&p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
+	p.ready = rtl.NewReadySet(k)
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
 	p.grant.Init(&p.Module, "grant", rtl.Width(8))
 	p.stall.Init(&p.Module, "credit_stall")
@@ -59,7 +64,10 @@ func (p *outPort) lookahead(e *xpbuf.Entry) uint64 {
 func (p *outPort) Eval() {
 	now := p.Now()
 	p.Tx.Tick(now)
-	for i := range p.fromXP {
+	// Only the lines the kernel marks as holding packets: O(arrivals), not
+	// O(ports), per evaluation.
+	for m := p.ready.Word(0); m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
 		for {
 			e, ok := p.fromXP[i].Recv()
 			if !ok {
@@ -69,24 +77,31 @@ func (p *outPort) Eval() {
 			if err := p.xp[i].Push(e); err != nil && p.err == nil {
 				p.err = err
 			}
+			p.full |= 1 << uint(i)
 		}
 	}
 	k := len(p.xp)
 	granted, waiting := false, false
-	if p.Tx.Idle(now) {
+	if p.Tx.Idle(now) && p.full != 0 {
+		// Round robin over the non-empty crosspoints from the pointer on:
+		// rotate the occupancy vector so bit 0 is the pointer.
 		start := int(p.ptr.Q())
-		for j := 0; j < k; j++ {
-			i := (start + j) % k
+		rot := bits.RotateLeft64(p.full, -start)
+		if k < 64 {
+			rot = (p.full>>uint(start) | p.full<<uint(k-start)) & (1<<uint(k) - 1)
+		}
+		for ; rot != 0; rot &= rot - 1 {
+			i := (start + bits.TrailingZeros64(rot)) % k
 			h := p.xp[i].Head()
-			if h == nil || h.At > now {
-				continue
-			}
 			mask := p.lookahead(h)
 			if !p.Tx.Credits.CanSend(mask) {
 				waiting = true
 				continue
 			}
 			e := p.xp[i].Pop()
+			if p.xp[i].Len() == 0 {
+				p.full &^= 1 << uint(i)
+			}
 			p.Tx.Send(now, e.Pkt, mask)
 			p.done[i].Send(e.Slot)
 			p.ptr.Set(uint8((i + 1) % k))
@@ -97,10 +112,10 @@ func (p *outPort) Eval() {
 		}
 	}
 	p.stall.Set(waiting && !granted)
-	switch free, busy := p.Tx.Busy(now); {
-	case busy:
+	p.Tx.Settle(waiting && !granted)
+	if free, ok := p.Tx.WakeAt(now, p.full != 0); ok {
 		p.SleepUntil(free)
-	default:
+	} else {
 		p.Sleep() // an arrival or a credit wakes us
 	}
 }

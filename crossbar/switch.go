@@ -112,6 +112,8 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 		for o, out := range s.outs {
 			rtl.ConnectLine(&in.toXP[o], &out.fromXP[i], p.SwitchDelay)
 			rtl.ConnectLine(&out.done[i], &in.done[o], 1)
+			out.fromXP[i].Notify(out.ready, i)
+			in.done[o].Notify(in.ready, o)
 		}
 	}
 	return s, nil

@@ -180,7 +180,8 @@ func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
 			}
 			c := scenario.NewSwitchCheck(n)
 			h := c.Harness()
-			cr := n.Srcs[0].Tx.Credits
+			tx := n.Srcs[0].Tx
+			cr := tx.Credits
 			var hist [][3]uint16 // per cycle after commit: counter 0 (per link), 1 and 2 (per crosspoint)
 			for !h.Done() {
 				require.Less(t, n.Sim.Now(), uint64(20_000))
@@ -191,7 +192,7 @@ func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
 				var v [3]uint16
 				for j := range v {
 					if j < cr.Len() {
-						v[j] = cr.Q(j)
+						v[j] = tx.Available(j)
 					}
 				}
 				hist = append(hist, v)

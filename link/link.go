@@ -51,6 +51,47 @@ func (s *Sender) Tick(now uint64) {
 	}
 }
 
+// Settle decides, at the end of the owner's Eval, whether a returning credit
+// must wake the owner: only when it waits for one (it has a packet, the link
+// is idle and the credits are short), or when the counter is traced so the
+// waveform shows credits on the cycle they arrive. Otherwise the owner
+// picks the credits up when it next wakes (the link freeing, a new packet).
+func (s *Sender) Settle(waiting bool) {
+	s.Credit.SetWake(waiting || s.Credits.Traced())
+}
+
+// Available returns the credits of counter i as the hardware has them
+// between cycles: the counter plus credits that have arrived but that a
+// lazily waking owner has not picked up yet (Settle). Monitors and tests
+// read this, not the counter register.
+func (s *Sender) Available(i int) uint16 {
+	v := s.Credits.Q(i)
+	now := s.Module.Now()
+	if now == 0 {
+		return v
+	}
+	s.Credit.EachArrivedBy(now-1, func(t credit.Token) {
+		if s.Credits.Mode() == credit.PerLink || int(t.XP) == i {
+			v += t.N
+		}
+	})
+	return v
+}
+
+// Returning returns counter i plus every credit on its way back, arrived or
+// not: what the counter will hold once the link is quiet. A drained network
+// has all of them home or on the way, with no event left to wait for when
+// the owner picks credits up lazily.
+func (s *Sender) Returning(i int) uint16 {
+	v := s.Credits.Q(i)
+	s.Credit.Each(func(t credit.Token) {
+		if s.Credits.Mode() == credit.PerLink || int(t.XP) == i {
+			v += t.N
+		}
+	})
+	return v
+}
+
 // Idle reports whether the link can take a new head in this cycle.
 func (s *Sender) Idle(now uint64) bool { return now >= s.free }
 

@@ -40,6 +40,7 @@ type line[T any] struct {
 	set     *ReadySet // raised while the line holds values
 	word    int
 	bit     uint64
+	lazy    bool // arrivals do not wake the receiver (SetWake)
 }
 
 // Init declares the sending end under owner.
@@ -110,7 +111,9 @@ func (o *LineOut[T]) commit(p *partition) {
 	}
 	var zero T
 	o.staged = zero
-	p.wakeAt(l.in.sig.owner, at)
+	if !l.lazy {
+		p.wakeAt(l.in.sig.owner, at)
+	}
 }
 
 func (l *line[T]) grow() {
@@ -214,4 +217,39 @@ func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 	i.l.set = set
 	i.l.word = bit / 64
 	i.l.bit = 1 << uint(bit%64)
+}
+
+// SetWake chooses whether arrivals wake the receiving component (the
+// default) or wait until it looks (a credit return that matters only when
+// the sender is out of credits). Turning wake-ups back on schedules one for
+// every value still on the line, so none is missed. Call it from the
+// receiver's Eval.
+func (i *LineIn[T]) SetWake(on bool) {
+	l := i.l
+	if l.lazy == !on {
+		return
+	}
+	l.lazy = !on
+	if !on {
+		return
+	}
+	// Values sent while arrivals were lazy have no wake-up: give each one.
+	m := i.sig.owner.comp
+	for k := 0; k < l.n; k++ {
+		at := max(l.ring[(l.head+k)&(len(l.ring)-1)].at, m.sim.now+1)
+		m.part.timers = append(m.part.timers, timer{at: at, m: m})
+	}
+}
+
+// EachArrivedBy calls f for every value on the line that has arrived by cycle
+// c (received or not), oldest first; for monitors.
+func (i *LineIn[T]) EachArrivedBy(c uint64, f func(v T)) {
+	l := i.l
+	for k := 0; k < l.n; k++ {
+		e := &l.ring[(l.head+k)&(len(l.ring)-1)]
+		if e.at > c {
+			return
+		}
+		f(e.v)
+	}
 }

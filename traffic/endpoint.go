@@ -92,6 +92,7 @@ func (s *Source) Eval() {
 		}
 	}
 	s.qlen.Set(uint32(s.n))
+	s.Tx.Settle(s.n > 0 && s.Tx.Idle(now)) // idle with a packet: short of credits
 	// Wake for the next birth, the window edges, or the link freeing; a
 	// credit arrival wakes us too.
 	wake := ^uint64(0)

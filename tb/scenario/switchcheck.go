@@ -9,6 +9,7 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
@@ -167,7 +168,19 @@ func (c *SwitchCheck) Drained() bool {
 		if n.Srcs[i].Queue() > 0 || n.Sw.Buffered(i) > 0 {
 			return false
 		}
-		if !creditsHome(n.Srcs[i].Tx.Credits) || !creditsHome(n.Sw.Out(i).Credits) {
+		if !creditsHome(n.Srcs[i].Tx) || !creditsHome(n.Sw.Out(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// creditsHome reports whether every counter of a link's sender has all its
+// credits, home or on the wire back (a lazily waking sender picks them up
+// when it next needs them, which is no event to wait for).
+func creditsHome(tx *link.Sender) bool {
+	for j := 0; j < tx.Credits.Len(); j++ {
+		if tx.Returning(j) != tx.Credits.Capacity() {
 			return false
 		}
 	}
@@ -178,15 +191,6 @@ type counter interface {
 	Len() int
 	Q(int) uint16
 	Capacity() uint16
-}
-
-func creditsHome(cr counter) bool {
-	for j := 0; j < cr.Len(); j++ {
-		if cr.Q(j) != cr.Capacity() {
-			return false
-		}
-	}
-	return true
 }
 
 func creditBounds(name string, cr counter) error {
