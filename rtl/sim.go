@@ -113,6 +113,17 @@ func (s *Sim) Now() uint64 { return s.now }
 // PeriodPS is the clock period in picoseconds.
 func (s *Sim) PeriodPS() uint64 { return s.periodPS }
 
+// SetPeriodPS changes the clock period written to traces; call it before
+// Trace. Cycle counts do not change.
+func (s *Sim) SetPeriodPS(ps uint64) {
+	if s.tracer != nil {
+		panic("rtl: SetPeriodPS while tracing")
+	}
+	if ps != 0 {
+		s.periodPS = ps
+	}
+}
+
 // Seed is the master seed.
 func (s *Sim) Seed() uint64 { return s.seed }
 
