@@ -179,50 +179,19 @@ func buildNet(c netCfg, setup ...func(*rtl.Sim)) (*testNet, error) {
 // flight + what the switch holds for them + credits owed or returning =
 // capacity; per crosspoint counter in per-crosspoint mode.
 func (n *testNet) conservation() error {
-	c := n.cfg.buf
-	k := n.cfg.ports
 	for i, src := range n.srcs {
-		if n.cfg.mode == credit.PerLink {
-			// A token may carry several credits (oq-xp frees two slots in
-			// one cycle when two packets' last copies leave together).
-			returning := 0
-			src.Tx.Credit.Each(func(t credit.Token) { returning += int(t.N) })
-			got := int(src.Tx.Credits.Q(0)) + src.Tx.Data.InFlight() + n.sw.Buffered(i) +
-				n.sw.PendingCredits(i) + returning
-			if got != c {
-				return fmt.Errorf("link src(%d)->in(%d): credits %d + in flight %d + buffered %d + owed %d + returning %d = %d, capacity %d",
-					i, i, src.Tx.Credits.Q(0), src.Tx.Data.InFlight(), n.sw.Buffered(i), n.sw.PendingCredits(i), returning, got, c)
-			}
-		} else {
-			per := make([]int, k)
-			for o := range per {
-				per[o] = int(src.Tx.Credits.Q(o)) + n.sw.CopiesHeld(i, o)
-			}
-			src.Tx.Data.Each(func(p packet.Packet) {
-				m, _ := n.sw.Table.Lookup(&p, i)
-				for ; m != 0; m &= m - 1 {
-					per[bits.TrailingZeros64(m)]++
-				}
-			})
-			src.Tx.Credit.Each(func(t credit.Token) { per[t.XP] += int(t.N) })
-			for o, v := range per {
-				if v != c {
-					return fmt.Errorf("link src(%d)->in(%d), crosspoint (%d,%d): credits + in flight + held + returning = %d, capacity %d", i, i, i, o, v, c)
-				}
-			}
+		if err := n.sw.CheckInputCredits(i, src.Tx); err != nil {
+			return err
 		}
-		for o := 0; o < k; o++ {
+		for o := 0; o < n.cfg.ports; o++ {
 			if occ := n.sw.XPOccupancy(i, o); occ > n.sw.XPCapacity() || occ < 0 {
 				return fmt.Errorf("buffer (%d,%d) holds %d packets, capacity %d", i, o, occ, n.sw.XPCapacity())
 			}
 		}
 	}
-	for o, snk := range n.sinks {
-		tx := n.sw.Out(o)
-		got := int(tx.Credits.Q(0)) + tx.Data.InFlight() + snk.Rx.Credit.InFlight()
-		if got != c {
-			return fmt.Errorf("link out(%d)->dst(%d): credits %d + in flight %d + returning %d = %d, capacity %d",
-				o, o, tx.Credits.Q(0), tx.Data.InFlight(), snk.Rx.Credit.InFlight(), got, c)
+	for o := range n.sinks {
+		if err := n.sw.Out(o).CheckCredits(0); err != nil {
+			return err
 		}
 	}
 	return n.sw.Err()

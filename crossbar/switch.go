@@ -2,6 +2,7 @@ package crossbar
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/link"
@@ -217,4 +218,33 @@ func (s *Switch) CopiesHeld(i, o int) int {
 		}
 	}
 	return n
+}
+
+// CheckInputCredits checks the credit invariant of the link from tx into
+// input i: per link, credits + packets in flight + packets of input i still
+// in the switch + credits owed or on their way back = capacity; per
+// crosspoint, the same for every output o counted in copies bound for o.
+func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
+	if tx.Credits.Mode() == credit.PerLink {
+		return tx.CheckCredits(s.Buffered(i) + s.PendingCredits(i))
+	}
+	k := s.Ports()
+	per := make([]int, k)
+	for o := range per {
+		per[o] = int(tx.Credits.Q(o)) + s.CopiesHeld(i, o)
+	}
+	tx.Data.Each(func(p packet.Packet) {
+		m, _ := s.Table.Lookup(&p, i)
+		for ; m != 0; m &= m - 1 {
+			per[bits.TrailingZeros64(m)]++
+		}
+	})
+	tx.Credit.Each(func(t credit.Token) { per[t.XP] += int(t.N) })
+	for o, v := range per {
+		if c := int(tx.Credits.Capacity()); v != c {
+			return fmt.Errorf("%s -> %s, crosspoint (%d,%d): credits + in flight + held + returning = %d, capacity %d",
+				tx.Path(), s.In(i).Path(), i, o, v, c)
+		}
+	}
+	return nil
 }

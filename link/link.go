@@ -6,6 +6,8 @@
 package link
 
 import (
+	"fmt"
+
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -185,4 +187,18 @@ func (r *Receiver) ReturnCredit(t credit.Token) { r.Credit.Send(t) }
 func Connect(s *Sender, r *Receiver, delay uint64) {
 	rtl.ConnectLine(&s.Data, &r.Data, delay)
 	rtl.ConnectLine(&r.Credit, &s.Credit, delay)
+}
+
+// CheckCredits checks the credit invariant of a per-link counter (seed 002
+// §2): credits at the sender + packets on the line + what the receiving side
+// still holds for them (held) + credits on their way back = capacity.
+func (s *Sender) CheckCredits(held int) error {
+	returning := 0
+	s.Credit.Each(func(t credit.Token) { returning += int(t.N) })
+	got := int(s.Credits.Q(0)) + s.Data.InFlight() + held + returning
+	if c := int(s.Credits.Capacity()); got != c {
+		return fmt.Errorf("%s: credits %d + packets in flight %d + held downstream %d + returning %d = %d, capacity %d",
+			s.Path(), s.Credits.Q(0), s.Data.InFlight(), held, returning, got, c)
+	}
+	return nil
 }

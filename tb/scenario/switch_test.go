@@ -303,5 +303,5 @@ func TestSwitchCheckCatchesCreditLeak(t *testing.T) {
 	}
 	cr.Return(credit.Token{N: 1}) // a credit nobody freed
 	n.Sim.Step()
-	require.ErrorContains(t, c.Conservation(), "link src(0)->in(0)")
+	require.ErrorContains(t, c.Conservation(), "top.src(0).tx: credits 4 + packets in flight 1")
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hwcoll/hwcoll/config"
-	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
@@ -203,38 +202,8 @@ func creditBounds(name string, cr counter) error {
 	return nil
 }
 
-// Conservation is experiment.SwitchNet.Conservation with per-link credits
-// on their way back counted as credits, not as tokens: an input that frees
-// two packets in one cycle (two outputs granting its last copies) returns
-// one token worth 2, which n.Conservation counts as 1 and then reports a
-// lost credit (TestConservationCountsCreditsNotTokens in experiment). Once
-// that is fixed this can go and the harness can use n.Conservation.
-func (c *SwitchCheck) Conservation() error {
-	n := c.n
-	if n.Srcs[0].Tx.Credits.Mode() != credit.PerLink {
-		return n.Conservation()
-	}
-	capacity := n.Cfg.Network.XPBufferPackets
-	for i, src := range n.Srcs {
-		returning := 0
-		src.Tx.Credit.Each(func(t credit.Token) { returning += int(t.N) })
-		got := int(src.Tx.Credits.Q(0)) + src.Tx.Data.InFlight() + n.Sw.Buffered(i) + n.Sw.PendingCredits(i) + returning
-		if got != capacity {
-			return fmt.Errorf("link src(%d)->in(%d): credits %d + in flight %d + buffered %d + owed %d + returning %d = %d, capacity %d",
-				i, i, src.Tx.Credits.Q(0), src.Tx.Data.InFlight(), n.Sw.Buffered(i), n.Sw.PendingCredits(i), returning, got, capacity)
-		}
-	}
-	for o, snk := range n.Sinks {
-		tx := n.Sw.Out(o)
-		returning := 0
-		snk.Rx.Credit.Each(func(t credit.Token) { returning += int(t.N) })
-		if got := int(tx.Credits.Q(0)) + tx.Data.InFlight() + returning; got != capacity {
-			return fmt.Errorf("link out(%d)->dst(%d): credits %d + in flight %d + returning %d = %d, capacity %d",
-				o, o, tx.Credits.Q(0), tx.Data.InFlight(), returning, got, capacity)
-		}
-	}
-	return n.Sw.Err()
-}
+// Conservation is the netlist's credit invariant on every link.
+func (c *SwitchCheck) Conservation() error { return c.n.Conservation() }
 
 // bounds: 0 ≤ credits ≤ capacity everywhere, occupancy ≤ capacity.
 func (c *SwitchCheck) bounds() error {
