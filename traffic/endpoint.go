@@ -93,10 +93,17 @@ func (s *Source) Eval() {
 	}
 	s.qlen.Set(uint32(s.n))
 	s.Tx.Settle(s.n > 0 && s.Tx.Idle(now)) // idle with a packet: short of credits
-	// Wake for the next birth, the window edges, or the link freeing; a
-	// credit arrival wakes us too.
+	// Wake for the link freeing, the window edges, or the next birth — but a
+	// birth needs an evaluation of its own only when it could leave at once:
+	// with packets queued, or the link busy past it, it is generated when we
+	// next wake (its birth time is drawn already, so latency is unchanged).
+	// A traced queue length wakes at every birth so the waveform is exact.
+	// A credit arrival wakes us when we wait for one (Settle).
 	wake := ^uint64(0)
-	if s.Proc != nil && (s.StopAt == 0 || s.next < s.StopAt) {
+	births := s.Proc != nil && (s.StopAt == 0 || s.next < s.StopAt)
+	free, busy := s.Tx.Busy(now)
+	pending := births && busy && s.next < free // a birth will wait for the link
+	if births && (s.qlen.Traced() || s.n == 0 && !pending) {
 		wake = s.next
 	}
 	for _, t := range [2]uint64{s.Win.Start, s.Win.End} {
@@ -104,8 +111,8 @@ func (s *Source) Eval() {
 			wake = min(wake, t)
 		}
 	}
-	if free, ok := s.Tx.WakeAt(now, s.n > 0); ok {
-		wake = min(wake, free)
+	if at, ok := s.Tx.WakeAt(now, s.n > 0 || pending); ok {
+		wake = min(wake, at)
 	}
 	if wake == ^uint64(0) {
 		s.Sleep()
