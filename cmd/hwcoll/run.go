@@ -11,6 +11,7 @@ import (
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/scenario"
 )
 
 // runExperiment is `hwcoll run` once the config is valid: build, trace when
@@ -33,7 +34,11 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 			if len(sigs) == 0 && trace != "" {
 				return usagef("--trace %q selects no signal (names look like top.sw.out(3).xp(1).occupancy; '*' matches dots too)", trace)
 			}
-			return writeGTKW(gtkwPath(vcdPath), filepath.Base(vcdPath), tb.ByModule(sigs))
+			groups := tb.ByModule(sigs)
+			if cfg.Network.Topology == config.TopologySwitch {
+				groups = scenario.SwitchGroups(cfg.Network.Ports, sigs) // one group per port
+			}
+			return writeGTKW(gtkwPath(vcdPath), filepath.Base(vcdPath), groups)
 		}
 	}
 	var stopped atomic.Bool
