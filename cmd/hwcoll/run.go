@@ -12,6 +12,7 @@ import (
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 // runExperiment is `hwcoll run` once the config is valid: build, trace when
@@ -19,6 +20,7 @@ import (
 func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace string) error {
 	var opt experiment.Options
 	var f *os.File
+	var sigs []rtl.TracedSignal
 	if vcdPath != "" {
 		var err error
 		if f, err = os.Create(vcdPath); err != nil {
@@ -30,15 +32,12 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 			}
 		}()
 		opt.VCD, opt.Trace = f, trace
-		opt.Traced = func(sigs []rtl.TracedSignal) error {
-			if len(sigs) == 0 && trace != "" {
+		opt.Traced = func(s []rtl.TracedSignal) error {
+			if len(s) == 0 && trace != "" {
 				return usagef("--trace %q selects no signal (names look like top.sw.out(3).xp(1).occupancy; '*' matches dots too)", trace)
 			}
-			groups := tb.ByModule(sigs)
-			if cfg.Network.Topology == config.TopologySwitch {
-				groups = scenario.SwitchGroups(cfg.Network.Ports, sigs) // one group per port
-			}
-			return writeGTKW(gtkwPath(vcdPath), filepath.Base(vcdPath), groups)
+			sigs = s
+			return nil
 		}
 	}
 	var stopped atomic.Bool
@@ -73,6 +72,16 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 			return err
 		}
 		return usagef("%s", oneLine(err.Error()))
+	}
+	if vcdPath != "" {
+		groups := tb.ByModule(sigs)
+		if cfg.Network.Topology == config.TopologySwitch {
+			groups = scenario.SwitchGroups(cfg.Network.Ports, sigs) // one group per port
+		}
+		_, period := rtl.Timescale(cfg.Timing().PeriodPS)
+		if err := writeGTKW(gtkwPath(vcdPath), filepath.Base(vcdPath), groups, vcd.FitTime(r.Cycles*period)); err != nil {
+			return usagef("--vcd: %v", err)
+		}
 	}
 	if stopped.Load() {
 		r.Error = fmt.Sprintf("interrupted at cycle %d", r.Cycles)

@@ -183,6 +183,7 @@ func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err erro
 
 	// Tracing.
 	var f *os.File
+	var groups []vcd.Group
 	if o.vcd != "" {
 		f, err = os.Create(o.vcd)
 		if err != nil {
@@ -208,9 +209,7 @@ func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err erro
 			return out, usagef("--trace %q selects no signal of scenario %s (signal names look like top.link.producer.credits; '*' matches dots too)", o.trace, s.Name)
 		}
 		out.vcd, out.gtkw, out.tracedCount = o.vcd, gtkwPath(o.vcd), len(sigs)
-		if err := writeGTKW(out.gtkw, filepath.Base(o.vcd), tb.GroupsFor(h, sigs)); err != nil {
-			return out, usagef("--vcd: %v", err)
-		}
+		groups = tb.GroupsFor(h, sigs)
 	}
 
 	// Ctrl-C stops the run at the next cycle boundary; the monitor covers a
@@ -249,6 +248,10 @@ func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err erro
 		if err != nil {
 			return out, usagef("--vcd %s: %v", o.vcd, err)
 		}
+		_, period := rtl.Timescale(sim.PeriodPS())
+		if err := writeGTKW(out.gtkw, filepath.Base(o.vcd), groups, vcd.FitTime(res.Cycles*period)); err != nil {
+			return out, usagef("--vcd: %v", err)
+		}
 	}
 
 	r := &out.report
@@ -277,12 +280,12 @@ func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err erro
 	return out, nil
 }
 
-func writeGTKW(path, dumpfile string, groups []vcd.Group) error {
+func writeGTKW(path, dumpfile string, groups []vcd.Group, opts ...vcd.GTKWOption) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := vcd.WriteGTKW(f, dumpfile, groups); err != nil {
+	if err := vcd.WriteGTKW(f, dumpfile, groups, opts...); err != nil {
 		f.Close()
 		return err
 	}

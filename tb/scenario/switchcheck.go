@@ -449,7 +449,10 @@ func SwitchGroups(k int, sigs []rtl.TracedSignal) []vcd.Group {
 			for j, s := range sigs {
 				if !used[j] && under(s.Module, root) {
 					used[j] = true
-					g.Signals = append(g.Signals, vcd.Signal{Name: s.Path, Width: s.Width, Kind: s.Kind})
+					// The alias keeps the path: a group mixes modules whose
+					// signals share leaf names (valid, pkt); "/" because GTKWave shows an
+					// alias only after its last ".".
+					g.Signals = append(g.Signals, vcd.Signal{Name: s.Path, Width: s.Width, Kind: s.Kind, Alias: strings.ReplaceAll(strings.TrimPrefix(s.Path, "top."), ".", "/")})
 				}
 			}
 		}
