@@ -47,7 +47,8 @@ func drawSwitch(t *rapid.T, maxPorts int) config.Config {
 	// Copies created per cycle ≈ inputs · load · fanout / packet cycles.
 	perCycle := float64(inputs) * load * float64(fanout) / float64(cfg.Timing().PacketCycles)
 	measure := rapid.IntRange(1, 3000).Draw(t, "measure_cycles")
-	measure = max(1, min(measure, int(3000/perCycle)))
+	// At least one packet time: a shorter window is refused as bad input.
+	measure = max(int(cfg.Timing().PacketCycles), min(measure, int(3000/perCycle)))
 	require.NoError(t, cfg.Set(fmt.Sprintf("run.measure_cycles=%d", measure)))
 	return cfg
 }

@@ -55,6 +55,9 @@ func NewSwitch(cfg config.Config) (*SwitchNet, error) {
 	if cyc > 1<<31 {
 		return nil, fmt.Errorf("packet.bytes: %d bytes take %d cycles on the link; too long", cfg.Packet.Bytes, cyc)
 	}
+	if m := uint64(cfg.Run.MeasureCycles); m < cyc {
+		return nil, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles at these link and clock settings); allowed: at least %d", m, cyc, cyc)
+	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
 	p := crossbar.Params{
 		Ports:       k,
@@ -244,6 +247,10 @@ func (n *SwitchNet) result(wall float64) Result {
 			hops += 2 * s.Received // source→switch and switch→sink
 		}
 		r.FlitHopsPerS = float64(hops) / wall
+	}
+	if born == 0 {
+		r.Error = "no packet was born in the measurement window; raise traffic.load or run.measure_cycles"
+		r.Stable = false
 	}
 	if err := n.Sw.Err(); err != nil {
 		r.Error = err.Error()
