@@ -103,7 +103,9 @@ func runModes(t require.TestingT, cfg config.Config) (map[string]experiment.Resu
 		require.Equal(t, done.Cycles, r.Cycles)
 		require.NoError(t, n.Sim.EndTrace())
 		n.Sim.Close()
-		require.Empty(t, r.Error)
+		if r.MeasuredSent > 0 { // a tiny window may hold no packet: that is reported, and still compared
+			require.Empty(t, r.Error)
+		}
 		res[name], traces[name] = wallFree(r, true), buf.Bytes()
 	}
 	return res, traces
