@@ -38,6 +38,7 @@ type Config struct {
 	Packet   Packet  `yaml:"packet" json:"packet"`
 	NIC      NIC     `yaml:"nic" json:"nic"`
 	Traffic  Traffic `yaml:"traffic" json:"traffic"`
+	Combine  Combine `yaml:"combine" json:"combine"`
 	Run      Run     `yaml:"run" json:"run"`
 }
 
@@ -92,6 +93,15 @@ type Traffic struct {
 	Fanout       int     `yaml:"fanout" json:"fanout"`
 	MessageBytes int     `yaml:"message_bytes" json:"message_bytes"`
 	Multicast    string  `yaml:"multicast" json:"multicast"`
+}
+
+// Combine configures the switches' combine units (seed 002 §2, Fig. 2): the
+// ALU's rate and the reduction collective runs perform.
+type Combine struct {
+	ElementsPerCycle int    `yaml:"elements_per_cycle" json:"elements_per_cycle"`
+	Op               string `yaml:"op" json:"op"`
+	Type             string `yaml:"type" json:"type"`
+	FloatMode        string `yaml:"float_mode" json:"float_mode"`
 }
 
 // Run bounds the simulation: warm up, measure a window, then drain until
@@ -173,6 +183,7 @@ func Default() Config {
 		Packet:  Packet{Bytes: 256},
 		NIC:     NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300},
 		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware},
+		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
 		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000},
 	}
 }

@@ -35,7 +35,7 @@ type inPort struct {
 }
 
 func newInPort(s *Switch, i int) *inPort {
-	k := s.P.Ports
+	k := s.k
 	// One slot per packet the upstream may have in the switch: its credits,
 	// which in per-crosspoint mode are a full crosspoint's worth per output.
 	slots := s.P.XPPackets
@@ -110,6 +110,7 @@ func (p *inPort) Eval() {
 		p.inUse++
 		p.copies[slot] = uint16(bits.OnesCount64(mask))
 		pk.Hops++
+		pk.InPort = uint8(p.idx)
 		for m := mask; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
 			p.toXP[o].Send(xpbuf.Entry{Pkt: pk, Slot: slot})

@@ -33,9 +33,14 @@ type outPort struct {
 }
 
 func newOutPort(s *Switch, o int) *outPort {
-	k := s.P.Ports
+	k := s.k
 	ds := Downstream{Mode: credit.PerLink, Counters: 1, Capacity: uint16(s.P.XPPackets)}
-	if s.P.Downstream != nil {
+	switch {
+	case o >= s.P.Ports: // a combine unit: its input buffer, per-link credits
+		if b := s.P.Combine.Buffer; b > 0 {
+			ds.Capacity = uint16(b)
+		}
+	case s.P.Downstream != nil:
 		ds = s.P.Downstream(o)
 	}
 	p := &outPort{sw: s, idx: o, fromXP: make([]rtl.LineIn[xpbuf.Entry], k), done: make([]rtl.LineOut[uint16], k),

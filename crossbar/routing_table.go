@@ -18,12 +18,53 @@ type Table struct {
 	ports   int
 	unicast []uint64
 	coll    map[uint32]uint64
+	root    map[uint32]int // collective address -> root (up) port, for the combine tree
+	units   int            // combine units on ports ports .. ports+units-1
 }
 
 // NewTable makes an empty table for a switch of the given radix.
 func NewTable(ports int) *Table {
-	return &Table{ports: ports, coll: map[uint32]uint64{}}
+	return &Table{ports: ports, coll: map[uint32]uint64{}, root: map[uint32]int{}}
 }
+
+// SetRoot names the root port of a reduction entry: the one set port that
+// does not send and gets the result. A single combine unit finds it by
+// itself (the port that has not delivered when k−1 have, seed 002 §2.1);
+// the hierarchical tree needs it, because a leaf sees only its own ports and
+// cannot tell a late member from the root (see CombineUnits). Entries that
+// set the root combine unit's port (allreduce, barrier) need none.
+func (t *Table) SetRoot(addr uint32, port int) { t.root[addr] = port }
+
+// Root returns the root port set by SetRoot.
+func (t *Table) Root(addr uint32) (int, bool) {
+	r, ok := t.root[addr]
+	return r, ok
+}
+
+// CombineRoot is the port of the root combine unit (the only one without a
+// tree), -1 without combine units: an entry that sets it makes the unit the
+// root of the collective (allreduce, barrier).
+func (t *Table) CombineRoot() int {
+	if t.units == 0 {
+		return -1
+	}
+	return t.ports + t.units - 1
+}
+
+// combineFor is the combine unit serving external port in: the only unit,
+// or in a tree the leaf of in's block (Leaf).
+func (t *Table) combineFor(in int) int {
+	if t.units == 1 {
+		return t.ports
+	}
+	return t.ports + Leaf(in, t.ports, t.units)
+}
+
+// Leaf is the leaf combine unit (0 .. units−2) serving external port p of a
+// ports-port switch with a tree of units units (Fig. 3): contiguous blocks,
+// leaf ⌊p·(units−1)/ports⌋, so the leaves serve ⌊ports/(units−1)⌋ or one
+// more ports each (32 ports, 5 units: four leaves of 8 ports).
+func Leaf(p, ports, units int) int { return p * (units - 1) / ports }
 
 // SetUnicast routes destination node dst to the outputs in mask.
 func (t *Table) SetUnicast(dst uint32, mask uint64) {
@@ -45,6 +86,15 @@ func (t *Table) Collective(addr uint32) (uint64, bool) {
 // Lookup returns the outputs a packet arriving on input in goes to: the
 // unicast entry, or for a multicast or broadcast every port of the entry
 // except the arrival port (the crossbar is used once for all of them).
+//
+// Reduce and Barrier packets (seed 002 §2.1) arriving on an external port go
+// to the combine unit's port (in a tree, the port of the leaf serving the
+// arrival port) whatever their Mask. One coming FROM a combine unit (in is
+// a unit's port) is a partial result and is directed: it goes exactly to
+// the one port in its Mask (the entry's remaining port, or a leaf's root
+// unit). A collective entry may set the combine unit's own port:
+// the unit is then the root (allreduce, barrier) and emits a Broadcast over
+// the entry, which the Broadcast rule sends to every member port.
 func (t *Table) Lookup(p *packet.Packet, in int) (uint64, error) {
 	switch p.Op {
 	case packet.Unicast:
@@ -65,6 +115,24 @@ func (t *Table) Lookup(p *packet.Packet, in int) (uint64, error) {
 			return 0, fmt.Errorf("collective %d has no port but the arrival port %d", p.Dst, in)
 		}
 		return m, nil
+	case packet.Reduce, packet.Barrier:
+		if t.units == 0 {
+			break
+		}
+		if in >= t.ports {
+			if p.Mask == 0 || p.Mask&(p.Mask-1) != 0 || int(bits.TrailingZeros64(p.Mask)) == in {
+				return 0, fmt.Errorf("combine unit result for collective %d: Mask %#x must name exactly one other port", p.Dst, p.Mask)
+			}
+			return p.Mask, nil
+		}
+		m, ok := t.coll[p.Dst]
+		if !ok {
+			return 0, fmt.Errorf("no collective entry for address %d", p.Dst)
+		}
+		if m&(1<<uint(in)) == 0 {
+			return 0, fmt.Errorf("%v packet for collective %d arrived on port %d, which its entry %#x does not set", p.Op, p.Dst, in, m)
+		}
+		return 1 << uint(t.combineFor(in)), nil
 	}
 	return 0, fmt.Errorf("%v packets need a combine unit, which this switch has not", p.Op)
 }

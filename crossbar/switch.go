@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/hwcoll/hwcoll/combine"
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
@@ -38,6 +39,22 @@ type Params struct {
 	// will use in the next switch (look-ahead routing, per-crosspoint credit
 	// mode), and the number and capacity of the next hop's counters.
 	Downstream func(o int) Downstream
+	// CombineUnits (oq-xp; config network.combine_units) is the number of
+	// combine units (seed 002 §2, Fig. 2): 0 none, 1 one unit. Unit u sits
+	// on the extra port Ports+u: output Ports+u feeds it, input Ports+u takes
+	// its results, so the crossbar has Ports+CombineUnits ports inside while
+	// Ports() and the links of In/Out stay the Ports external ones.
+	//
+	// r ≥ 2 units are the hierarchical tree of Fig. 3: units 0..r−2 are
+	// leaves, each serving a contiguous block of external ports (Leaf), unit
+	// r−1 is the root. A leaf folds the packets of its block's entry ports
+	// (but the root port, Table.SetRoot) and sends its partial to the root
+	// unit, which folds the partials of the leaves that have members and
+	// sends the result to the root port, or multicasts it when the entry
+	// sets the root unit's port (Table.CombineRoot).
+	CombineUnits int
+	// Combine configures every combine unit.
+	Combine combine.Params
 }
 
 // Downstream describes what is at the far end of an output's link.
@@ -61,6 +78,17 @@ func (p Params) Validate() error {
 		return fmt.Errorf("switch.delay_ns: the switch delay must be at least one cycle")
 	case p.Iterations < 0 || p.Iterations > 16:
 		return fmt.Errorf("network.iterations: %d is out of range; allowed 1..16", p.Iterations)
+	case p.CombineUnits < 0 || p.CombineUnits > p.Ports+1:
+		return fmt.Errorf("network.combine_units: %d is out of range for %d ports; allowed 1..%d (a tree's leaves serve at least one port each)", p.CombineUnits, p.Ports, p.Ports+1)
+	case p.CombineUnits > 0 && p.Org != "" && p.Org != OQXP:
+		return fmt.Errorf("network.combine_units: combine units attach to crosspoint buffers, which %s has not; allowed with %s: 0 (or network.organization: oq-xp)", p.Org, p.Org)
+	case p.Ports+p.CombineUnits > MaxPorts:
+		return fmt.Errorf("network.ports: %d ports and %d combine units exceed the %d crossbar ports", p.Ports, p.CombineUnits, MaxPorts)
+	}
+	if p.CombineUnits > 0 {
+		if err := p.Combine.Validate(); err != nil {
+			return err
+		}
 	}
 	switch p.Org {
 	case "", OQXP:
@@ -83,6 +111,8 @@ type Switch struct {
 	ins   []*inPort  // oq-xp
 	outs  []*outPort // oq-xp
 	sc    *scheduler // iq-fifo, voq
+	units []*combine.Unit
+	k     int // crossbar ports: Ports + CombineUnits
 }
 
 // New builds a switch under parent.
@@ -96,13 +126,13 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	if p.Iterations == 0 {
 		p.Iterations = 1
 	}
-	s := &Switch{P: p, Table: NewTable(p.Ports)}
+	s := &Switch{P: p, Table: NewTable(p.Ports), k: p.Ports + p.CombineUnits}
 	if p.Org != OQXP {
 		s.sc = newScheduler(parent, name, s)
 		return s, nil
 	}
 	s.Init(parent, name, s)
-	k := p.Ports
+	k := s.k
 	for i := 0; i < k; i++ {
 		s.ins = append(s.ins, newInPort(s, i))
 	}
@@ -117,7 +147,86 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			in.done[o].Notify(in.ready, o)
 		}
 	}
+	s.Table.units = p.CombineUnits
+	for u := 0; u < p.CombineUnits; u++ {
+		port := p.Ports + u
+		counters := 1
+		if p.CreditMode == credit.PerCrosspoint {
+			counters = k
+		}
+		unit, err := combine.New(&s.Module, rtl.Idx("combine", u), p.Combine, port, p.CreditMode, counters,
+			uint16(p.XPPackets), s.Table.Collective,
+			func(pk *packet.Packet) uint64 { m, _ := s.Table.Lookup(pk, port); return m })
+		if err != nil {
+			return nil, err
+		}
+		if p.CombineUnits > 1 {
+			unit.Expect = s.treeExpect(u)
+		}
+		// The unit is on the switch die: one-cycle wires both ways.
+		link.Connect(s.outs[port].Tx, unit.Rx, 1)
+		link.Connect(unit.Tx, s.ins[port].Rx, 1)
+		s.units = append(s.units, unit)
+	}
 	return s, nil
+}
+
+// treeExpect is what unit u of the hierarchical tree waits for (see
+// Params.CombineUnits): a leaf, its block's entry ports but the root port,
+// then its partial to the root unit; the root, the leaves with members,
+// then the result to the root port or, when the entry sets the root unit,
+// back to every member.
+func (s *Switch) treeExpect(u int) func(addr uint32, entry uint64) (uint64, int, error) {
+	k, r := s.P.Ports, s.P.CombineUnits
+	rootUnit := k + r - 1
+	ext := uint64(1)<<uint(k) - 1
+	if k == 64 {
+		ext = ^uint64(0)
+	}
+	return func(addr uint32, entry uint64) (uint64, int, error) {
+		out := rootUnit
+		senders := entry & ext
+		if entry&(1<<uint(rootUnit)) == 0 {
+			q, ok := s.Table.Root(addr)
+			if !ok || entry&(1<<uint(q)) == 0 || q >= k {
+				return 0, 0, fmt.Errorf("collective %d: a combine tree (network.combine_units %d) needs the entry's root port (Table.SetRoot) or the root unit's port %d in the entry", addr, r, rootUnit)
+			}
+			senders &^= 1 << uint(q)
+			out = q
+		}
+		var leaves uint64
+		for m := senders; m != 0; m &= m - 1 {
+			leaves |= 1 << uint(k+Leaf(bits.TrailingZeros64(m), k, r))
+		}
+		if u == r-1 {
+			return leaves, out, nil
+		}
+		var mine uint64
+		for m := senders; m != 0; m &= m - 1 {
+			if p := bits.TrailingZeros64(m); Leaf(p, k, r) == u {
+				mine |= 1 << uint(p)
+			}
+		}
+		return mine, rootUnit, nil
+	}
+}
+
+// Units returns the combine units (nil without).
+func (s *Switch) Units() []*combine.Unit { return s.units }
+
+// CheckCombineCredits checks the credit invariant on both links of every
+// combine unit: the switch output into the unit (the unit holds a packet's
+// credit until its ALU is done) and the unit's link into its input port.
+func (s *Switch) CheckCombineCredits() error {
+	for _, u := range s.units {
+		if err := s.outs[u.Port()].Tx.CheckCredits(u.Held()); err != nil {
+			return err
+		}
+		if err := s.CheckInputCredits(u.Port(), u.Tx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Ports is the radix.
@@ -153,6 +262,11 @@ func (s *Switch) Err() error {
 	for _, out := range s.outs {
 		if out.err != nil {
 			return out.err
+		}
+	}
+	for _, u := range s.units {
+		if err := u.Err(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -229,6 +343,9 @@ func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
 		return tx.CheckCredits(s.Buffered(i) + s.PendingCredits(i))
 	}
 	k := s.Ports()
+	if s.sc == nil {
+		k = s.k
+	}
 	per := make([]int, k)
 	for o := range per {
 		per[o] = int(tx.Credits.Q(o)) + s.CopiesHeld(i, o)

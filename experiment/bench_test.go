@@ -68,3 +68,44 @@ func BenchmarkIdleSwitch32(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/cycle")
 	b.ReportMetric(float64(n.Sim.Stats().Evals)/float64(b.N), "evals/Mcycle")
 }
+
+// BenchmarkCollective runs one reduce per iteration on an 8- or 32-port
+// switch with 1 or 5 combine units (the tree) for messages of 64 B to
+// 16 KiB, and reports the completion time and the combine throughput
+// (reduction packets folded per wall-second).
+func BenchmarkCollective(b *testing.B) {
+	for _, ports := range []int{8, 32} {
+		for _, units := range []int{1, 5} {
+			for _, size := range []int{64, 1024, 16384} {
+				b.Run(fmt.Sprintf("ports=%d/units=%d/bytes=%d", ports, units, size), func(b *testing.B) {
+					cfg := config.Default()
+					for _, s := range []string{"traffic.pattern=reduce", fmt.Sprintf("network.ports=%d", ports),
+						fmt.Sprintf("network.combine_units=%d", units), fmt.Sprintf("traffic.message_bytes=%d", size)} {
+						if err := cfg.Set(s); err != nil {
+							b.Fatal(err)
+						}
+					}
+					var folded uint64
+					var r Result
+					b.ReportAllocs()
+					for i := 0; i < b.N; i++ {
+						n, err := BuildCollective(cfg)
+						if err != nil {
+							b.Fatal(err)
+						}
+						r = n.Run()
+						for _, u := range n.Sw.Units() {
+							folded += u.Absorbed()
+						}
+						n.Sim.Close()
+						if r.Error != "" {
+							b.Fatal(r.Error)
+						}
+					}
+					b.ReportMetric(float64(r.CompletionCycles), "completion-cycles")
+					b.ReportMetric(float64(folded)/b.Elapsed().Seconds(), "folds/s")
+				})
+			}
+		}
+	}
+}

@@ -25,27 +25,34 @@ type Options struct {
 func Run(cfg config.Config, opt Options) (Result, error) {
 	switch cfg.Network.Topology {
 	case config.TopologySwitch:
-		n, err := BuildSwitch(cfg)
+		var n runner
+		var err error
+		if IsCollective(cfg.Traffic.Pattern) {
+			n, err = BuildCollective(cfg)
+		} else {
+			n, err = BuildSwitch(cfg)
+		}
 		if err != nil {
 			return Result{}, err
 		}
-		defer n.Sim.Close()
+		sim := n.sim()
+		defer sim.Close()
 		if opt.VCD != nil {
 			if err := n.Trace(opt.VCD, opt.Trace); err != nil {
 				return Result{}, err
 			}
 			if opt.Traced != nil {
-				if err := opt.Traced(n.Sim.TracedSignals()); err != nil {
+				if err := opt.Traced(sim.TracedSignals()); err != nil {
 					return Result{}, err
 				}
 			}
 		}
 		if opt.Started != nil {
-			opt.Started(n.Sim)
+			opt.Started(sim)
 		}
 		r := n.Run()
 		if opt.VCD != nil {
-			if err := n.Sim.EndTrace(); err != nil {
+			if err := sim.EndTrace(); err != nil {
 				return r, err
 			}
 		}
@@ -53,3 +60,13 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 	}
 	return Result{}, fmt.Errorf("network.topology: %q has no model yet; allowed now: switch", cfg.Network.Topology)
 }
+
+// runner is a built single-switch experiment: a load run or a collective.
+type runner interface {
+	sim() *rtl.Sim
+	Trace(w io.Writer, globs string) error
+	Run() Result
+}
+
+func (n *SwitchNet) sim() *rtl.Sim     { return n.Sim }
+func (c *CollectiveNet) sim() *rtl.Sim { return c.Sim }

@@ -140,6 +140,9 @@ func (n *SwitchNet) Conservation() error {
 			return err
 		}
 	}
+	if err := n.Sw.CheckCombineCredits(); err != nil { // none in load runs today
+		return err
+	}
 	return n.Sw.Err()
 }
 

@@ -1,7 +1,11 @@
 // Package packet is the packet format every block carries (DESIGN §4): a
 // header with addressing, collective tag, message id, sequence and length.
 // Packets are values: links, buffers and multicast replication copy them,
-// so nothing is allocated per packet and no two components share one.
+// so nothing is allocated per packet and no two components share one —
+// except a reduction's payload (Payload), the one per-packet allocation for
+// now: a slice that is immutable once the packet is sent, so copies (links,
+// multicast replication) share it and a combine unit builds a new slice for
+// every packet it emits (seed 002 §2.1).
 package packet
 
 import "fmt"
@@ -26,8 +30,7 @@ func (o Op) String() string {
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
-// Packet is the header (and, for small reductions later, the payload
-// reference) of one packet.
+// Packet is the header and, for reductions, the payload of one packet.
 type Packet struct {
 	ID     uint64 // unique per run: source << 40 | sequence at the source
 	Src    uint32 // source node
@@ -42,9 +45,17 @@ type Packet struct {
 	Born   uint64 // cycle the packet entered its source queue (latency starts here)
 	Sent   uint64 // cycle its head left the source
 	Hops   uint8
+	// InPort is the switch input the packet last arrived on, written by the
+	// input port with the packet into its crosspoints: a combine unit marks
+	// that port as delivered in its arrival-port mask (seed 002 §2.1).
+	InPort uint8
 	// Measured marks a packet born inside the measurement window: its
 	// latency counts and the run drains until every copy of it arrived.
 	Measured bool
+	// Payload is a Reduce packet's contribution or partial result as ALU
+	// wire words (alu.Spec.Encode); nil for every other packet and for a
+	// Barrier. Never written after the packet is sent: copies share it.
+	Payload []uint64
 }
 
 // MakeID builds the unique packet id from a source and its running count.

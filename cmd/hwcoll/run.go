@@ -112,6 +112,21 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 	if r.Error != "" {
 		state = a.paint("ERROR", red)
 	}
+	if experiment.IsCollective(r.Pattern) {
+		fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), one %s over %d nodes\n",
+			state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Pattern, r.Inputs)
+		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d packets injected, %d delivered; %d cycles\n",
+			r.CompletionCycles, r.CompletionNS, r.PacketsInjected, r.PacketsDelivered, r.Cycles)
+		fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, wall %.3fs\n",
+			r.KernelEvals, r.SkippedCycles, r.SimCyclesPerSecond, r.WallSeconds)
+		if r.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", r.Error)
+		}
+		if vcdPath != "" {
+			fmt.Fprintf(w, "  trace: gtkwave %s %s\n", vcdPath, gtkwPath(vcdPath))
+		}
+		return
+	}
 	fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), %s %s traffic at load %g\n",
 		state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Process, r.Pattern, r.OfferedLoad)
 	fmt.Fprintf(w, "  accepted %.3f  delivered %.3f  (generated %.3f)", r.AcceptedLoad, r.DeliveredLoad, r.GeneratedLoad)

@@ -21,7 +21,7 @@ func TestRegistry(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, s.Name, got.Name)
 	}
-	require.Equal(t, []string{"arbiter", "creditlink", "pipeline", "switch-credit-stall", "switch-multicast", "switch-unicast"}, names)
+	require.Equal(t, []string{"arbiter", "combine", "creditlink", "pipeline", "switch-credit-stall", "switch-multicast", "switch-unicast"}, names)
 	_, ok := Lookup("nope")
 	require.False(t, ok)
 }

@@ -1,0 +1,413 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/hwcoll/hwcoll/alu"
+	"github.com/hwcoll/hwcoll/combine"
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/crossbar"
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/traffic"
+)
+
+// IsCollective reports whether a traffic pattern is one collective
+// operation (run to completion) rather than a load.
+func IsCollective(pattern string) bool {
+	switch pattern {
+	case config.PatternReduce, config.PatternAllreduce, config.PatternBarrier, config.PatternBroadcast:
+		return true
+	}
+	return false
+}
+
+// collAddr is the collective address of the run's one collective.
+const collAddr = 1
+
+// CollectiveNet is a single-switch collective run (traffic.pattern reduce |
+// allreduce | barrier | broadcast): the participants are nodes 0 ..
+// network.inputs−1, each behind switch port i; every member sends its
+// message (traffic.message_bytes, split into packets of packet.bytes, 8
+// bytes per element) from cycle 0, and the run ends when the last
+// participant holds the whole result (completion_cycles: the cycle after the
+// last result packet's tail arrived).
+//
+//   - reduce: node 0 is the root; nodes 1.. send Reduce packets; the routing
+//     entry sets the members and the root's port, so the combine unit sends
+//     the result to the root (seed 002 §2.1: k ports, k−1 absorbed).
+//   - allreduce: every node sends; the entry sets the members and the combine
+//     unit's own port, so the unit is the root and multicasts the result
+//     back over the same entry (a Broadcast) — our choice: one pass through
+//     the unit, no separate root node.
+//   - barrier: as allreduce with one Barrier packet without payload.
+//   - broadcast: node 0 multicasts its message to the others over the entry.
+//
+// network.combine_units > 1 is the hierarchical tree (crossbar.Params.
+// CombineUnits; ports are assigned to leaves in contiguous blocks,
+// crossbar.Leaf). The switch gets its combine unit(s) only for these
+// patterns, so load runs keep exactly the netlist they had.
+type CollectiveNet struct {
+	Sim     *rtl.Sim
+	Sw      *crossbar.Switch
+	Members []*traffic.Script
+	Sinks   []*traffic.Sink
+	Cfg     config.Config
+	Timing  config.Timing
+
+	spec      alu.Spec
+	receivers []int
+	npk       int        // result packets each receiver must get
+	expect    [][]uint64 // per packet: the model's result elements
+	got       []int      // per port: result packets received
+	done      []uint64   // per port: cycle after the last result tail
+	bad       []string   // per port: first wrong result (per port: sinks may run in parallel)
+}
+
+// BuildCollective elaborates the collective netlist of cfg.
+func BuildCollective(cfg config.Config) (*CollectiveNet, error) {
+	c, err := NewCollective(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Sim.Build(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// NewCollective makes the collective netlist of cfg without elaborating it,
+// so a caller can still choose kernel modes (SetParallel) before Build.
+func NewCollective(cfg config.Config) (*CollectiveNet, error) {
+	tm := cfg.Timing()
+	k, n := cfg.Network.Ports, cfg.Network.Inputs
+	kind := cfg.Traffic.Pattern
+	if cfg.Network.Organization != config.OrgOQXP {
+		return nil, fmt.Errorf("network.organization: %s has no combine unit; collectives (traffic.pattern: %s) need oq-xp", cfg.Network.Organization, kind)
+	}
+	if n < 2 && (kind == config.PatternReduce || kind == config.PatternBroadcast) {
+		return nil, fmt.Errorf("network.inputs: a %s needs at least 2 participants, not %d", kind, n)
+	}
+	spec, err := specOf(cfg.Combine)
+	if err != nil {
+		return nil, err
+	}
+	mode := credit.PerLink
+	if cfg.Network.CreditMode == config.CreditPerCrosspoint {
+		mode = credit.PerCrosspoint
+	}
+	capacity := uint16(cfg.Network.XPBufferPackets)
+	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
+	sw, err := crossbar.New(sim.Top(), "sw", crossbar.Params{
+		Ports: k, XPPackets: cfg.Network.XPBufferPackets, SwitchDelay: max(tm.SwitchDelayCycles, 1), CreditMode: mode,
+		Org: crossbar.OQXP, CombineUnits: cfg.Network.CombineUnits,
+		Combine: combine.Params{Spec: spec, ElementsPerCycle: cfg.Combine.ElementsPerCycle},
+		Downstream: func(int) crossbar.Downstream {
+			return crossbar.Downstream{Mode: credit.PerLink, Counters: 1, Capacity: capacity}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &CollectiveNet{Sim: sim, Sw: sw, Cfg: cfg, Timing: tm, spec: spec, got: make([]int, k), done: make([]uint64, k), bad: make([]string, k)}
+	unit := sw.Table.CombineRoot()
+
+	// Participants and the routing entry.
+	members := seqTo(n)
+	entry := uint64(0)
+	switch kind {
+	case config.PatternReduce:
+		members = members[1:]
+		c.receivers = []int{0}
+		entry = 1
+		sw.Table.SetRoot(collAddr, 0)
+	case config.PatternBroadcast:
+		members = members[:1]
+		c.receivers = seqTo(n)[1:]
+	default:
+		c.receivers = seqTo(n)
+		entry = 1 << uint(unit)
+	}
+	for i := 0; i < n; i++ {
+		entry |= 1 << uint(i)
+	}
+	sw.Table.SetCollective(collAddr, entry)
+
+	// The message: packets of packet.bytes, 8 bytes per element.
+	perPkt := cfg.Packet.Bytes / 8
+	elems := (cfg.Traffic.MessageBytes + 7) / 8
+	if kind == config.PatternBarrier {
+		elems = 0
+	}
+	var sizes []int
+	for e := elems; e > 0; e -= perPkt {
+		sizes = append(sizes, min(e, perPkt))
+	}
+	if len(sizes) == 0 {
+		sizes = []int{0}
+	}
+	if len(sizes) > 1<<16 {
+		return nil, fmt.Errorf("traffic.message_bytes: %d bytes make %d packets of packet.bytes %d; allowed up to 65536 packets", cfg.Traffic.MessageBytes, len(sizes), cfg.Packet.Bytes)
+	}
+	c.npk = len(sizes)
+	cyclesOf := func(bytes int) uint32 {
+		b := uint64(max(bytes, 8))
+		return uint32(max(1, (b*tm.LinkBytesDen+tm.LinkBytesNum-1)/tm.LinkBytesNum))
+	}
+
+	// Contributions from the master seed; the model's fold per packet.
+	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x636f6c6c))
+	data := make([][][]uint64, n) // node -> packet -> elements
+	for _, m := range members {
+		for _, sz := range sizes {
+			el := make([]uint64, sz)
+			for i := range el {
+				if spec.Type == alu.Float64 {
+					el[i] = math.Float64bits(r.NormFloat64() * math.Ldexp(1, r.IntN(64)-32))
+				} else {
+					el[i] = r.Uint64()
+				}
+			}
+			data[m] = append(data[m], el)
+		}
+	}
+	if kind == config.PatternReduce || kind == config.PatternAllreduce {
+		for s, sz := range sizes {
+			acc := make([]uint64, sz*spec.Words(0))
+			_ = spec.Identity(0, acc)
+			for _, m := range members {
+				w := make([]uint64, len(acc))
+				if err := spec.Encode(0, w, data[m][s], nil); err != nil {
+					return nil, err
+				}
+				_ = spec.Combine(0, acc, w)
+			}
+			out := make([]uint64, sz)
+			_ = spec.Decode(out, acc, nil)
+			c.expect = append(c.expect, out)
+		}
+	}
+
+	delay := max(tm.LinkDelayCycles, 1)
+	for i := 0; i < k; i++ {
+		src := traffic.NewScript(sim.Top(), rtl.Idx("src", i), uint32(i), mode, k+cfg.Network.CombineUnits, capacity)
+		if mode == credit.PerCrosspoint {
+			src.Lookahead = func(p *packet.Packet) uint64 { m, _ := sw.Table.Lookup(p, i); return m }
+		}
+		if slices.Contains(members, i) {
+			for s, sz := range sizes {
+				p := packet.Packet{ID: packet.MakeID(uint32(i), uint64(s)), Src: uint32(i), Dst: collAddr, Seq: uint16(s),
+					Bytes: uint32(max(sz*8, 8)), Cycles: cyclesOf(sz * 8), Measured: true}
+				switch kind {
+				case config.PatternReduce, config.PatternAllreduce:
+					p.Op = packet.Reduce
+					p.Payload = make([]uint64, sz*spec.Words(0))
+					if err := spec.Encode(0, p.Payload, data[i][s], nil); err != nil {
+						return nil, err
+					}
+				case config.PatternBarrier:
+					p.Op = packet.Barrier
+				case config.PatternBroadcast:
+					p.Op = packet.Broadcast
+				}
+				src.Pkts = append(src.Pkts, p)
+			}
+		}
+		link.Connect(src.Tx, sw.In(i), delay)
+		c.Members = append(c.Members, src)
+		snk := traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i))
+		port := i
+		snk.Accept = func(p *packet.Packet) bool { return c.accept(snk, port, p) }
+		link.Connect(sw.Out(i), snk.Rx, delay)
+		c.Sinks = append(c.Sinks, snk)
+	}
+	return c, nil
+}
+
+// specOf converts the combine section to the ALU's reduction.
+func specOf(c config.Combine) (alu.Spec, error) {
+	op, err := alu.ParseOp(c.Op)
+	if err != nil {
+		return alu.Spec{}, fmt.Errorf("combine.op: %v", err)
+	}
+	typ, err := alu.ParseType(c.Type)
+	if err != nil {
+		return alu.Spec{}, fmt.Errorf("combine.type: %v", err)
+	}
+	mode, err := alu.ParseFloatMode(c.FloatMode)
+	if err != nil {
+		return alu.Spec{}, fmt.Errorf("combine.float_mode: %v", err)
+	}
+	s := alu.Spec{Op: op, Type: typ, Mode: mode}
+	if err := s.Validate(); err != nil {
+		return alu.Spec{}, fmt.Errorf("combine.op: %s on %s: %v", c.Op, c.Type, err)
+	}
+	return s, nil
+}
+
+func seqTo(n int) []int {
+	r := make([]int, n)
+	for i := range r {
+		r[i] = i
+	}
+	return r
+}
+
+// accept records a result packet at port and checks it against the model.
+func (c *CollectiveNet) accept(snk *traffic.Sink, port int, p *packet.Packet) bool {
+	if p.Dst != collAddr || !slices.Contains(c.receivers, port) {
+		return false
+	}
+	c.got[port]++
+	c.done[port] = max(c.done[port], snk.Now()+uint64(p.Cycles))
+	if c.expect != nil && c.bad[port] == "" {
+		s := int(p.Seq)
+		out := make([]uint64, len(c.expect[s]))
+		if err := c.spec.Decode(out, p.Payload, nil); err != nil || !slices.Equal(out, c.expect[s]) {
+			c.bad[port] = fmt.Sprintf("node %d: result packet %d differs from the functional model (%v)", port, s, err)
+		}
+	}
+	return true
+}
+
+// complete reports whether every receiver holds the whole result.
+func (c *CollectiveNet) complete() bool {
+	for _, o := range c.receivers {
+		if c.got[o] < c.npk {
+			return false
+		}
+	}
+	return true
+}
+
+// Conservation checks the credit invariant on every link of the run, the
+// combine unit's two links included, and the switch's protocol errors.
+func (c *CollectiveNet) Conservation() error {
+	for i, m := range c.Members {
+		if err := c.Sw.CheckInputCredits(i, m.Tx); err != nil {
+			return err
+		}
+		// A sink returns the credit as the head arrives: it holds nothing.
+		if err := c.Sw.Out(i).CheckCredits(0); err != nil {
+			return err
+		}
+	}
+	if err := c.Sw.CheckCombineCredits(); err != nil {
+		return err
+	}
+	return c.Sw.Err()
+}
+
+// Check compares the results with the functional model and checks that the
+// combine unit freed every state entry.
+func (c *CollectiveNet) Check() error {
+	if !c.complete() {
+		return fmt.Errorf("the %s did not complete", c.Cfg.Traffic.Pattern)
+	}
+	for _, b := range c.bad {
+		if b != "" {
+			return fmt.Errorf("%s", b)
+		}
+	}
+	for _, u := range c.Sw.Units() {
+		if u.Live() != 0 {
+			return fmt.Errorf("%s holds %d state entries after the collective", u.Path(), u.Live())
+		}
+	}
+	return c.Sw.Err()
+}
+
+// Harness wraps the netlist for testbenches: done when every participant
+// holds the result, credit conservation as a monitor, the model as check.
+func (c *CollectiveNet) Harness() *tb.Harness {
+	return &tb.Harness{
+		Sim:      c.Sim,
+		Done:     c.complete,
+		Monitors: []tb.Monitor{{Name: "credit conservation", Check: c.Conservation}},
+		Check:    c.Check,
+		Status: func() string {
+			return fmt.Sprintf("result packets per port %v of %d", c.got, c.npk)
+		},
+		Report: func(r *tb.Report) {
+			for _, m := range c.Members {
+				r.PacketsInjected += uint64(m.Sent())
+			}
+			for _, s := range c.Sinks {
+				r.PacketsDelivered += s.Received
+			}
+		},
+	}
+}
+
+// Trace records the selected signals of the run into w (a VCD stream).
+func (c *CollectiveNet) Trace(w io.Writer, globs string) error {
+	vw, err := c.Sim.NewTraceWriter(w)
+	if err != nil {
+		return err
+	}
+	return c.Sim.Trace(vw, globs)
+}
+
+// Run runs the collective to completion (or run.max_cycles) and reports.
+func (c *CollectiveNet) Run() Result {
+	start := time.Now()
+	c.Sim.RunUntil(c.complete, uint64(c.Cfg.Run.MaxCycles))
+	wall := time.Since(start).Seconds()
+	cfg := c.Cfg
+	r := Result{
+		Name: cfg.Name, Seed: cfg.Seed, Cycles: c.Sim.Now(),
+		Topology: cfg.Network.Topology, Organization: cfg.Network.Organization, CreditMode: cfg.Network.CreditMode,
+		Ports: cfg.Network.Ports, Inputs: cfg.Network.Inputs, XPBuffer: cfg.Network.XPBufferPackets,
+		Pattern: cfg.Traffic.Pattern, PacketCycles: c.Timing.PacketCycles, WallSeconds: wall,
+	}
+	for _, m := range c.Members {
+		r.PacketsInjected += uint64(m.Sent())
+	}
+	for _, s := range c.Sinks {
+		r.PacketsDelivered += s.Received
+	}
+	r.Drained = c.complete()
+	if r.Drained {
+		for _, o := range c.receivers {
+			r.CompletionCycles = max(r.CompletionCycles, c.done[o])
+		}
+		r.CompletionNS = float64(r.CompletionCycles) * float64(c.Timing.ClockMHzDen) * 1000 / float64(c.Timing.ClockMHzNum)
+	}
+	r.Stable = r.Drained
+	st := c.Sim.Stats()
+	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
+	if wall > 0 {
+		r.SimCyclesPerSecond = float64(r.Cycles) / wall
+	}
+	bad := ""
+	for _, b := range c.bad {
+		if b != "" {
+			bad = b
+			break
+		}
+	}
+	switch {
+	case !r.Drained:
+		r.Error = fmt.Sprintf("the %s did not complete within run.max_cycles (%d)", cfg.Traffic.Pattern, cfg.Run.MaxCycles)
+	case bad != "":
+		r.Error = bad
+	case c.Sw.Err() != nil:
+		r.Error = c.Sw.Err().Error()
+	default:
+		if err := c.Check(); err != nil {
+			r.Error = err.Error()
+		}
+	}
+	if r.Error != "" {
+		r.Stable = false
+	}
+	return r
+}
