@@ -1,6 +1,6 @@
 // Package alu is the arithmetic of in-network reductions: the ALU that a
-// switch's combine unit (seed 002 §2, DESIGN §5) and the BlueGene/L
-// collective-tree router (seed 003 §2, DESIGN §6) apply to reduction
+// switch's combine unit (the OQ-router paper §2, DESIGN §5) and the BlueGene/L
+// collective-tree router (the BG/L MPI paper §2, DESIGN §6) apply to reduction
 // packets. It is pure, allocation-free library code with no clock; the
 // clocked units call it and charge their own cycles.
 //
@@ -32,7 +32,7 @@
 //     Rounding after each addition makes the result depend on the order, which
 //     an in-network reduction cannot control: this mode exists to show the
 //     problem.
-//   - TwoPhase (seed 003 §2): one tree pass takes the maximum exponent over all
+//   - TwoPhase (the BG/L MPI paper §2): one tree pass takes the maximum exponent over all
 //     contributions (an integer Max), a second pass adds every mantissa as an
 //     integer aligned to that exponent (an integer Sum), and the destination
 //     rounds once. Order-independent, but the bits of small contributions
@@ -135,7 +135,7 @@ type FloatMode uint8
 
 const (
 	Naive    FloatMode = iota // IEEE additions in arrival order (order-dependent)
-	TwoPhase                  // max exponent, then aligned integer mantissas (seed 003 §2)
+	TwoPhase                  // max exponent, then aligned integer mantissas (the BG/L MPI paper §2)
 	Exact                     // wide fixed-point accumulator, correctly rounded
 	numModes
 )

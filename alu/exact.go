@@ -13,7 +13,7 @@ import (
 // bits). ExactLimbs = 34 limbs (2176 bits, two's complement) leave 77 bits
 // of carry headroom above the largest float64 and the sign: any sum of fewer
 // than 2^77 float64 values is held exactly. (Beyond that the accumulator
-// wraps silently; no machine gets near it.) BG/L's 2048 bits (seed 003 §2)
+// wraps silently; no machine gets near it.) BG/L's 2048 bits (the BG/L MPI paper §2)
 // would not reach down to the smallest subnormals; 2176 bits cover every
 // float64.
 const (
@@ -31,7 +31,7 @@ const (
 )
 
 // ExactSum is the wide fixed-point accumulator of the Exact float mode (the
-// BG/L tree's "extended 2048-bit representation", seed 003 §2): ExactLimbs
+// BG/L tree's "extended 2048-bit representation", the BG/L MPI paper §2): ExactLimbs
 // 64-bit limbs holding the running sum as a two's-complement integer count
 // of 2^-1074, and one flags word recording NaN, ±Inf and signed zeros. Every
 // float64 converts to it exactly, additions of it are integer additions

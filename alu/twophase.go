@@ -5,7 +5,7 @@ import (
 	"math/bits"
 )
 
-// The TwoPhase float sum (seed 003 §2) as a tree of integer ALUs does it.
+// The TwoPhase float sum (the BG/L MPI paper §2) as a tree of integer ALUs does it.
 //
 // Pass one: every source sends TwoPhaseKey(x) per element; the tree combines
 // the keys with Max over Uint64 (an ordinary integer reduction); every node

@@ -1,4 +1,4 @@
-// Package combine is the switch's combine unit (seed 002 §2, Fig. 2; §2.1):
+// Package combine is the switch's combine unit (the OQ-router paper §2, Fig. 2; §2.1):
 // the block that folds the Reduce and Barrier packets of a collective inside
 // the switch, so the network carries one partial result per link instead of
 // one packet per member.
@@ -9,7 +9,7 @@
 // output's, and the unit's results enter the crossbar through input port u
 // over a link (Tx) with credits, like any arriving packet.
 //
-// Per packet (seed 002 §2.1): the unit receives the whole packet (the error
+// Per packet (the OQ-router paper §2.1): the unit receives the whole packet (the error
 // check needs it: busy for p.Cycles on its input link), stores the header in
 // its control register (probe ctrl_pkt, ctrl_addr), looks up the local state
 // of the collective by (collective address, sequence number) — partial
@@ -27,7 +27,7 @@
 //   - remaining port the unit itself (the entry sets the unit's port: the
 //     root is the unit, our choice for allreduce and barrier): every member
 //     has delivered, so the result goes back to all of them as a Broadcast
-//     over the same entry (the multicast release of seed 002 §2.1).
+//     over the same entry (the multicast release of the OQ-router paper §2.1).
 //
 // Multi-packet messages combine element-wise packet by packet: the state is
 // keyed by sequence number too, so packet s of one member only meets packet
@@ -75,7 +75,7 @@ func (p Params) Validate() error {
 		return fmt.Errorf("combine.elements_per_cycle: %d is out of range; allowed 1..65536", p.ElementsPerCycle)
 	}
 	if p.Buffer < 0 || p.Buffer > 1024 {
-		return fmt.Errorf("combine.buffer_packets: %d is out of range; allowed 0 (the crosspoint capacity) or 1..1024", p.Buffer)
+		return fmt.Errorf("combine: unit buffer of %d packets is out of range; allowed 0 (the crosspoint capacity) or 1..1024", p.Buffer)
 	}
 	if err := p.Spec.Validate(); err != nil {
 		return fmt.Errorf("combine.op: %v", err)
@@ -92,7 +92,7 @@ type Key struct {
 	Seq  uint16
 }
 
-// state is one collective's local state (seed 002 §2.1).
+// state is one collective's local state (the OQ-router paper §2.1).
 type state struct {
 	acc     []uint64 // partial result, wire words
 	count   int      // packets folded
@@ -117,7 +117,7 @@ type Unit struct {
 	// Expect, when set, gives the arrival-port mask that completes a
 	// collective's state at this unit and the port its result goes to (the
 	// unit's own port: a Broadcast over the entry); the hierarchical tree
-	// sets it (crossbar.Params.CombineUnits > 1). nil: seed 002 §2.1's rule,
+	// sets it (crossbar.Params.CombineUnits > 1). nil: the OQ-router paper §2.1's rule,
 	// k−1 of the entry's k ports, the result to the remaining one.
 	Expect func(addr uint32, entry uint64) (want uint64, out int, err error)
 

@@ -295,7 +295,7 @@ func TestParamsErrorsNameKeys(t *testing.T) {
 	require.ErrorContains(t, err, "combine.float_mode")
 }
 
-// TestTreeBeatsSingleUnit (seed 002 §3.2, Fig. 16): a large reduction on a
+// TestTreeBeatsSingleUnit (the OQ-router paper §3.2, Fig. 16): a large reduction on a
 // 32-port switch completes sooner with the hierarchical tree of 5 combine
 // units (four leaves of 8 ports and a root) than with one unit, which folds
 // all 31 contributions itself and stalls on each. Each leaf folds its

@@ -1,6 +1,6 @@
 // Package config holds the hwcoll experiment configuration: the YAML file
 // format and `--set key=value` overrides of DESIGN.md §8 (CONTRACT), the
-// defaults of seed 002's Table 1, validation with one-line errors that name
+// defaults of the OQ-router paper's Table 1, validation with one-line errors that name
 // the offending dotted key, and the conversion of physical units (Gbps, ns,
 // MHz) into cycles of the switch clock (DESIGN.md §4, see Timing).
 //
@@ -95,7 +95,7 @@ type Traffic struct {
 	Multicast    string  `yaml:"multicast" json:"multicast"`
 }
 
-// Combine configures the switches' combine units (seed 002 §2, Fig. 2): the
+// Combine configures the switches' combine units (the OQ-router paper §2, Fig. 2): the
 // ALU's rate and the reduction collective runs perform.
 type Combine struct {
 	ElementsPerCycle int    `yaml:"elements_per_cycle" json:"elements_per_cycle"`
@@ -155,7 +155,7 @@ const (
 	MulticastSoftware = "software"
 )
 
-// Default returns the defaults: seed 002 Table 1 for the physical parameters
+// Default returns the defaults: the OQ-router paper Table 1 for the physical parameters
 // (10 Gbps links, 256-byte packets, 20 ns channel delay, 90 ns switch delay,
 // 250 MHz clock, 1300 ns NIC overheads) and DESIGN.md §8 for the rest.
 func Default() Config {

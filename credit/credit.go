@@ -1,5 +1,5 @@
 // Package credit is credit-based flow control between a sender and the
-// buffers of the next switch (seed 002 §2): the sender's counter starts at
+// buffers of the next switch (the OQ-router paper §2): the sender's counter starts at
 // the downstream capacity, a packet costs one credit, and the downstream
 // switch returns the credit once the packet has left every crosspoint it
 // was written to.

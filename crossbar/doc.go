@@ -1,4 +1,4 @@
-// Package crossbar is the switch netlist (seed 002 §2) in three
+// Package crossbar is the switch netlist (the OQ-router paper §2) in three
 // organizations that share the ports (Switch.In, Switch.Out), the routing
 // table and the timing, so they can be compared side by side (DESIGN §5).
 //
@@ -18,7 +18,7 @@
 //
 // # iq-fifo and voq: input-queued baselines with one central scheduler
 //
-// Input queueing needs a central arbiter (seed 002 §2: "IQ and VOQ ... have
+// Input queueing needs a central arbiter (the OQ-router paper §2: "IQ and VOQ ... have
 // centralized arbitration"): whether input i may send to output o depends on
 // what every other input and output does in the same arbitration. To keep
 // that deterministic and independent of evaluation order, the whole switch is

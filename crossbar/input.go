@@ -15,7 +15,7 @@ import (
 // adaptive unicast route) and writes each into the crosspoint of every
 // output at once. It keeps a slot per packet in the switch (as many as the
 // upstream has credits) with the number of copies still buffered, and
-// returns the credit when the last copy has left (seed 002 §2, Multicast) —
+// returns the credit when the last copy has left (the OQ-router paper §2, Multicast) —
 // or one credit per copy in per-crosspoint mode.
 type inPort struct {
 	rtl.Module

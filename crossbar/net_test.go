@@ -174,7 +174,7 @@ func buildNet(c netCfg, setup ...func(*rtl.Sim)) (*testNet, error) {
 	return n, nil
 }
 
-// conservation is seed 002's credit invariant on every link (as
+// conservation is the OQ-router paper's credit invariant on every link (as
 // experiment.SwitchNet.Conservation): credits at the sender + packets in
 // flight + what the switch holds for them + credits owed or returning =
 // capacity; per crosspoint counter in per-crosspoint mode.

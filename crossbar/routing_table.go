@@ -10,7 +10,7 @@ import (
 // MaxPorts is the largest radix: port sets are 64-bit vectors.
 const MaxPorts = 64
 
-// Table is a switch's routing table (seed 002 §2.1): unicast entries map a
+// Table is a switch's routing table (the OQ-router paper §2.1): unicast entries map a
 // destination node to an output (or a set of outputs among which the input
 // port chooses, for adaptive routing), collective entries map a collective
 // address to the bit vector of its ports.
@@ -29,7 +29,7 @@ func NewTable(ports int) *Table {
 
 // SetRoot names the root port of a reduction entry: the one set port that
 // does not send and gets the result. A single combine unit finds it by
-// itself (the port that has not delivered when k−1 have, seed 002 §2.1);
+// itself (the port that has not delivered when k−1 have, the OQ-router paper §2.1);
 // the hierarchical tree needs it, because a leaf sees only its own ports and
 // cannot tell a late member from the root (see CombineUnits). Entries that
 // set the root combine unit's port (allreduce, barrier) need none.
@@ -87,7 +87,7 @@ func (t *Table) Collective(addr uint32) (uint64, bool) {
 // unicast entry, or for a multicast or broadcast every port of the entry
 // except the arrival port (the crossbar is used once for all of them).
 //
-// Reduce and Barrier packets (seed 002 §2.1) arriving on an external port go
+// Reduce and Barrier packets (the OQ-router paper §2.1) arriving on an external port go
 // to the combine unit's port (in a tree, the port of the leaf serving the
 // arrival port) whatever their Mask. One coming FROM a combine unit (in is
 // a unit's port) is a partial result and is directed: it goes exactly to

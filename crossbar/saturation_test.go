@@ -105,7 +105,7 @@ func TestVOQSaturation(t *testing.T) {
 	}
 }
 
-// Multicast, 8×8, mean fanout 4 (seed 002 §3.1): fanout splitting carries at
+// Multicast, 8×8, mean fanout 4 (the OQ-router paper §3.1): fanout splitting carries at
 // least what all-or-nothing multicast does, and neither beats output
 // queueing, which saturates near 1/fanout = 0.25 (the outputs are the
 // bottleneck: 8 inputs × 4 copies).

@@ -40,7 +40,7 @@ type Params struct {
 	// mode), and the number and capacity of the next hop's counters.
 	Downstream func(o int) Downstream
 	// CombineUnits (oq-xp; config network.combine_units) is the number of
-	// combine units (seed 002 §2, Fig. 2): 0 none, 1 one unit. Unit u sits
+	// combine units (the OQ-router paper §2, Fig. 2): 0 none, 1 one unit. Unit u sits
 	// on the extra port Ports+u: output Ports+u feeds it, input Ports+u takes
 	// its results, so the crossbar has Ports+CombineUnits ports inside while
 	// Ports() and the links of In/Out stay the Ports external ones.

@@ -43,7 +43,7 @@ const collAddr = 1
 //
 //   - reduce: node 0 is the root; nodes 1.. send Reduce packets; the routing
 //     entry sets the members and the root's port, so the combine unit sends
-//     the result to the root (seed 002 §2.1: k ports, k−1 absorbed).
+//     the result to the root (the OQ-router paper §2.1: k ports, k−1 absorbed).
 //   - allreduce: every node sends; the entry sets the members and the combine
 //     unit's own port, so the unit is the root and multicasts the result
 //     back over the same entry (a Broadcast) — our choice: one pass through

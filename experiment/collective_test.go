@@ -95,7 +95,7 @@ func TestCollectiveCompletionScales(t *testing.T) {
 
 // A large reduction on a 32-port switch completes sooner with 5 combine
 // units (the hierarchical tree: four leaves of 8 ports, one root) than with
-// one, which stalls on every packet (seed 002 §3.2, Fig. 16).
+// one, which stalls on every packet (the OQ-router paper §3.2, Fig. 16).
 func TestCollectiveTreeBeatsSingleUnit(t *testing.T) {
 	run := func(units string) experiment.Result {
 		cfg := configWith(t, "traffic.pattern=reduce", "network.ports=32", "traffic.message_bytes=8192", "network.combine_units="+units)

@@ -21,7 +21,7 @@ func run(t *testing.T, sets ...string) experiment.Result {
 	return r
 }
 
-// The saturation runs: Poisson arrivals (seed 002 §3.1), 20k cycles of
+// The saturation runs: Poisson arrivals (the OQ-router paper §3.1), 20k cycles of
 // warm-up and 100k measured (≈1900 packet times per source).
 var window = []string{"traffic.process=poisson", "run.warmup_cycles=20000", "run.measure_cycles=100000"}
 

@@ -104,7 +104,7 @@ func TestZeroLoadLatency(t *testing.T) {
 		d, s, p uint64 // expected conversions (DESIGN §4)
 		l0      uint64
 	}{
-		{nil, 5, 23, 52, 85}, // seed 002 Table 1
+		{nil, 5, 23, 52, 85}, // the OQ-router paper Table 1
 		{[]string{"link.delay_ns=100", "switch.delay_ns=10"}, 25, 3, 52, 105},       // 2.5 cycles rounds half up
 		{[]string{"packet.bytes=64", "link.gbps=40"}, 5, 23, 4, 37},                 // 20 B/cycle
 		{[]string{"clock_mhz=500"}, 10, 45, 103, 168},                               // 2.5 B/cycle: 102.4 → 103

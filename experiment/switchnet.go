@@ -119,7 +119,7 @@ func NewSwitch(cfg config.Config) (*SwitchNet, error) {
 	return n, nil
 }
 
-// Conservation checks seed 002's credit invariant on every link: credits at
+// Conservation checks the OQ-router paper's credit invariant on every link: credits at
 // the sender + packets in flight + what the downstream still holds for them
 // + credits owed or on their way back = capacity (per counter in
 // per-crosspoint mode), and that no crosspoint holds more than its capacity.

@@ -189,7 +189,7 @@ func Connect(s *Sender, r *Receiver, delay uint64) {
 	rtl.ConnectLine(&r.Credit, &s.Credit, delay)
 }
 
-// CheckCredits checks the credit invariant of a per-link counter (seed 002
+// CheckCredits checks the credit invariant of a per-link counter (the OQ-router paper
 // §2): credits at the sender + packets on the line + what the receiving side
 // still holds for them (held) + credits on their way back = capacity.
 func (s *Sender) CheckCredits(held int) error {

@@ -5,7 +5,7 @@
 // except a reduction's payload (Payload), the one per-packet allocation for
 // now: a slice that is immutable once the packet is sent, so copies (links,
 // multicast replication) share it and a combine unit builds a new slice for
-// every packet it emits (seed 002 §2.1).
+// every packet it emits (the OQ-router paper §2.1).
 package packet
 
 import "fmt"
@@ -47,7 +47,7 @@ type Packet struct {
 	Hops   uint8
 	// InPort is the switch input the packet last arrived on, written by the
 	// input port with the packet into its crosspoints: a combine unit marks
-	// that port as delivered in its arrival-port mask (seed 002 §2.1).
+	// that port as delivered in its arrival-port mask (the OQ-router paper §2.1).
 	InPort uint8
 	// Measured marks a packet born inside the measurement window: its
 	// latency counts and the run drains until every copy of it arrived.

@@ -25,7 +25,7 @@ func (u Uniform) Fill(r *rand.Rand, src uint32, p *packet.Packet) {
 
 // Multicast draws a random destination set of mean fanout F among the n
 // ports other than the source's own (a multicast never returns to its
-// arrival port, seed 002 §2.1). The fanout f is uniform on [lo, hi], the
+// arrival port, the OQ-router paper §2.1). The fanout f is uniform on [lo, hi], the
 // widest interval inside [1, n-1] centred on F, so its mean is exactly F;
 // then f distinct ports are chosen uniformly (partial Fisher–Yates).
 type Multicast struct {

@@ -1,4 +1,4 @@
-// Package xpbuf is the crosspoint buffer of an output-queued switch (seed 002
+// Package xpbuf is the crosspoint buffer of an output-queued switch (the OQ-router paper
 // §2, Fig. 1b): a FIFO reserved for one (input, output) pair, with capacity
 // in packets. Virtual cut-through: a packet is visible to the output arbiter
 // from the cycle its head is written, before its tail has arrived.

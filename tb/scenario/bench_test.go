@@ -7,7 +7,7 @@ import (
 )
 
 // One credit-controlled link carrying back-to-back 256-byte packets (52
-// cycles each at 5 B/cycle, seed 002 Table 1) into a consumer as fast as the
+// cycles each at 5 B/cycle, the OQ-router paper Table 1) into a consumer as fast as the
 // link: the cost per packet-hop must be O(1) — head and tail events — not one
 // evaluation per cycle of the packet.
 func BenchmarkLinkPacket(b *testing.B) {

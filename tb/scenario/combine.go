@@ -9,7 +9,7 @@ import (
 )
 
 // The combine scenario runs one allreduce through a 6-port switch's combine
-// unit (seed 002 §2, Fig. 2; §2.1): every node sends a 1 KiB message of
+// unit (the OQ-router paper §2, Fig. 2; §2.1): every node sends a 1 KiB message of
 // int64s in 128-byte packets (16 elements), starting at a seeded random
 // cycle in 0..63 so the arrival order differs per seed. The ALU folds 4
 // elements per cycle, so each packet stalls it 4 cycles. The waveform shows

@@ -17,7 +17,7 @@ type head struct {
 }
 
 // producer sends packets back to back over a credit-controlled link: one
-// credit per packet of downstream buffer space (seed 002 §2).
+// credit per packet of downstream buffer space (the OQ-router paper §2).
 type producer struct {
 	rtl.Module
 	Data    rtl.LineOut[head]
@@ -226,7 +226,7 @@ func newCreditLink(parent *rtl.Module, name string, lp linkParams) *creditLink {
 	return l
 }
 
-// conservation is the credit invariant of seed 002 §2 on this link.
+// conservation is the credit invariant of the OQ-router paper §2 on this link.
 func (l *creditLink) conservation() error {
 	cr := int(l.p.credits.Q())
 	inFlight := l.p.Data.InFlight()
@@ -278,7 +278,7 @@ func init() {
 		Build: func(p Params) (*tb.Harness, error) {
 			sim := rtl.NewSim(rtl.Options{Seed: p.Seed, PeriodPS: p.PeriodPS})
 			// 256-byte packets on a 10 Gbps link at 250 MHz: 52 cycles; 20 ns
-			// channel delay: 5 cycles (seed 002 Table 1). The consumer takes
+			// channel delay: 5 cycles (the OQ-router paper Table 1). The consumer takes
 			// 60–100 cycles a packet, so the buffer fills and credits run out.
 			l := newCreditLink(sim.Top(), "link", linkParams{packets: 64, length: 52, delay: 5, capacity: 2, service: 60, jitter: 40})
 			return l.harness(sim), nil

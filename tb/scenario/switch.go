@@ -9,7 +9,7 @@ import (
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
-// The switch scenarios run a small output-queued crosspoint switch (seed 002
+// The switch scenarios run a small output-queued crosspoint switch (the OQ-router paper
 // §2) between open-loop sources and sinks for a short window, then drain
 // it. Their waveforms show, per port (one .gtkw group each): the source
 // queue and its credit counter (src(i).queue, src(i).tx.credit.avail), the
