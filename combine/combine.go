@@ -33,6 +33,18 @@
 // keyed by sequence number too, so packet s of one member only meets packet
 // s of the others.
 //
+// Multi-pass reductions (alu.Spec.Passes > 1: the two-phase float sum, the
+// BG/L MPI paper §2): a Reduce packet carries its pass (packet.Packet.Pass),
+// the state is keyed by pass too, and the ALU folds with that pass's
+// Identity, Combine and word count (so the ALU time of a pass-1 packet is
+// that of its elements, Words(1) = 2 words each). The result of every pass
+// but the last is needed by every member before it can send the next pass,
+// so the unit that completes it (the single unit, or the tree's root unit)
+// always sends it as a Broadcast over the whole entry — to the members and,
+// for a reduce, the root port too (the root decodes the last pass with it)
+// — whatever the collective is; the last pass goes where a one-pass result
+// goes (the root port, or back to all for allreduce).
+//
 // Hierarchical tree (Fig. 3, crossbar.Params.CombineUnits = r ≥ 2): r−1
 // leaf units each serve a block of ports and one root unit folds their
 // partials. The crossbar sets Unit.Expect so a leaf waits for its block's
@@ -60,7 +72,7 @@ import (
 // Params configure one combine unit.
 type Params struct {
 	// Spec is the reduction the unit's ALU performs (one per unit for now;
-	// pass 0 of alu.Spec only, so TwoPhase float sums are not offered).
+	// every pass of it: a packet's Pass selects the ALU pass).
 	Spec alu.Spec
 	// ElementsPerCycle is the ALU rate (config combine.elements_per_cycle).
 	ElementsPerCycle int
@@ -80,16 +92,15 @@ func (p Params) Validate() error {
 	if err := p.Spec.Validate(); err != nil {
 		return fmt.Errorf("combine.op: %v", err)
 	}
-	if p.Spec.Passes() != 1 {
-		return fmt.Errorf("combine.float_mode: %v takes %d passes; a combine unit does one (allowed: naive | exact)", p.Spec.Mode, p.Spec.Passes())
-	}
 	return nil
 }
 
-// Key names one combine state: a collective address and a packet index.
+// Key names one combine state: a collective address, a packet index and
+// the tree pass (0 for one-pass reductions).
 type Key struct {
 	Addr uint32
 	Seq  uint16
+	Pass uint8
 }
 
 // state is one collective's local state (the OQ-router paper §2.1).
@@ -120,6 +131,10 @@ type Unit struct {
 	// sets it (crossbar.Params.CombineUnits > 1). nil: the OQ-router paper §2.1's rule,
 	// k−1 of the entry's k ports, the result to the remaining one.
 	Expect func(addr uint32, entry uint64) (want uint64, out int, err error)
+	// Leaf marks a leaf of the hierarchical tree: its results are partials
+	// for the root unit, never a pass result to broadcast (the crossbar sets
+	// it with Expect).
+	Leaf bool
 
 	inq   []queued // received, waiting for the ALU (bounded by Buffer credits)
 	cur   queued
@@ -197,7 +212,7 @@ func (u *Unit) Pending() bool { return u.busy || len(u.inq) > 0 || len(u.outq) >
 // cycles is how long the ALU holds a packet: ceil(elements/rate), at least 1.
 func (u *Unit) cycles(p *packet.Packet) uint64 {
 	n := 0
-	if w := u.P.Spec.Words(0); w > 0 {
+	if w := u.P.Spec.Words(int(p.Pass)); w > 0 {
 		n = len(p.Payload) / w
 	}
 	return max(1, uint64((n+u.P.ElementsPerCycle-1)/u.P.ElementsPerCycle))
@@ -309,11 +324,16 @@ func (u *Unit) fold(p *packet.Packet) {
 		u.fail(fmt.Errorf("packet %#x: arrived on port %d, which collective %d does not expect here (%#x)", p.ID, p.InPort, p.Dst, want))
 		return
 	}
-	k := Key{p.Dst, p.Seq}
+	pass := int(p.Pass)
+	if p.Op == packet.Barrier && pass != 0 || pass >= u.P.Spec.Passes() {
+		u.fail(fmt.Errorf("packet %#x: %v pass %d; %v has passes 0..%d", p.ID, p.Op, pass, u.P.Spec, u.P.Spec.Passes()-1))
+		return
+	}
+	k := Key{p.Dst, p.Seq, p.Pass}
 	st := u.state[k]
 	if st == nil {
 		st = &state{acc: make([]uint64, len(p.Payload)), hdr: *p}
-		if err := u.P.Spec.Identity(0, st.acc); err != nil {
+		if err := u.P.Spec.Identity(pass, st.acc); err != nil {
 			u.fail(fmt.Errorf("packet %#x: %v", p.ID, err))
 			return
 		}
@@ -323,7 +343,7 @@ func (u *Unit) fold(p *packet.Packet) {
 		u.fail(fmt.Errorf("packet %#x: port %d delivered collective %d packet %d twice", p.ID, p.InPort, p.Dst, p.Seq))
 		return
 	}
-	if err := u.P.Spec.Combine(0, st.acc, p.Payload); err != nil {
+	if err := u.P.Spec.Combine(pass, st.acc, p.Payload); err != nil {
 		u.fail(fmt.Errorf("packet %#x: %v", p.ID, err))
 		return
 	}
@@ -352,8 +372,9 @@ func (u *Unit) fold(p *packet.Packet) {
 	} else {
 		r.Payload = nil
 	}
-	if out == u.port {
-		// The unit is the root (allreduce, barrier): release every member.
+	if out == u.port || p.Op == packet.Reduce && pass+1 < u.P.Spec.Passes() && !u.Leaf {
+		// The unit is the root (allreduce, barrier), or this is a pass every
+		// member needs before the next one: release every port of the entry.
 		r.Op, r.Mask = packet.Broadcast, 0
 	} else {
 		r.Mask = 1 << uint(out)

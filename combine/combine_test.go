@@ -3,6 +3,8 @@ package combine_test
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -291,8 +293,11 @@ func TestALUStall(t *testing.T) {
 func TestParamsErrorsNameKeys(t *testing.T) {
 	_, err := build(netCfg{ports: 4, xp: 2, rate: 0, delay: 1, swDel: 1, spec: alu.Spec{Op: alu.Sum, Type: alu.Int64}})
 	require.ErrorContains(t, err, "combine.elements_per_cycle")
+	_, err = build(netCfg{ports: 4, xp: 2, rate: 1, delay: 1, swDel: 1, spec: alu.Spec{Op: alu.Xor, Type: alu.Float64}})
+	require.ErrorContains(t, err, "combine.op")
+	// Two-phase float sums take two passes, which the unit does.
 	_, err = build(netCfg{ports: 4, xp: 2, rate: 1, delay: 1, swDel: 1, spec: alu.Spec{Op: alu.Sum, Type: alu.Float64, Mode: alu.TwoPhase}})
-	require.ErrorContains(t, err, "combine.float_mode")
+	require.NoError(t, err)
 }
 
 // TestTreeBeatsSingleUnit (the OQ-router paper §3.2, Fig. 16): a large reduction on a
@@ -339,4 +344,106 @@ func TestTreeBeatsSingleUnit(t *testing.T) {
 	}
 	t.Logf("completion: 1 unit %d cycles, 5 units %d cycles", done[1], done[5])
 	require.Less(t, done[5]*2, done[1], "5 combine units should at least halve the completion time")
+}
+
+// TestTwoPhasePasses: a two-phase float sum at the unit level on random
+// switches (1–5 units). Pass 0 (one key word per element, Max) completes
+// into a Broadcast to every port of the entry — the root of a reduce too —
+// carrying the maximum keys; pass-1 packets (the members' mantissas aligned
+// to those keys, sent here with keys the script knows, interleaved with
+// pass 0) fold in state of their own and go to the root (reduce) or to
+// every member (allreduce), decoding to alu.TwoPhaseSum; no entry leaks,
+// lazy and always-eval kernels agree.
+func TestTwoPhasePasses(t *testing.T) {
+	spec := alu.Spec{Op: alu.Sum, Type: alu.Float64, Mode: alu.TwoPhase}
+	rapid.Check(t, func(rt *rapid.T) {
+		k := rapid.IntRange(2, 16).Draw(rt, "ports")
+		units := rapid.IntRange(1, min(5, k+1)).Draw(rt, "units")
+		kind := rapid.SampledFrom([]string{"reduce", "allreduce"}).Draw(rt, "kind")
+		perm := rapid.Permutation(seq(k)).Draw(rt, "perm")
+		cl := &coll{kind: kind, addr: 7, root: -1, data: map[int][][]uint64{}, packets: rapid.IntRange(1, 3).Draw(rt, "packets")}
+		if kind == "reduce" {
+			cl.root, cl.members = perm[0], perm[1:1+rapid.IntRange(1, k-1).Draw(rt, "members")]
+		} else {
+			cl.members = perm[:rapid.IntRange(1, k).Draw(rt, "members")]
+		}
+		sizes := make([]int, cl.packets)
+		for s := range sizes {
+			sizes[s] = rapid.IntRange(1, 6).Draw(rt, "elements")
+		}
+		for _, p := range cl.members {
+			for _, n := range sizes {
+				el := make([]uint64, n)
+				for i := range el {
+					el[i] = floatElem(rt, "elem")
+				}
+				cl.data[p] = append(cl.data[p], el)
+			}
+		}
+		// The model: keys (pass-0 result) and sums per packet.
+		keys := make([][]uint64, cl.packets)
+		want := make([][]uint64, cl.packets)
+		for s, n := range sizes {
+			keys[s], want[s] = make([]uint64, n), make([]uint64, n)
+			for i := 0; i < n; i++ {
+				var xs []float64
+				for _, p := range cl.members {
+					x := math.Float64frombits(cl.data[p][s][i])
+					keys[s][i] = max(keys[s][i], alu.TwoPhaseKey(x))
+					xs = append(xs, x)
+				}
+				want[s][i] = math.Float64bits(alu.TwoPhaseSum(xs))
+			}
+		}
+		var dump [2][]string
+		for ai, always := range []bool{false, true} {
+			n, err := build(netCfg{ports: k, xp: 2, rate: 2, delay: 1, swDel: 1, spec: spec, units: units, always: always})
+			require.NoError(rt, err)
+			n.program(cl)
+			for _, p := range cl.members {
+				require.NoError(rt, n.schedule(cl, spec, p, uint64(p), 3))
+				m := n.members[p]
+				for s := range sizes {
+					pk := packet.Packet{ID: packet.MakeID(uint32(p), uint64(len(m.pk))), Src: uint32(p), Dst: cl.addr, Seq: uint16(s), Op: packet.Reduce, Pass: 1}
+					pk.Payload = make([]uint64, 2*sizes[s])
+					require.NoError(rt, spec.Encode(1, pk.Payload, cl.data[p][s], keys[s]))
+					pk.Bytes, pk.Cycles = uint32(8*len(pk.Payload)), uint32(max(1, len(pk.Payload)/8))
+					m.pk = append(m.pk, pk)
+					m.at = append(m.at, uint64(s))
+				}
+			}
+			entry, _ := n.sw.Table.Collective(cl.addr)
+			ext := entry & (1<<uint(k) - 1)
+			results := len(n.receivers(cl)) * cl.packets
+			require.NoError(rt, n.run(results+bits.OnesCount64(ext)*cl.packets, 100000))
+			require.Zero(rt, n.live())
+			for o := 0; o < k; o++ {
+				var p0, p1 int
+				for _, g := range n.deliveries(o, cl.addr) {
+					s := int(g.P.Seq)
+					dump[ai] = append(dump[ai], fmt.Sprint(o, g.P.Pass, s, g.At, g.P.Payload))
+					switch g.P.Pass {
+					case 0:
+						p0++
+						require.Equal(rt, packet.Broadcast, g.P.Op)
+						require.Equal(rt, keys[s], g.P.Payload, "port %d packet %d: pass-0 keys", o, s)
+					case 1:
+						p1++
+						out := make([]uint64, sizes[s])
+						require.NoError(rt, spec.Decode(out, g.P.Payload, keys[s]))
+						require.Equal(rt, want[s], out, "port %d packet %d", o, s)
+					}
+				}
+				if ext&(1<<uint(o)) != 0 {
+					require.Equal(rt, cl.packets, p0, "port %d: pass-0 results", o)
+				}
+				if slices.Contains(n.receivers(cl), o) {
+					require.Equal(rt, cl.packets, p1, "port %d: results", o)
+				} else {
+					require.Zero(rt, p1)
+				}
+			}
+		}
+		require.Equal(rt, dump[0], dump[1], "always-eval changed the deliveries")
+	})
 }

@@ -64,7 +64,7 @@ var table = []spec{
 	{key: "combine.elements_per_cycle", doc: "combine unit ALU rate: a reduction packet of n elements holds the unit ceil(n/rate) cycles", rule: intIn(1, 65536)},
 	{key: "combine.op", doc: "reduction operator of reduce/allreduce runs (bitwise ones on integer types only)", rule: oneOf("sum", "min", "max", "and", "or", "xor")},
 	{key: "combine.type", doc: "element type of reduce/allreduce runs (8 bytes per element of traffic.message_bytes)", rule: oneOf("int32", "int64", "uint64", "float64")},
-	{key: "combine.float_mode", doc: "float64 sums: naive (IEEE, arrival order), two-phase (two tree passes; not in combine units yet) or exact (wide fixed point, correctly rounded)", rule: oneOf("naive", "two-phase", "exact")},
+	{key: "combine.float_mode", doc: "float64 sums: naive (IEEE, arrival order), two-phase (two tree passes: max exponent to every member, then aligned mantissas; links charged 8 then 16 bytes per element) or exact (wide fixed point, correctly rounded)", rule: oneOf("naive", "two-phase", "exact")},
 
 	{key: "run.warmup_cycles", doc: "cycles simulated before the measurement window", rule: intIn(0, maxCycles)},
 	{key: "run.measure_cycles", doc: "length of the measurement window in cycles", rule: intIn(1, maxCycles)},

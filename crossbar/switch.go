@@ -162,6 +162,7 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 		}
 		if p.CombineUnits > 1 {
 			unit.Expect = s.treeExpect(u)
+			unit.Leaf = u < p.CombineUnits-1
 		}
 		// The unit is on the switch die: one-cycle wires both ways.
 		link.Connect(s.outs[port].Tx, unit.Rx, 1)

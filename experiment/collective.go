@@ -51,6 +51,21 @@ const collAddr = 1
 //   - barrier: as allreduce with one Barrier packet without payload.
 //   - broadcast: node 0 multicasts its message to the others over the entry.
 //
+// Two-phase float sums (combine.float_mode two-phase, alu.Spec.Passes 2;
+// reduce and allreduce; the BG/L MPI paper §2): every member first sends
+// its pass-0 packets (one key word per element: the exponent keys, combined
+// with Max), whose result the combine unit broadcasts to every port of the
+// entry (the root of a reduce included); a member's NIC answers each pass-0
+// result packet with its pass-1 packet (two words per element: the
+// mantissas aligned to the maximum), sent no earlier than the cycle after
+// the result's tail arrived (traffic.Feedback: the member's sink forwards
+// it to its Script over a one-cycle line); the units sum pass 1 exactly and
+// the last-pass result goes to the root (reduce) or to all (allreduce),
+// where it is decoded with the pass-0 keys (alu.TwoPhaseRound). Links are
+// charged the wire words: 8 bytes per element in pass 0, 16 in pass 1 (a
+// one-pass reduction is charged 8 bytes per element whatever its wire
+// words). completion_cycles covers both passes.
+//
 // network.combine_units > 1 is the hierarchical tree (crossbar.Params.
 // CombineUnits; ports are assigned to leaves in contiguous blocks,
 // crossbar.Leaf). The switch gets its combine unit(s) only for these
@@ -65,11 +80,15 @@ type CollectiveNet struct {
 
 	spec      alu.Spec
 	receivers []int
-	npk       int        // result packets each receiver must get
-	expect    [][]uint64 // per packet: the model's result elements
-	got       []int      // per port: result packets received
-	done      []uint64   // per port: cycle after the last result tail
-	bad       []string   // per port: first wrong result (per port: sinks may run in parallel)
+	npk       int          // result packets each receiver must get
+	expect    [][]uint64   // per packet: the model's result elements
+	data      [][][]uint64 // node -> packet -> contributed elements
+	got       []int        // per port: result packets received
+	done      []uint64     // per port: cycle after the last result tail
+	bad       []string     // per port: first wrong result (per port: sinks may run in parallel)
+	keys      [][][]uint64 // per port, per packet: the pass-0 result (multi-pass), written by that port's sink
+	results   [][][]uint64 // per port, per packet: the decoded result elements, written by that port's sink
+	reactBad  []string     // per member: a pass-1 packet it could not build (written by its Script)
 }
 
 // BuildCollective elaborates the collective netlist of cfg.
@@ -87,6 +106,14 @@ func BuildCollective(cfg config.Config) (*CollectiveNet, error) {
 // NewCollective makes the collective netlist of cfg without elaborating it,
 // so a caller can still choose kernel modes (SetParallel) before Build.
 func NewCollective(cfg config.Config) (*CollectiveNet, error) {
+	return NewCollectiveData(cfg, nil)
+}
+
+// NewCollectiveData is NewCollective with the members' contributions chosen
+// by fill (nil: random from the master seed, as NewCollective): fill(node,
+// s, el) sets the elements el of node's packet s (float64 bits for float64
+// reductions).
+func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (*CollectiveNet, error) {
 	tm := cfg.Timing()
 	k, n := cfg.Network.Ports, cfg.Network.Inputs
 	kind := cfg.Traffic.Pattern
@@ -117,7 +144,8 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CollectiveNet{Sim: sim, Sw: sw, Cfg: cfg, Timing: tm, spec: spec, got: make([]int, k), done: make([]uint64, k), bad: make([]string, k)}
+	c := &CollectiveNet{Sim: sim, Sw: sw, Cfg: cfg, Timing: tm, spec: spec, got: make([]int, k), done: make([]uint64, k), bad: make([]string, k),
+		keys: make([][][]uint64, k), results: make([][][]uint64, k), reactBad: make([]string, k)}
 	unit := sw.Table.CombineRoot()
 
 	// Participants and the routing entry.
@@ -158,6 +186,22 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 		return nil, fmt.Errorf("traffic.message_bytes: %d bytes make %d packets of packet.bytes %d; allowed up to 65536 packets", cfg.Traffic.MessageBytes, len(sizes), cfg.Packet.Bytes)
 	}
 	c.npk = len(sizes)
+	passes := 1
+	if kind == config.PatternReduce || kind == config.PatternAllreduce {
+		passes = spec.Passes()
+	}
+	for i := range c.keys {
+		c.keys[i] = make([][]uint64, len(sizes))
+		c.results[i] = make([][]uint64, len(sizes))
+	}
+	// bytesOf charges a packet of sz elements in pass p: 8 bytes per element
+	// for a one-pass reduction, 8 per wire word for a multi-pass one.
+	bytesOf := func(sz, p int) int {
+		if passes == 1 {
+			return sz * 8
+		}
+		return sz * 8 * spec.Words(p)
+	}
 	cyclesOf := func(bytes int) uint32 {
 		b := uint64(max(bytes, 8))
 		return uint32(max(1, (b*tm.LinkBytesDen+tm.LinkBytesNum-1)/tm.LinkBytesNum))
@@ -166,9 +210,15 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 	// Contributions from the master seed; the model's fold per packet.
 	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x636f6c6c))
 	data := make([][][]uint64, n) // node -> packet -> elements
+	c.data = data
 	for _, m := range members {
-		for _, sz := range sizes {
+		for s, sz := range sizes {
 			el := make([]uint64, sz)
+			if fill != nil {
+				fill(m, s, el)
+				data[m] = append(data[m], el)
+				continue
+			}
 			for i := range el {
 				if spec.Type == alu.Float64 {
 					el[i] = math.Float64bits(r.NormFloat64() * math.Ldexp(1, r.IntN(64)-32))
@@ -181,17 +231,27 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 	}
 	if kind == config.PatternReduce || kind == config.PatternAllreduce {
 		for s, sz := range sizes {
-			acc := make([]uint64, sz*spec.Words(0))
-			_ = spec.Identity(0, acc)
-			for _, m := range members {
-				w := make([]uint64, len(acc))
-				if err := spec.Encode(0, w, data[m][s], nil); err != nil {
-					return nil, err
+			// Every pass folds the members' encodings; a pass's result is
+			// the keys of the next (the two-phase sum's maximum exponents).
+			var keys, acc []uint64
+			for p := 0; p < passes; p++ {
+				acc = make([]uint64, sz*spec.Words(p))
+				_ = spec.Identity(p, acc)
+				for _, m := range members {
+					w := make([]uint64, len(acc))
+					if err := spec.Encode(p, w, data[m][s], keys); err != nil {
+						return nil, err
+					}
+					_ = spec.Combine(p, acc, w)
 				}
-				_ = spec.Combine(0, acc, w)
+				if p+1 < passes {
+					keys = acc
+				}
 			}
 			out := make([]uint64, sz)
-			_ = spec.Decode(out, acc, nil)
+			if err := spec.Decode(out, acc, keys); err != nil {
+				return nil, err
+			}
 			c.expect = append(c.expect, out)
 		}
 	}
@@ -205,7 +265,7 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 		if slices.Contains(members, i) {
 			for s, sz := range sizes {
 				p := packet.Packet{ID: packet.MakeID(uint32(i), uint64(s)), Src: uint32(i), Dst: collAddr, Seq: uint16(s),
-					Bytes: uint32(max(sz*8, 8)), Cycles: cyclesOf(sz * 8), Measured: true}
+					Bytes: uint32(max(bytesOf(sz, 0), 8)), Cycles: cyclesOf(bytesOf(sz, 0)), Measured: true}
 				switch kind {
 				case config.PatternReduce, config.PatternAllreduce:
 					p.Op = packet.Reduce
@@ -228,6 +288,32 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 		snk.Accept = func(p *packet.Packet) bool { return c.accept(snk, port, p) }
 		link.Connect(sw.Out(i), snk.Rx, delay)
 		c.Sinks = append(c.Sinks, snk)
+		if passes > 1 && slices.Contains(members, i) {
+			// The member's NIC answers pass p's result with its pass p+1
+			// packet, its contribution encoded with that result as keys.
+			node := i
+			npk := uint64(len(sizes))
+			traffic.Feedback(snk, src,
+				func(p *packet.Packet) bool { return p.Dst == collAddr && int(p.Pass)+1 < passes },
+				func(a traffic.Arrival) (packet.Packet, bool) {
+					s, pass := int(a.P.Seq), int(a.P.Pass)+1
+					if s >= len(sizes) {
+						return packet.Packet{}, false
+					}
+					sz := sizes[s]
+					p := packet.Packet{ID: packet.MakeID(uint32(node), uint64(pass)*npk+uint64(s)), Src: uint32(node), Dst: collAddr,
+						Seq: uint16(s), Pass: uint8(pass), Op: packet.Reduce,
+						Bytes: uint32(max(bytesOf(sz, pass), 8)), Cycles: cyclesOf(bytesOf(sz, pass)), Measured: true}
+					p.Payload = make([]uint64, sz*spec.Words(pass))
+					if err := spec.Encode(pass, p.Payload, data[node][s], a.P.Payload); err != nil {
+						if c.reactBad[node] == "" {
+							c.reactBad[node] = fmt.Sprintf("node %d: pass %d packet %d: %v", node, pass, s, err)
+						}
+						return packet.Packet{}, false
+					}
+					return p, true
+				})
+		}
 	}
 	return c, nil
 }
@@ -263,20 +349,48 @@ func seqTo(n int) []int {
 
 // accept records a result packet at port and checks it against the model.
 func (c *CollectiveNet) accept(snk *traffic.Sink, port int, p *packet.Packet) bool {
-	if p.Dst != collAddr || !slices.Contains(c.receivers, port) {
+	if p.Dst != collAddr {
+		return false
+	}
+	last := 0
+	if c.expect != nil {
+		last = c.spec.Passes() - 1
+	}
+	s := int(p.Seq)
+	if p.Op == packet.Broadcast && int(p.Pass) < last {
+		// An intermediate pass's result (the two-phase keys): every port of
+		// the entry gets it; kept to decode the last pass.
+		if s < len(c.keys[port]) {
+			c.keys[port][s] = p.Payload
+		}
+		return true
+	}
+	if !slices.Contains(c.receivers, port) || int(p.Pass) != last {
 		return false
 	}
 	c.got[port]++
 	c.done[port] = max(c.done[port], snk.Now()+uint64(p.Cycles))
 	if c.expect != nil && c.bad[port] == "" {
-		s := int(p.Seq)
 		out := make([]uint64, len(c.expect[s]))
-		if err := c.spec.Decode(out, p.Payload, nil); err != nil || !slices.Equal(out, c.expect[s]) {
+		var keys []uint64
+		if last > 0 {
+			keys = c.keys[port][s]
+		}
+		if err := c.spec.Decode(out, p.Payload, keys); err != nil || !slices.Equal(out, c.expect[s]) {
 			c.bad[port] = fmt.Sprintf("node %d: result packet %d differs from the functional model (%v)", port, s, err)
 		}
+		c.results[port][s] = out
 	}
 	return true
 }
+
+// Contribution returns node's contributed elements per packet (nil for a
+// node that does not send); read only.
+func (c *CollectiveNet) Contribution(node int) [][]uint64 { return c.data[node] }
+
+// Results returns the result elements port received per packet (reduce and
+// allreduce), decoded; nil entries for packets not (yet) received.
+func (c *CollectiveNet) Results(port int) [][]uint64 { return c.results[port] }
 
 // complete reports whether every receiver holds the whole result.
 func (c *CollectiveNet) complete() bool {
@@ -312,7 +426,7 @@ func (c *CollectiveNet) Check() error {
 	if !c.complete() {
 		return fmt.Errorf("the %s did not complete", c.Cfg.Traffic.Pattern)
 	}
-	for _, b := range c.bad {
+	for _, b := range append(slices.Clip(c.bad), c.reactBad...) {
 		if b != "" {
 			return fmt.Errorf("%s", b)
 		}
@@ -388,7 +502,7 @@ func (c *CollectiveNet) Run() Result {
 		r.SimCyclesPerSecond = float64(r.Cycles) / wall
 	}
 	bad := ""
-	for _, b := range c.bad {
+	for _, b := range append(slices.Clip(c.bad), c.reactBad...) {
 		if b != "" {
 			bad = b
 			break

@@ -52,6 +52,10 @@ type Packet struct {
 	// Measured marks a packet born inside the measurement window: its
 	// latency counts and the run drains until every copy of it arrived.
 	Measured bool
+	// Pass is the tree pass of a Reduce packet (alu.Spec.Passes): 0, or 1
+	// for the aligned mantissas of a two-phase float sum. A combine unit
+	// keeps separate state per pass and folds with that pass's ALU.
+	Pass uint8
 	// Payload is a Reduce packet's contribution or partial result as ALU
 	// wire words (alu.Spec.Encode); nil for every other packet and for a
 	// Barrier. Never written after the packet is sent: copies share it.

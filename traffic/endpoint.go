@@ -179,7 +179,13 @@ type Sink struct {
 	// Accept decides whether a packet belongs here (nil: any); a copy that
 	// does not is counted as misrouted.
 	Accept func(p *packet.Packet) bool
-	cur    packet.Packet
+	// Forward (set by Feedback) selects the packets passed on to the node's
+	// Script, one per cycle over a delay line.
+	Forward func(p *packet.Packet) bool
+	fwd     rtl.LineOut[Arrival]
+	fed     bool
+	pending []Arrival // to forward, oldest first
+	cur     packet.Packet
 }
 
 // NewSink makes a sink for node under parent.
@@ -214,8 +220,18 @@ func (k *Sink) Eval() {
 		if k.Record {
 			k.Log = append(k.Log, Delivery{ID: p.ID, Src: p.Src, Tail: tail})
 		}
+		if k.fed && k.Forward(&k.cur) {
+			k.pending = append(k.pending, Arrival{P: p, Tail: tail})
+		}
 	}
-	if t, busy := k.Rx.TailDone(now); busy {
+	if len(k.pending) > 0 {
+		k.fwd.Send(k.pending[0])
+		k.pending[0] = Arrival{}
+		k.pending = k.pending[1:]
+	}
+	if len(k.pending) > 0 {
+		k.SleepUntil(now + 1)
+	} else if t, busy := k.Rx.TailDone(now); busy {
 		k.SleepUntil(t)
 	} else {
 		k.Sleep()

@@ -19,7 +19,35 @@ type Script struct {
 	// Lookahead returns the switch outputs a packet will use (per-crosspoint
 	// credits); nil means one counter.
 	Lookahead func(p *packet.Packet) uint64
-	next      int
+	// React (set by Feedback) turns a packet its node's sink forwarded into
+	// a packet to send: appended to Pkts, not before the cycle after the
+	// forwarded packet's tail arrived plus ReactDelay. ok false: nothing.
+	React      func(a Arrival) (p packet.Packet, ok bool)
+	ReactDelay uint64
+	fb         rtl.LineIn[Arrival]
+	fed        bool
+	next       int
+}
+
+// Arrival is a packet a sink received and forwards to its node's Script
+// (Feedback), with the cycle its tail arrived.
+type Arrival struct {
+	P    packet.Packet
+	Tail uint64
+}
+
+// Feedback makes node's sender react to what its receiver gets: every packet
+// k receives for which forward says true goes over a one-cycle delay line
+// (the NIC's registered path from the receive to the send side) to s, whose
+// react builds the packet to send in answer (Script.React). The two stay
+// separate components; nothing is shared but the line. Call before Build.
+func Feedback(k *Sink, s *Script, forward func(p *packet.Packet) bool, react func(a Arrival) (packet.Packet, bool)) {
+	k.Forward = forward
+	k.fwd.Init(&k.Module, "fwd")
+	s.fb.Init(&s.Module, "fb")
+	rtl.ConnectLine(&k.fwd, &s.fb, 1)
+	k.fed, s.fed = true, true
+	s.React = react
 }
 
 // NewScript makes a scripted sender for node under parent.
@@ -46,6 +74,21 @@ func (s *Script) at(i int) uint64 {
 func (s *Script) Eval() {
 	now := s.Now()
 	s.Tx.Tick(now)
+	for s.fed {
+		a, ok := s.fb.Recv()
+		if !ok {
+			break
+		}
+		p, ok := s.React(a)
+		if !ok {
+			continue
+		}
+		if s.At == nil {
+			s.At = make([]uint64, len(s.Pkts), len(s.Pkts)+1)
+		}
+		s.Pkts = append(s.Pkts, p)
+		s.At = append(s.At, a.Tail+1+s.ReactDelay)
+	}
 	waiting := false
 	if s.next < len(s.Pkts) && now >= s.at(s.next) && s.Tx.Idle(now) {
 		p := &s.Pkts[s.next]

@@ -9,7 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
 )
 
 // The processes deliver the rate they promise: mean gap 1/rate.
@@ -110,5 +113,50 @@ func TestUniformCoversEveryNode(t *testing.T) {
 	}
 	for d, h := range hits {
 		require.InDelta(t, 10_000, h, 500, "node %d", d)
+	}
+}
+
+// Feedback: a node's Script answers what its Sink forwards, no earlier than
+// the cycle after the forwarded packet's tail arrived plus ReactDelay; the
+// sink forwards only what Forward selects; always-eval agrees.
+func TestFeedback(t *testing.T) {
+	run := func(always bool, react uint64) []uint64 {
+		sim := rtl.NewSim(rtl.Options{Seed: 1})
+		a := NewScript(sim.Top(), "a", 0, credit.PerLink, 1, 2)
+		ka := NewSink(sim.Top(), "ka", 0)
+		b := NewScript(sim.Top(), "b", 1, credit.PerLink, 1, 2)
+		kb := NewSink(sim.Top(), "kb", 1)
+		link.Connect(a.Tx, kb.Rx, 3)
+		link.Connect(b.Tx, ka.Rx, 2)
+		ka.Record = true
+		for i := 0; i < 4; i++ {
+			a.Pkts = append(a.Pkts, packet.Packet{ID: packet.MakeID(0, uint64(i)), Seq: uint16(i), Bytes: 40, Cycles: 5})
+		}
+		b.ReactDelay = react
+		Feedback(kb, b, func(p *packet.Packet) bool { return p.Seq%2 == 0 },
+			func(x Arrival) (packet.Packet, bool) {
+				return packet.Packet{ID: packet.MakeID(1, uint64(x.P.Seq)), Seq: x.P.Seq, Born: x.Tail, Cycles: 1}, true
+			})
+		sim.SetAlwaysEval(always)
+		require.NoError(t, sim.Build())
+		for sim.Now() < 200 {
+			sim.Step()
+		}
+		var sent []uint64
+		for _, d := range ka.Log {
+			sent = append(sent, d.Tail) // 1-cycle packets: the tail is the head
+		}
+		require.Len(t, b.Pkts, 2)
+		for _, p := range b.Pkts {
+			require.Equal(t, p.Born+1+react, p.Sent, "packet %d", p.Seq)
+		}
+		return sent
+	}
+	for _, react := range []uint64{0, 7} {
+		lazy := run(false, react)
+		require.Equal(t, lazy, run(true, react))
+		// a's packet s: head leaves at 5s, arrives at 5s+3, tail at 5s+7;
+		// b answers at 5s+8+react, and the answer arrives 2 cycles later.
+		require.Equal(t, []uint64{10 + react, 20 + react}, lazy)
 	}
 }
