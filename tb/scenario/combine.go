@@ -2,10 +2,13 @@ package scenario
 
 import (
 	"math/rand/v2"
+	"strings"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 // The combine scenario runs one allreduce through a 6-port switch's combine
@@ -53,7 +56,33 @@ func init() {
 					m.At[i] = start
 				}
 			}
-			return c.Harness(), nil
+			h := c.Harness()
+			h.Groups = func(sigs []rtl.TracedSignal) []vcd.Group { return combineGroups(6, sigs) }
+			return h, nil
 		},
 	})
+}
+
+// combineGroups puts the combine units first (what the scenario is about),
+// then the per-port groups of the switch.
+func combineGroups(k int, sigs []rtl.TracedSignal) []vcd.Group {
+	var units []vcd.Group
+	var rest []rtl.TracedSignal
+	for _, s := range sigs {
+		if strings.HasPrefix(s.Module, "top.sw.combine(") {
+			name := s.Module[len("top.sw."):]
+			if i := strings.IndexByte(name, '.'); i >= 0 {
+				name = name[:i]
+			}
+			if len(units) == 0 || units[len(units)-1].Name != name {
+				units = append(units, vcd.Group{Name: name})
+			}
+			g := &units[len(units)-1]
+			g.Signals = append(g.Signals, vcd.Signal{Name: s.Path, Width: s.Width, Kind: s.Kind,
+				Alias: strings.ReplaceAll(strings.TrimPrefix(s.Path, "top.sw."), ".", "/")})
+			continue
+		}
+		rest = append(rest, s)
+	}
+	return append(units, SwitchGroups(k, rest)...)
 }
