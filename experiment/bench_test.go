@@ -76,7 +76,7 @@ func BenchmarkIdleSwitch32(b *testing.B) {
 func BenchmarkCollective(b *testing.B) {
 	for _, ports := range []int{8, 32} {
 		for _, units := range []int{1, 5} {
-			for _, size := range []int{64, 1024, 16384} {
+			for _, size := range []int{64, 256, 1024, 4096, 16384} {
 				b.Run(fmt.Sprintf("ports=%d/units=%d/bytes=%d", ports, units, size), func(b *testing.B) {
 					cfg := config.Default()
 					for _, s := range []string{"traffic.pattern=reduce", fmt.Sprintf("network.ports=%d", ports),
