@@ -220,6 +220,17 @@ func (r *Reg[T]) commit(p *partition) {
 // work only at head and tail events.
 type Probe[T comparable] struct{ Reg[T] }
 
+// Set assigns the value the waveform shows from the next clock edge. While
+// the probe is not traced nobody can observe it (components do not read
+// their probes), so the value is stored at once and costs no commit.
+func (p *Probe[T]) Set(v T) {
+	if p.sig.tid < 0 && !p.dirty {
+		p.q = v
+		return
+	}
+	p.Reg.Set(v)
+}
+
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
 	p.sig = newSignal[T](owner, name, callerPC(2), opts, &p.q)

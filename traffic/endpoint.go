@@ -35,7 +35,7 @@ type Source struct {
 	n     int
 	next  uint64 // next birth
 	count uint64
-	qlen  rtl.Reg[uint32]
+	qlen  rtl.Probe[uint32] // queue length, for the waveform
 
 	// Counters, read between cycles.
 	Born, BornInWindow, Injected, InjectedInWindow uint64

@@ -28,7 +28,7 @@ type Buf struct {
 	ring  []Entry
 	first int
 	n     int
-	occ   rtl.Reg[uint16]   // packets buffered (traced)
+	occ   rtl.Probe[uint16] // packets buffered (traced)
 	head  rtl.Probe[uint32] // packet.Tag of the head packet, 0 when empty
 	max   int
 }
