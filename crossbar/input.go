@@ -135,17 +135,36 @@ func (p *inPort) Eval() {
 
 // leastLoaded picks one output of an adaptive unicast route (a set of
 // candidate outputs): the one with the fewest of this input's copies in its
-// crosspoint or on the way there, lowest index first. (In per-crosspoint
-// credit mode the upstream's look-ahead must make the same choice.)
+// crosspoint or on the way there; ties go to the lowest index or, with
+// Params.RandomTies, to a draw from this input's random stream. (In
+// per-crosspoint credit mode the upstream's look-ahead must make the same
+// choice.)
 func (p *inPort) leastLoaded(mask uint64) uint64 {
-	best, bestN := -1, 0
-	for m := mask; m != 0; m &= m - 1 {
-		o := bits.TrailingZeros64(m)
-		if n := int(p.queued[o]); best < 0 || n < bestN {
-			best, bestN = o, n
+	return pickLeast(mask, p.queued, p.sw.P.RandomTies, &p.Module)
+}
+
+// pickLeast returns the candidate output in mask with the fewest queued
+// copies; ties to the lowest index, or drawn from m's random stream.
+func pickLeast(mask uint64, queued []uint16, random bool, m *rtl.Module) uint64 {
+	var best uint64
+	bestN := -1
+	for mm := mask; mm != 0; mm &= mm - 1 {
+		o := bits.TrailingZeros64(mm)
+		switch n := int(queued[o]); {
+		case bestN < 0 || n < bestN:
+			best, bestN = 1<<uint(o), n
+		case n == bestN:
+			best |= 1 << uint(o)
 		}
 	}
-	return 1 << uint(best)
+	if best&(best-1) == 0 || !random {
+		return best & -best
+	}
+	i := m.Rand().IntN(bits.OnesCount64(best))
+	for ; i > 0; i-- {
+		best &= best - 1
+	}
+	return best & -best
 }
 
 func (p *inPort) fail(err error) {

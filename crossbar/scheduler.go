@@ -248,7 +248,7 @@ func (c *scheduler) arrive(i int, pk packet.Packet, now uint64) {
 		return
 	}
 	if pk.Op == packet.Unicast && mask&(mask-1) != 0 {
-		mask = in.leastLoaded(mask)
+		mask = in.leastLoaded(mask, c.sw.P.RandomTies)
 	}
 	pk.Hops++
 	slot := in.free[len(in.free)-1]
@@ -284,16 +284,10 @@ func (c *scheduler) arrive(i int, pk packet.Packet, now uint64) {
 }
 
 // leastLoaded picks, among the candidate outputs of an adaptive unicast
-// route, the one with the fewest copies queued at this input.
-func (in *qIn) leastLoaded(mask uint64) uint64 {
-	best, bestN := -1, 0
-	for m := mask; m != 0; m &= m - 1 {
-		o := bits.TrailingZeros64(m)
-		if n := int(in.want[o]); best < 0 || n < bestN {
-			best, bestN = o, n
-		}
-	}
-	return 1 << uint(best)
+// route, the one with the fewest copies queued at this input (ties as
+// pickLeast).
+func (in *qIn) leastLoaded(mask uint64, random bool) uint64 {
+	return pickLeast(mask, in.want, random, &in.Module)
 }
 
 // head returns the head of queue qi, or nil.

@@ -55,6 +55,12 @@ type Params struct {
 	CombineUnits int
 	// Combine configures every combine unit.
 	Combine combine.Params
+	// RandomTies (fat-trees): an adaptive unicast route whose candidates tie
+	// on the least-loaded rule goes to one of the tied outputs drawn from the
+	// input port's own random stream (rtl.Module.Rand of top.….in(i), so the
+	// draw does not depend on evaluation order). false (the zero value, every
+	// single-switch run): the lowest index.
+	RandomTies bool
 }
 
 // Downstream describes what is at the far end of an output's link.
