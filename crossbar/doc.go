@@ -93,7 +93,13 @@
 // organization: the output with the fewest of this input's copies still in
 // the switch for it (oq-xp: in its crosspoint or on the way; iq-fifo, voq:
 // queued at the input), lowest index first. The packet then goes to that
-// one output only.
+// one output only. Two options (fat-trees, package fattree) refine the
+// choice: Params.AdaptiveCredits first keeps the candidates with the most
+// downstream credits (oq-xp: each output of the set registers its credit
+// count in out(o).ds_credits, read by the inputs a cycle later, so the
+// choice does not depend on evaluation order), and Params.RandomTies (implied by it)
+// breaks the remaining ties by a draw from the input port's own random
+// stream instead of the lowest index. Neither is set for a single switch.
 //
 // Accessors per organization: Buffered(i) counts the packets holding input
 // i's credits (oq-xp: slots in use; iq-fifo, voq: packets in its queues);

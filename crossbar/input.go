@@ -31,7 +31,8 @@ type inPort struct {
 	owed   []credit.Token // credits to return, one token per cycle
 	used   rtl.Reg[uint16]
 	err    error
-	ready  *rtl.ReadySet // done lines holding slot tokens
+	ready  *rtl.ReadySet     // done lines holding slot tokens
+	dsCred []*rtl.In[uint16] // Params.AdaptiveCredits: the registered credits of the outputs in the set (nil: not)
 }
 
 func newInPort(s *Switch, i int) *inPort {
@@ -140,7 +141,31 @@ func (p *inPort) Eval() {
 // per-crosspoint credit mode the upstream's look-ahead must make the same
 // choice.)
 func (p *inPort) leastLoaded(mask uint64) uint64 {
-	return pickLeast(mask, p.queued, p.sw.P.RandomTies, &p.Module)
+	if p.dsCred != nil {
+		mask = mostCredits(mask, func(o int) uint16 {
+			if o < len(p.dsCred) && p.dsCred[o] != nil {
+				return p.dsCred[o].Get()
+			}
+			return 0
+		})
+	}
+	return pickLeast(mask, p.queued, p.sw.P.RandomTies || p.sw.P.AdaptiveCredits != 0, &p.Module)
+}
+
+// mostCredits keeps the candidates in mask with the most credits.
+func mostCredits(mask uint64, credits func(o int) uint16) uint64 {
+	var best uint64
+	bestN := -1
+	for mm := mask; mm != 0; mm &= mm - 1 {
+		o := bits.TrailingZeros64(mm)
+		switch n := int(credits(o)); {
+		case n > bestN:
+			best, bestN = 1<<uint(o), n
+		case n == bestN:
+			best |= 1 << uint(o)
+		}
+	}
+	return best
 }
 
 // pickLeast returns the candidate output in mask with the fewest queued

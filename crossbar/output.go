@@ -28,8 +28,9 @@ type outPort struct {
 	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
 	grants []uint64
 	err    error
-	ready  *rtl.ReadySet // fromXP lines holding packets
-	full   uint64        // crosspoints holding packets (bit i: xp(i))
+	ready  *rtl.ReadySet    // fromXP lines holding packets
+	full   uint64           // crosspoints holding packets (bit i: xp(i))
+	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
 }
 
 func newOutPort(s *Switch, o int) *outPort {
@@ -117,7 +118,10 @@ func (p *outPort) Eval() {
 		}
 	}
 	p.stall.Set(waiting && !granted)
-	p.Tx.Settle(waiting && !granted)
+	if p.dsCred != nil {
+		p.dsCred.Set(p.Tx.Credits.Avail(0))
+	}
+	p.Tx.Settle(waiting && !granted || p.dsCred != nil)
 	if free, ok := p.Tx.WakeAt(now, p.full != 0); ok {
 		p.SleepUntil(free)
 	} else {

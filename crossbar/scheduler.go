@@ -248,7 +248,15 @@ func (c *scheduler) arrive(i int, pk packet.Packet, now uint64) {
 		return
 	}
 	if pk.Op == packet.Unicast && mask&(mask-1) != 0 {
-		mask = in.leastLoaded(mask, c.sw.P.RandomTies)
+		if ac := c.sw.P.AdaptiveCredits; ac != 0 && (c.sw.P.AdaptiveInputs == 0 || c.sw.P.AdaptiveInputs&(1<<uint(i)) != 0) {
+			mask = mostCredits(mask, func(o int) uint16 {
+				if ac&(1<<uint(o)) == 0 {
+					return 0
+				}
+				return c.outs[o].Tx.Credits.Avail(0)
+			})
+		}
+		mask = in.leastLoaded(mask, c.sw.P.RandomTies || c.sw.P.AdaptiveCredits != 0)
 	}
 	pk.Hops++
 	slot := in.free[len(in.free)-1]

@@ -61,6 +61,22 @@ type Params struct {
 	// draw does not depend on evaluation order). false (the zero value, every
 	// single-switch run): the lowest index.
 	RandomTies bool
+	// AdaptiveCredits (fat-trees, the OQ-router paper §3 adaptive routing)
+	// is the set of outputs (bit o) whose downstream credits an adaptive
+	// unicast route weighs: it goes to the candidate with the most credits
+	// (an output outside the set counts 0), then the fewest of this input's
+	// copies queued for it, then a draw as RandomTies. oq-xp: each output
+	// of the set publishes its per-link credit count in a registered port
+	// (out(o).ds_credits, set in cycle t, read by the inputs in t+1), so the
+	// choice reads only registered state and does not depend on evaluation
+	// order; such an output also wakes for every credit that comes back,
+	// and a change wakes the reading inputs. AdaptiveInputs is the set of
+	// inputs that read them (0: every input; the others fall back to the
+	// fewest queued copies). iq-fifo, voq: the scheduler reads its outputs'
+	// counters. Per-crosspoint credit mode weighs counter 0. 0 (every
+	// single-switch run): off, and no port is added.
+	AdaptiveCredits uint64
+	AdaptiveInputs  uint64
 }
 
 // Downstream describes what is at the far end of an output's link.
@@ -151,6 +167,34 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			rtl.ConnectLine(&out.done[i], &in.done[o], 1)
 			out.fromXP[i].Notify(out.ready, i)
 			in.done[o].Notify(in.ready, o)
+		}
+	}
+	if p.AdaptiveCredits != 0 {
+		readers := p.AdaptiveInputs
+		if readers == 0 {
+			readers = ^uint64(0)
+		}
+		for _, out := range s.outs[:p.Ports] {
+			if p.AdaptiveCredits&(1<<uint(out.idx)) == 0 {
+				continue
+			}
+			out.dsCred = new(rtl.Out[uint16])
+			out.dsCred.Init(&out.Module, "ds_credits").Reset(out.Tx.Credits.Q(0))
+			for _, in := range s.ins[:p.Ports] {
+				if readers&(1<<uint(in.idx)) == 0 {
+					continue
+				}
+				if in.dsCred == nil {
+					in.dsCred = make([]*rtl.In[uint16], p.Ports)
+				}
+				c := new(rtl.In[uint16])
+				c.Init(&in.Module, rtl.Idx("ds_credits", out.idx))
+				rtl.Connect(out.dsCred, c)
+				in.dsCred[out.idx] = c
+			}
+			if readers&(1<<uint(p.Ports)-1) == 0 {
+				out.dsCred.TieOff()
+			}
 		}
 	}
 	s.Table.units = p.CombineUnits
