@@ -30,6 +30,8 @@ type Result struct {
 	CreditMode    string  `json:"credit_mode"`
 	Ports         int     `json:"ports"`
 	Inputs        int     `json:"inputs"`
+	Nodes         int     `json:"nodes,omitempty"`  // end nodes of a network (fattree)
+	Levels        int     `json:"levels,omitempty"` // switch levels of a fat-tree
 	XPBuffer      int     `json:"xp_buffer_packets"`
 	Pattern       string  `json:"pattern"`
 	Process       string  `json:"process"`
@@ -43,5 +45,6 @@ type Result struct {
 	KernelEvals   uint64  `json:"kernel_evals"`
 	SkippedCycles uint64  `json:"skipped_cycles"`
 	FlitHopsPerS  float64 `json:"packet_hops_per_second"`
+	Note          string  `json:"note,omitempty"` // what the run does not model (fattree: no NIC)
 	Error         string  `json:"error,omitempty"`
 }

@@ -23,45 +23,49 @@ type Options struct {
 // line naming the key); a run that fails its own checks reports it in
 // Result.Error.
 func Run(cfg config.Config, opt Options) (Result, error) {
+	var n runner
+	var err error
 	switch cfg.Network.Topology {
 	case config.TopologySwitch:
-		var n runner
-		var err error
 		if IsCollective(cfg.Traffic.Pattern) {
 			n, err = BuildCollective(cfg)
 		} else {
 			n, err = BuildSwitch(cfg)
 		}
-		if err != nil {
+	case config.TopologyFatTree:
+		n, err = BuildFatTree(cfg)
+	default:
+		return Result{}, fmt.Errorf("network.topology: %q has no model yet; allowed now: switch | fattree", cfg.Network.Topology)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	sim := n.sim()
+	defer sim.Close()
+	if opt.VCD != nil {
+		if err := n.Trace(opt.VCD, opt.Trace); err != nil {
 			return Result{}, err
 		}
-		sim := n.sim()
-		defer sim.Close()
-		if opt.VCD != nil {
-			if err := n.Trace(opt.VCD, opt.Trace); err != nil {
+		if opt.Traced != nil {
+			if err := opt.Traced(sim.TracedSignals()); err != nil {
 				return Result{}, err
 			}
-			if opt.Traced != nil {
-				if err := opt.Traced(sim.TracedSignals()); err != nil {
-					return Result{}, err
-				}
-			}
 		}
-		if opt.Started != nil {
-			opt.Started(sim)
-		}
-		r := n.Run()
-		if opt.VCD != nil {
-			if err := sim.EndTrace(); err != nil {
-				return r, err
-			}
-		}
-		return r, nil
 	}
-	return Result{}, fmt.Errorf("network.topology: %q has no model yet; allowed now: switch", cfg.Network.Topology)
+	if opt.Started != nil {
+		opt.Started(sim)
+	}
+	r := n.Run()
+	if opt.VCD != nil {
+		if err := sim.EndTrace(); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
 }
 
-// runner is a built single-switch experiment: a load run or a collective.
+// runner is a built experiment: a single-switch load run or collective, or
+// a fat-tree load run.
 type runner interface {
 	sim() *rtl.Sim
 	Trace(w io.Writer, globs string) error

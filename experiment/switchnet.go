@@ -147,22 +147,7 @@ func (n *SwitchNet) Conservation() error {
 }
 
 // measuredDone reports whether every copy of every measured packet arrived.
-func (n *SwitchNet) measuredDone() bool {
-	// Every source wakes at Win.End, so every kernel mode evaluates that
-	// cycle; deciding only after it keeps the end cycle the same with time
-	// skipping on or off.
-	if n.Sim.Now() <= n.Win.End {
-		return false
-	}
-	var want, got uint64
-	for _, s := range n.Srcs {
-		want += s.MeasuredCopies
-	}
-	for _, s := range n.Sinks {
-		got += s.MeasuredReceived
-	}
-	return got == want
-}
+func (n *SwitchNet) measuredDone() bool { return measuredDone(n.Sim, n.Win, n.Srcs, n.Sinks) }
 
 // Harness wraps the netlist for testbenches: done when drained, the credit
 // invariant as a monitor.
@@ -196,68 +181,12 @@ func (n *SwitchNet) Run() Result {
 
 func (n *SwitchNet) result(wall float64) Result {
 	cfg := n.Cfg
-	cyc := float64(n.Timing.PacketCycles)
-	m := float64(n.Win.End - n.Win.Start)
 	r := Result{
-		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), OfferedLoad: cfg.Traffic.Load,
-		Topology: cfg.Network.Topology, Organization: cfg.Network.Organization, CreditMode: cfg.Network.CreditMode,
-		Ports: cfg.Network.Ports, Inputs: cfg.Network.Inputs, XPBuffer: cfg.Network.XPBufferPackets,
-		Pattern: cfg.Traffic.Pattern, Process: cfg.Traffic.Process, PacketCycles: n.Timing.PacketCycles,
-		WallSeconds: wall,
+		Topology: cfg.Network.Topology, Ports: cfg.Network.Ports, Inputs: cfg.Network.Inputs,
+		CreditMode: cfg.Network.CreditMode,
 	}
-	var born, injected, delivered, recv, fanout, mcast uint64
-	var lat tb.Latency
-	nsrc := float64(cfg.Network.Inputs)
-	for i, s := range n.Srcs {
-		if i >= cfg.Network.Inputs {
-			continue
-		}
-		born += s.BornInWindow
-		injected += s.InjectedInWindow
-		fanout += s.MeasuredCopies
-		r.MaxQueue = max(r.MaxQueue, s.MaxQueue)
-		if cfg.Traffic.Pattern == config.PatternMulticast {
-			mcast += s.BornInWindow
-		}
-	}
-	for _, s := range n.Sinks {
-		delivered += s.ReceivedInWindow
-		recv += s.MeasuredReceived
-		lat.Merge(&s.Lat)
-	}
-	r.GeneratedLoad = float64(born) * cyc / (m * nsrc)
-	r.AcceptedLoad = float64(injected) * cyc / (m * nsrc)
-	r.DeliveredLoad = float64(delivered) * cyc / (m * float64(len(n.Sinks)))
-	r.PacketsInjected, r.PacketsDelivered = injected, delivered
-	r.MeasuredSent, r.MeasuredRecv = born, recv
-	if mcast > 0 {
-		r.Fanout = float64(fanout) / float64(mcast)
-	}
-	var ps tb.Report
-	lat.Fill(&ps, n.Timing.PeriodPS)
-	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
-		ps.LatencyAvgCycles, ps.LatencyP50Cycles, ps.LatencyP99Cycles, ps.LatencyMaxCycles, ps.LatencyAvgNS
-	r.Drained = recv == fanout
-	// Stable: everything measured came out, and the sources injected what
-	// they generated (their queues did not grow by more than 2% of it).
-	r.Stable = r.Drained && float64(injected) >= 0.98*float64(born)
-	st := n.Sim.Stats()
-	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
-	if wall > 0 {
-		r.SimCyclesPerSecond = float64(r.Cycles) / wall
-		var hops uint64
-		for _, s := range n.Sinks {
-			hops += 2 * s.Received // source→switch and switch→sink
-		}
-		r.FlitHopsPerS = float64(hops) / wall
-	}
-	if born == 0 {
-		r.Error = "no packet was born in the measurement window; raise traffic.load or run.measure_cycles"
-		r.Stable = false
-	}
-	if err := n.Sw.Err(); err != nil {
-		r.Error = err.Error()
-		r.Stable = false
-	}
+	// Each packet crosses two links: source→switch and switch→sink.
+	hops := func(s *traffic.Sink) uint64 { return 2 * s.Received }
+	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs[:cfg.Network.Inputs], n.Sinks, hops, wall, n.Sw.Err())
 	return r
 }

@@ -87,7 +87,7 @@ func TestBadInput(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "a rejected run left %s behind", vcdFile)
 }
 
-// TestRunAndSweep: the single switch runs; other topologies and the parts
+// TestRunAndSweep: the single switch and the fat-tree run; other topologies and the parts
 // not built yet are refused with one line and exit status 2.
 func TestRunAndSweep(t *testing.T) {
 	dir := t.TempDir()
@@ -120,7 +120,24 @@ func TestRunAndSweep(t *testing.T) {
 	require.Contains(t, string(gtkw), "sw.vcd")
 
 	r = runApp("run", "--config", torus)
-	requireOneLine(t, r, "hwcoll: ", `network.topology: "torus" has no model yet; allowed now: switch`)
+	requireOneLine(t, r, "hwcoll: ", `network.topology: "torus" has no model yet; allowed now: switch | fattree`)
+	ft := append([]string{"run", "--set", "network.topology=fattree", "--set", "network.nodes=16", "--set", "network.ports=4",
+		"--set", "traffic.pattern=complement", "--set", "traffic.load=0.5"}, short...)
+	r = runApp(ft...)
+	require.Equal(t, 0, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	require.Contains(t, first, "fat-tree", r.stdout)
+	require.Contains(t, r.stdout, "no NIC model yet")
+	r = runApp(append(ft, "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	res = nil
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	require.Equal(t, true, res["stable"])
+	require.Equal(t, "fattree", res["topology"])
+	require.InDelta(t, 0.5, res["accepted_load"], 0.05)
+	r = runApp("run", "--set", "network.topology=fattree", "--set", "network.nodes=48")
+	requireOneLine(t, r, "hwcoll: ", "network.nodes: 48 nodes cannot be a fat-tree")
+
 	r = runApp("run", "--pcap", filepath.Join(dir, "x.pcap"))
 	requireOneLine(t, r, "hwcoll: ", "run: --pcap: packet capture is not built yet")
 

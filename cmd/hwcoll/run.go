@@ -127,8 +127,14 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), %s %s traffic at load %g\n",
-		state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Process, r.Pattern, r.OfferedLoad)
+	if r.Topology == config.TopologyFatTree {
+		fmt.Fprintf(w, "%s  %s fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers), %s %s traffic at load %g\n",
+			state, r.Name, r.Nodes, r.Levels, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Process, r.Pattern, r.OfferedLoad)
+		fmt.Fprintf(w, "  note: %s\n", r.Note)
+	} else {
+		fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), %s %s traffic at load %g\n",
+			state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Process, r.Pattern, r.OfferedLoad)
+	}
 	fmt.Fprintf(w, "  accepted %.3f  delivered %.3f  (generated %.3f)", r.AcceptedLoad, r.DeliveredLoad, r.GeneratedLoad)
 	if r.Fanout > 0 {
 		fmt.Fprintf(w, "  mean fanout %.2f", r.Fanout)

@@ -1,0 +1,93 @@
+package experiment
+
+import (
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/traffic"
+)
+
+// The measurement shared by the load runs (single switch, fat-tree): open-
+// loop sources, sinks, a window, a drain.
+
+// measuredDone reports whether every copy of every measured packet arrived.
+func measuredDone(sim *rtl.Sim, win traffic.Window, srcs []*traffic.Source, sinks []*traffic.Sink) bool {
+	// Every source wakes at Win.End, so every kernel mode evaluates that
+	// cycle; deciding only after it keeps the end cycle the same with time
+	// skipping on or off.
+	if sim.Now() <= win.End {
+		return false
+	}
+	var want, got uint64
+	for _, s := range srcs {
+		want += s.MeasuredCopies
+	}
+	for _, s := range sinks {
+		got += s.MeasuredReceived
+	}
+	return got == want
+}
+
+// loadResult fills r (whose topology fields the caller set) from a load run:
+// srcs are the sources that generate traffic, hops(s) the link traversals of
+// the packets sink s received, err the network's own error.
+func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, win traffic.Window,
+	srcs []*traffic.Source, sinks []*traffic.Sink, hops func(*traffic.Sink) uint64, wall float64, err error) {
+	cyc := float64(tm.PacketCycles)
+	m := float64(win.End - win.Start)
+	r.Name, r.Seed, r.Cycles, r.OfferedLoad = cfg.Name, cfg.Seed, sim.Now(), cfg.Traffic.Load
+	r.Organization, r.XPBuffer = cfg.Network.Organization, cfg.Network.XPBufferPackets
+	r.Pattern, r.Process, r.PacketCycles = cfg.Traffic.Pattern, cfg.Traffic.Process, tm.PacketCycles
+	r.WallSeconds = wall
+	var born, injected, delivered, recv, fanout, mcast uint64
+	var lat tb.Latency
+	nsrc := float64(len(srcs))
+	for _, s := range srcs {
+		born += s.BornInWindow
+		injected += s.InjectedInWindow
+		fanout += s.MeasuredCopies
+		r.MaxQueue = max(r.MaxQueue, s.MaxQueue)
+		if cfg.Traffic.Pattern == config.PatternMulticast {
+			mcast += s.BornInWindow
+		}
+	}
+	for _, s := range sinks {
+		delivered += s.ReceivedInWindow
+		recv += s.MeasuredReceived
+		lat.Merge(&s.Lat)
+	}
+	r.GeneratedLoad = float64(born) * cyc / (m * nsrc)
+	r.AcceptedLoad = float64(injected) * cyc / (m * nsrc)
+	r.DeliveredLoad = float64(delivered) * cyc / (m * float64(len(sinks)))
+	r.PacketsInjected, r.PacketsDelivered = injected, delivered
+	r.MeasuredSent, r.MeasuredRecv = born, recv
+	if mcast > 0 {
+		r.Fanout = float64(fanout) / float64(mcast)
+	}
+	var ps tb.Report
+	lat.Fill(&ps, tm.PeriodPS)
+	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
+		ps.LatencyAvgCycles, ps.LatencyP50Cycles, ps.LatencyP99Cycles, ps.LatencyMaxCycles, ps.LatencyAvgNS
+	r.Drained = recv == fanout
+	// Stable: everything measured came out, and the sources injected what
+	// they generated (their queues did not grow by more than 2% of it).
+	r.Stable = r.Drained && float64(injected) >= 0.98*float64(born)
+	st := sim.Stats()
+	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
+	if wall > 0 {
+		r.SimCyclesPerSecond = float64(r.Cycles) / wall
+		var h uint64
+		for _, s := range sinks {
+			h += hops(s)
+		}
+		r.FlitHopsPerS = float64(h) / wall
+	}
+	if born == 0 {
+		r.Error = "no packet was born in the measurement window; raise traffic.load or run.measure_cycles"
+		r.Stable = false
+	}
+	if err != nil {
+		r.Error = err.Error()
+		r.Stable = false
+	}
+}
