@@ -2,8 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
@@ -11,7 +9,6 @@ import (
 	"github.com/hwcoll/hwcoll/fattree"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
@@ -26,14 +23,9 @@ const FatTreeNote = "open-loop sources and sinks at the nodes; no NIC model yet 
 // network.xp_buffer_packets buffers and switch.delay_ns, with per-link
 // credits.
 type FatTreeNet struct {
-	Sim    *rtl.Sim
-	Net    *fattree.Net
-	Srcs   []*traffic.Source
-	Sinks  []*traffic.Sink
-	Cfg    config.Config
-	Timing config.Timing
-	Win    traffic.Window
-	hops   []uint64 // per sink: links crossed by the packets it received
+	loadNet
+	Net  *fattree.Net
+	hops []uint64 // per sink: links crossed by the packets it received
 }
 
 // BuildFatTree elaborates the fat-tree netlist of cfg.
@@ -87,7 +79,8 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &FatTreeNet{Sim: sim, Net: net, Cfg: cfg, Timing: tm, hops: make([]uint64, nodes)}
+	n := &FatTreeNet{loadNet: loadNet{Sim: sim, Cfg: cfg, Timing: tm}, Net: net, hops: make([]uint64, nodes)}
+	n.conserve, n.netErr, n.report = n.Conservation, net.Err, n.result
 	w := uint64(cfg.Run.WarmupCycles)
 	n.Win = traffic.Window{Start: w, End: w + uint64(cfg.Run.MeasureCycles)}
 	rate := cfg.Traffic.Load / float64(cyc)
@@ -119,38 +112,6 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 // links included (a sink holds nothing), and every switch's own checks.
 func (n *FatTreeNet) Conservation() error { return n.Net.CheckCredits(nil) }
 
-func (n *FatTreeNet) measuredDone() bool { return measuredDone(n.Sim, n.Win, n.Srcs, n.Sinks) }
-
-// Harness wraps the netlist for testbenches: done when drained, the credit
-// invariant as a monitor.
-func (n *FatTreeNet) Harness() *tb.Harness {
-	return &tb.Harness{
-		Sim:      n.Sim,
-		Done:     n.measuredDone,
-		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.Conservation}},
-		Check:    n.Net.Err,
-	}
-}
-
-// Trace records the selected signals of the run into w (a VCD stream).
-func (n *FatTreeNet) Trace(w io.Writer, globs string) error {
-	vw, err := n.Sim.NewTraceWriter(w)
-	if err != nil {
-		return err
-	}
-	return n.Sim.Trace(vw, globs)
-}
-
-// Run drives warm-up, the measurement window and the drain, then reports.
-// A run that has not drained by run.max_cycles stops there and is unstable.
-func (n *FatTreeNet) Run() Result {
-	start := time.Now()
-	n.Sim.RunUntil(n.measuredDone, uint64(n.Cfg.Run.MaxCycles))
-	return n.result(time.Since(start).Seconds())
-}
-
-func (n *FatTreeNet) sim() *rtl.Sim { return n.Sim }
-
 func (n *FatTreeNet) result(wall float64) Result {
 	cfg := n.Cfg
 	r := Result{
@@ -161,7 +122,3 @@ func (n *FatTreeNet) result(wall float64) Result {
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, hops, wall, n.Net.Err())
 	return r
 }
-
-// Result reports the run so far (for harness-driven runs; Run reports by
-// itself), with wall the seconds it took.
-func (n *FatTreeNet) Result(wall float64) Result { return n.result(wall) }

@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"io"
+	"time"
+
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
@@ -9,6 +12,57 @@ import (
 
 // The measurement shared by the load runs (single switch, fat-tree): open-
 // loop sources, sinks, a window, a drain.
+
+// loadNet is what the load runs share: the simulator, the open-loop sources
+// and sinks, the measurement window, and how to check and report the network.
+type loadNet struct {
+	Sim    *rtl.Sim
+	Srcs   []*traffic.Source
+	Sinks  []*traffic.Sink
+	Cfg    config.Config
+	Timing config.Timing
+	Win    traffic.Window
+
+	conserve func() error              // the credit invariant on every link
+	netErr   func() error              // the network's own protocol errors
+	report   func(wall float64) Result // the result of the run so far
+}
+
+func (n *loadNet) measuredDone() bool { return measuredDone(n.Sim, n.Win, n.Srcs, n.Sinks) }
+
+// Harness wraps the netlist for testbenches: done when drained, the credit
+// invariant as a monitor.
+func (n *loadNet) Harness() *tb.Harness {
+	return &tb.Harness{
+		Sim:      n.Sim,
+		Done:     n.measuredDone,
+		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.conserve}},
+		Check:    n.netErr,
+	}
+}
+
+// Trace records the selected signals of the run into w (a VCD stream).
+func (n *loadNet) Trace(w io.Writer, globs string) error {
+	vw, err := n.Sim.NewTraceWriter(w)
+	if err != nil {
+		return err
+	}
+	return n.Sim.Trace(vw, globs)
+}
+
+// Run drives warm-up, the measurement window and the drain, then reports.
+// A run that has not drained by run.max_cycles stops there and is unstable.
+func (n *loadNet) Run() Result {
+	start := time.Now()
+	n.Sim.RunUntil(n.measuredDone, uint64(n.Cfg.Run.MaxCycles))
+	return n.report(time.Since(start).Seconds())
+}
+
+// Result reports the run so far (for harness-driven runs; Run reports by
+// itself), with wall the seconds it took.
+func (n *loadNet) Result(wall float64) Result { return n.report(wall) }
+
+func (n *loadNet) sim() *rtl.Sim { return n.Sim }
 
 // measuredDone reports whether every copy of every measured packet arrived.
 func measuredDone(sim *rtl.Sim, win traffic.Window, srcs []*traffic.Source, sinks []*traffic.Sink) bool {

@@ -72,5 +72,4 @@ type runner interface {
 	Run() Result
 }
 
-func (n *SwitchNet) sim() *rtl.Sim     { return n.Sim }
 func (c *CollectiveNet) sim() *rtl.Sim { return c.Sim }

@@ -2,8 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
@@ -11,7 +9,6 @@ import (
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
@@ -19,14 +16,9 @@ import (
 // (only the first network.inputs nodes generate traffic) and output o feeds
 // node o's sink.
 type SwitchNet struct {
-	Sim    *rtl.Sim
-	Sw     *crossbar.Switch
-	Srcs   []*traffic.Source
-	Sinks  []*traffic.Sink
-	Cfg    config.Config
-	Timing config.Timing
-	Win    traffic.Window
-	mode   credit.Mode
+	loadNet
+	Sw   *crossbar.Switch
+	mode credit.Mode
 }
 
 // BuildSwitch elaborates the single-switch netlist of cfg.
@@ -77,7 +69,8 @@ func NewSwitch(cfg config.Config) (*SwitchNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &SwitchNet{Sim: sim, Sw: sw, Cfg: cfg, Timing: tm, mode: mode}
+	n := &SwitchNet{loadNet: loadNet{Sim: sim, Cfg: cfg, Timing: tm}, Sw: sw, mode: mode}
+	n.conserve, n.netErr, n.report = n.Conservation, sw.Err, n.result
 	w := uint64(cfg.Run.WarmupCycles)
 	n.Win = traffic.Window{Start: w, End: w + uint64(cfg.Run.MeasureCycles)}
 	pat, err := traffic.NewPattern(cfg.Traffic.Pattern, k, cfg.Traffic.Fanout)
@@ -144,39 +137,6 @@ func (n *SwitchNet) Conservation() error {
 		return err
 	}
 	return n.Sw.Err()
-}
-
-// measuredDone reports whether every copy of every measured packet arrived.
-func (n *SwitchNet) measuredDone() bool { return measuredDone(n.Sim, n.Win, n.Srcs, n.Sinks) }
-
-// Harness wraps the netlist for testbenches: done when drained, the credit
-// invariant as a monitor.
-func (n *SwitchNet) Harness() *tb.Harness {
-	return &tb.Harness{
-		Sim:      n.Sim,
-		Done:     n.measuredDone,
-		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.Conservation}},
-		Check:    n.Sw.Err,
-	}
-}
-
-// Trace records the selected signals of the run into w (a VCD stream).
-func (n *SwitchNet) Trace(w io.Writer, globs string) error {
-	vw, err := n.Sim.NewTraceWriter(w)
-	if err != nil {
-		return err
-	}
-	return n.Sim.Trace(vw, globs)
-}
-
-// Run drives warm-up, the measurement window and the drain, then reports.
-// A run that has not drained by run.max_cycles stops there and is unstable.
-func (n *SwitchNet) Run() Result {
-	start := time.Now()
-	max := uint64(n.Cfg.Run.MaxCycles)
-	n.Sim.RunUntil(n.measuredDone, max)
-	wall := time.Since(start).Seconds()
-	return n.result(wall)
 }
 
 func (n *SwitchNet) result(wall float64) Result {
