@@ -61,43 +61,14 @@ func TestCombineErrors(t *testing.T) {
 func model(op Op, t Type, acc, in uint64) uint64 {
 	switch t {
 	case Int32:
-		a, b := int32(acc), int32(in)
-		var r int32
-		switch op {
-		case Sum:
-			r = a + b
-		case Min:
-			r = min(a, b)
-		case Max:
-			r = max(a, b)
-		case And:
-			r = a & b
-		case Or:
-			r = a | b
-		case Xor:
-			r = a ^ b
-		}
-		return uint64(int64(r))
+		return uint64(int64(fold(op, int32(acc), int32(in))))
 	case Int64:
-		a, b := int64(acc), int64(in)
-		var r int64
-		switch op {
-		case Sum:
-			r = a + b
-		case Min:
-			r = min(a, b)
-		case Max:
-			r = max(a, b)
-		case And:
-			r = a & b
-		case Or:
-			r = a | b
-		case Xor:
-			r = a ^ b
-		}
-		return uint64(r)
+		return uint64(fold(op, int64(acc), int64(in)))
 	}
-	a, b := acc, in
+	return fold(op, acc, in)
+}
+
+func fold[T int32 | int64 | uint64](op Op, a, b T) T {
 	switch op {
 	case Sum:
 		return a + b
