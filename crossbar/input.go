@@ -27,9 +27,9 @@ type inPort struct {
 	copies []uint16             // per slot: copies still in crosspoints
 	free   []uint16             // free slots (a stack)
 	inUse  int
-	queued []uint16       // per output: copies written to its crosspoint and not yet left
-	owed   []credit.Token // credits to return, one token per cycle
-	used   rtl.Reg[uint16]
+	queued []uint16          // per output: copies written to its crosspoint and not yet left
+	owed   []credit.Token    // credits to return, one token per cycle
+	used   rtl.Probe[uint16] // slots in use, for the waveform
 	err    error
 	ready  *rtl.ReadySet     // done lines holding slot tokens
 	dsCred []*rtl.In[uint16] // Params.AdaptiveCredits: the registered credits of the outputs in the set (nil: not)
