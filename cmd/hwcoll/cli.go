@@ -129,7 +129,7 @@ func (a *app) exit(err error) int {
 	}
 }
 
-var commands = []string{"tb", "demo", "config", "run", "sweep", "help"}
+var commands = []string{"tb", "demo", "config", "run", "sweep", "merge", "help"}
 
 func (a *app) dispatch(args []string) error {
 	switch cmd, rest := args[0], args[1:]; cmd {
@@ -145,6 +145,8 @@ func (a *app) dispatch(args []string) error {
 		return a.runCmd(rest)
 	case "sweep":
 		return a.sweep(rest)
+	case "merge":
+		return a.merge(rest)
 	default:
 		if strings.HasPrefix(cmd, "-") {
 			return usagef("unknown flag %s before the command; commands: %s (hwcoll help)", cmd, strings.Join(commands, ", "))

@@ -24,6 +24,9 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(badValue, []byte("network:\n  organization: crossbar\n"), 0o644))
 	missing := filepath.Join(dir, "nonexistent.yaml")
 	vcdFile := filepath.Join(dir, "t.vcd")
+	badJSONL := writeFile(t, dir, "bad.jsonl", "{\"name\":\"a\",\"offered_load\":0.1}\n{\"name\":\n")
+	unknownJSONL := writeFile(t, dir, "unknown.jsonl", "{\"bogus\":1}\n")
+	emptyJSONL := writeFile(t, dir, "empty.jsonl", "\n")
 
 	cases := []struct {
 		name string
@@ -71,6 +74,22 @@ func TestBadInput(t *testing.T) {
 		{"sweep zero step", []string{"sweep", "--loads", "0.1:0.5:0"}, []string{"--loads", "STEP"}},
 		{"sweep load out of range", []string{"sweep", "--loads", "0.5,1.5"}, []string{"traffic.load", "1.5"}},
 		{"sweep bad jobs", []string{"sweep", "--loads", "0.5", "--jobs", "0"}, []string{"--jobs", `"0"`}},
+		{"sweep shard index too big", []string{"sweep", "--loads", "0.5", "--shard", "2/2"}, []string{"--shard", `"2/2"`, "0..1"}},
+		{"sweep shard count zero", []string{"sweep", "--loads", "0.5", "--shard", "0/0"}, []string{"--shard", `"0/0"`, "at least 1"}},
+		{"sweep shard count negative", []string{"sweep", "--loads", "0.5", "--shard", "0/-2"}, []string{"--shard", "at least 1"}},
+		{"sweep shard negative", []string{"sweep", "--loads", "0.5", "--shard", "-1/2"}, []string{"--shard", "0..1"}},
+		{"sweep shard malformed", []string{"sweep", "--loads", "0.5", "--shard", "3"}, []string{"--shard", `"3"`, "i/n"}},
+		{"sweep shard not a number", []string{"sweep", "--loads", "0.5", "--shard", "a/4"}, []string{"--shard", `"a"`}},
+		{"sweep shard missing value", []string{"sweep", "--loads", "0.5", "--shard"}, []string{"--shard", "needs a value"}},
+		{"sweep out is a file", []string{"sweep", "--loads", "0.5", "--out", malformed}, []string{"--out", "malformed.yaml"}},
+		{"merge without files", []string{"merge"}, []string{"merge", "FILE"}},
+		{"merge missing file", []string{"merge", missing}, []string{"merge", "nonexistent.yaml"}},
+		{"merge malformed file", []string{"merge", malformed}, []string{"merge", "malformed.yaml", "line 1"}},
+		{"merge bad JSON", []string{"merge", badJSONL}, []string{"merge", "bad.jsonl", "line 2"}},
+		{"merge unknown field", []string{"merge", unknownJSONL}, []string{"merge", "unknown.jsonl", "bogus"}},
+		{"merge empty file", []string{"merge", emptyJSONL}, []string{"merge", "no results"}},
+		{"merge directory", []string{"merge", dir}, []string{"merge", dir}},
+		{"merge unknown flag", []string{"merge", "--bogus", emptyJSONL}, []string{"--bogus", "--out"}},
 		{"demo argument", []string{"demo", "now"}, []string{`"now"`}},
 		{"demo bad out", []string{"demo", "--out", filepath.Join(malformed, "sub")}, []string{"--out"}},
 		{"help unknown", []string{"help", "nosuch"}, []string{`"nosuch"`}},
@@ -150,8 +169,6 @@ func TestRunAndSweep(t *testing.T) {
 		return regexp.MustCompile(`"(wall_seconds|sim_cycles_per_second|packet_hops_per_second)":[0-9.e+-]+`).ReplaceAllString(s, "")
 	}
 	require.Equal(t, strip(r1.stdout), strip(r.stdout), "--jobs does not change results")
-	r = runApp("sweep", "--loads", "0.1", "--out", dir)
-	requireOneLine(t, r, "hwcoll: ", "sweep: --out")
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -165,7 +182,7 @@ func TestNoArgumentsPrintsUsageOnStderr(t *testing.T) {
 	r := runApp()
 	require.Equal(t, 2, r.code)
 	require.Empty(t, r.stdout)
-	for _, cmd := range []string{"tb list", "tb run", "demo", "config", "config keys", "run", "sweep", "help"} {
+	for _, cmd := range []string{"tb list", "tb run", "demo", "config", "config keys", "run", "sweep", "merge", "help"} {
 		require.Contains(t, r.stderr, "hwcoll "+cmd)
 	}
 }

@@ -4,13 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/sweep"
 )
 
 // configFlags are the flags every config-driven command takes.
@@ -172,14 +176,16 @@ func (a *app) runCmd(args []string) error {
 	return a.runExperiment(cfg, *asJSON, *vcdPath, *trace)
 }
 
-// sweep is `hwcoll sweep`: one experiment per load.
+// sweep is `hwcoll sweep`: one experiment per load, in increasing load
+// order; --shard i/n keeps the points with index ≡ i (mod n) of that order.
 func (a *app) sweep(args []string) error {
 	fs := newFlagSet("sweep")
 	var cf configFlags
 	cf.register(fs)
 	loadsFlag := fs.String("loads", "", "loads: L1,L2,... or FROM:TO:STEP")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
-	out := fs.String("out", "", "directory for CSV and plot")
+	out := fs.String("out", "", "directory for results.jsonl, results.csv and plots")
+	shardFlag := fs.String("shard", "", "i/n: run only the points with index ≡ i (mod n)")
 	jobs := newUint(fs, "jobs", uint64(runtime.GOMAXPROCS(0)), 1, 4096, "experiments run at once")
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -195,21 +201,80 @@ func (a *app) sweep(args []string) error {
 	if err != nil {
 		return usagef("sweep: --loads %q: %v", *loadsFlag, err)
 	}
-	if *out != "" {
-		return usagef("sweep: --out: CSV and plot output is not built yet; use --json and redirect it")
+	var shard sweep.Shard
+	if *shardFlag != "" {
+		if shard, err = sweep.ParseShard(*shardFlag); err != nil {
+			return usagef("sweep: --shard %q: %v", *shardFlag, err)
+		}
 	}
 	cfg, err := cf.load()
 	if err != nil {
 		return err
 	}
-	cfgs := make([]config.Config, len(loads))
+	sort.Float64s(loads) // the order of the output and of the shards
+	var cfgs []config.Config
 	for i, l := range loads {
-		cfgs[i] = cfg
-		if err := cfgs[i].Set("traffic.load=" + fmtFloat(l)); err != nil {
+		c := cfg
+		if err := c.Set("traffic.load=" + fmtFloat(l)); err != nil {
 			return usagef("sweep: --loads: %v", err)
 		}
+		if shard.Has(i) {
+			cfgs = append(cfgs, c)
+		}
 	}
-	return a.runSweep(cfgs, int(jobs.get()), *asJSON)
+	if *out != "" {
+		if err := prepareOut(*out); err != nil {
+			return usagef("sweep: --out %s: %v", *out, err)
+		}
+	}
+	return a.runSweep(cfgs, int(jobs.get()), *asJSON, *out)
+}
+
+// prepareOut creates the output directory and checks that it takes files,
+// before any run, so a bad --out fails at once.
+func prepareOut(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".hwcoll-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// merge is `hwcoll merge FILE...`: the results.jsonl of shards become the
+// output of the whole sweep.
+func (a *app) merge(args []string) error {
+	fs := newFlagSet("merge")
+	out := fs.String("out", "", "directory for results.jsonl, results.csv and plots")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("merge: no input; usage: %s", synopsis("merge"))
+	}
+	var all []experiment.Result
+	for _, p := range pos {
+		res, err := sweep.ReadFile(p)
+		if err != nil {
+			return usagef("merge: %v", err)
+		}
+		all = append(all, res...)
+	}
+	if len(all) == 0 {
+		return usagef("merge: no results in %s", strings.Join(pos, ", "))
+	}
+	sweep.Order(all)
+	if *out == "" {
+		return sweep.WriteJSONL(a.stdout, all)
+	}
+	if err := prepareOut(*out); err != nil {
+		return usagef("merge: --out %s: %v", *out, err)
+	}
+	return a.writeOut("merge", *out, all)
 }
 
 const maxLoads = 10000

@@ -23,8 +23,11 @@ Usage:
   hwcoll run [--config FILE] [--set key=value]... [--json] [--vcd FILE] [--trace GLOB] [--pcap FILE]
                                     run one experiment
   hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP [--set key=value]...
-               [--json] [--out DIR] [--jobs N]
-                                    run one experiment per offered load
+               [--json] [--out DIR] [--jobs N] [--shard i/n]
+                                    run one experiment per offered load; --out writes
+                                    DIR/results.jsonl, results.csv and plots (PNG, SVG)
+  hwcoll merge FILE... [--out DIR]  merge the results.jsonl of sweep shards into the
+                                    output of the whole sweep (JSON lines, or DIR)
   hwcoll help [COMMAND]             this text, or one command's
 
 Flags may come before or after NAME. Colour is off when stdout is not a
@@ -73,10 +76,25 @@ and meaning as a Markdown table.
 		`Runs one experiment on the configured network (defaults, then FILE,
 then each --set in order).
 `},
-	"sweep": {"hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP [--set key=value]... [--json] [--out DIR] [--jobs N]",
-		`Runs one experiment per offered load (traffic.load), --jobs at a time;
-with --json prints one JSON object per line, with --out writes CSV and a
-plot into DIR.
+	"sweep": {"hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP [--set key=value]... [--json] [--out DIR] [--jobs N] [--shard i/n]",
+		`Runs one experiment per offered load (traffic.load), --jobs at a time
+(results do not depend on --jobs), in increasing load order. Prints a
+table, or one JSON object per line with --json.
+
+  --out DIR      also write DIR/results.jsonl (the JSON lines),
+                 DIR/results.csv (one column per JSON field) and the plots
+                 latency and accepted vs offered load as .png and .svg
+  --shard i/n    run only the points with index ≡ i (mod n), 0 ≤ i < n, of
+                 the sorted loads; merge the shards with 'hwcoll merge'
+                 (e.g. one shard per Slurm array task)
+
+Progress (points done, ETA) goes to stderr when it is a terminal.
+`},
+	"merge": {"hwcoll merge FILE... [--out DIR]",
+		`Reads the results.jsonl files of sweep shards (or the output of sweep
+--json) and writes what the whole sweep would have: points in increasing
+offered load, as JSON lines on stdout, or with --out DIR as
+DIR/results.jsonl, results.csv and the plots.
 `},
 	"help": {"hwcoll help [COMMAND]", "Prints the usage of hwcoll or of one command.\n"},
 }

@@ -1,0 +1,247 @@
+// Package sweep is the output side of `hwcoll sweep` and `hwcoll merge`:
+// the results of a load sweep as JSON lines, CSV and plots, the shards a
+// sweep is split into for a cluster, and the merge of their outputs.
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hwcoll/hwcoll/experiment"
+)
+
+// Shard selects the points of a sweep with index ≡ Index (mod Count), the
+// points being in increasing offered load. The zero Shard is the whole sweep.
+type Shard struct{ Index, Count int }
+
+// ParseShard reads "i/n" with n ≥ 1 and 0 ≤ i < n.
+func ParseShard(s string) (Shard, error) {
+	is, ns, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return Shard{}, errors.New("expected i/n, e.g. 0/16 (shard i of n, 0 ≤ i < n)")
+	}
+	i, err := strconv.Atoi(strings.TrimSpace(is))
+	if err != nil {
+		return Shard{}, fmt.Errorf("shard index %q is not a whole number", strings.TrimSpace(is))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(ns))
+	if err != nil {
+		return Shard{}, fmt.Errorf("shard count %q is not a whole number", strings.TrimSpace(ns))
+	}
+	if n < 1 {
+		return Shard{}, fmt.Errorf("shard count %d must be at least 1", n)
+	}
+	if i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("shard index %d must be in 0..%d (shards are numbered from 0)", i, n-1)
+	}
+	return Shard{Index: i, Count: n}, nil
+}
+
+// Has reports whether point k of the sweep belongs to the shard.
+func (s Shard) Has(k int) bool { return s.Count <= 1 || k%s.Count == s.Index }
+
+// Order sorts results as a whole sweep lists them: by offered load,
+// keeping the given order among equal loads.
+func Order(res []experiment.Result) {
+	sort.SliceStable(res, func(i, j int) bool { return res[i].OfferedLoad < res[j].OfferedLoad })
+}
+
+// field is one exported, JSON-named field of experiment.Result.
+type field struct {
+	index int
+	name  string
+}
+
+// fields lists experiment.Result's JSON names in struct order, read from
+// the json tags so the CSV columns cannot drift from the JSON.
+func fields() []field {
+	t := reflect.TypeOf(experiment.Result{})
+	var out []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, field{i, name})
+	}
+	return out
+}
+
+// Columns are the CSV columns: the JSON field names of experiment.Result
+// in struct order.
+func Columns() []string {
+	var out []string
+	for _, f := range fields() {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// csvValue writes a field as its JSON value would read (strings unquoted).
+func csvValue(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.FormatUint(v.Uint(), 10)
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	default:
+		b, _ := json.Marshal(v.Interface())
+		return string(b)
+	}
+}
+
+// WriteCSV writes a header of Columns and one row per result.
+func WriteCSV(w io.Writer, res []experiment.Result) error {
+	fs := fields()
+	cw := csv.NewWriter(w)
+	row := make([]string, len(fs))
+	for i, f := range fs {
+		row[i] = f.name
+	}
+	cw.Write(row)
+	for _, r := range res {
+		v := reflect.ValueOf(r)
+		for i, f := range fs {
+			row[i] = csvValue(v.Field(f.index))
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSONL writes one JSON object per result and line.
+func WriteJSONL(w io.Writer, res []experiment.Result) error {
+	for _, r := range res {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadJSONL reads results written by WriteJSONL (or `hwcoll sweep --json`);
+// blank lines are skipped, anything else that is not a result object with
+// known fields is an error naming the line.
+func ReadJSONL(r io.Reader) ([]experiment.Result, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	var out []experiment.Result
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if b[0] != '{' {
+			return nil, fmt.Errorf("line %d: not a JSON object", line)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		var res experiment.Result
+		if err := dec.Decode(&res); err != nil {
+			return nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("line %d: more than one JSON value", line)
+		}
+		out = append(out, res)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadFile is ReadJSONL on a file; errors start with the path.
+func ReadFile(path string) ([]experiment.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := ReadJSONL(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return res, nil
+}
+
+// Output file names inside the output directory.
+const (
+	JSONLFile = "results.jsonl"
+	CSVFile   = "results.csv"
+)
+
+// PlotBases are the plots WriteDir writes, each as .png and .svg.
+var PlotBases = []string{"latency", "accepted"}
+
+// WriteDir writes results.jsonl, results.csv and the plots into dir
+// (created if missing) and returns the paths written.
+func WriteDir(dir string, res []experiment.Result) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	write := func(name string, fn func(io.Writer) error) error {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriter(f)
+		err = fn(bw)
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", p, err)
+		}
+		paths = append(paths, p)
+		return nil
+	}
+	if err := write(JSONLFile, func(w io.Writer) error { return WriteJSONL(w, res) }); err != nil {
+		return paths, err
+	}
+	if err := write(CSVFile, func(w io.Writer) error { return WriteCSV(w, res) }); err != nil {
+		return paths, err
+	}
+	for _, fig := range Figures(res) {
+		ps, err := fig.Save(filepath.Join(dir, fig.Base))
+		paths = append(paths, ps...)
+		if err != nil {
+			return paths, err
+		}
+	}
+	return paths, nil
+}
