@@ -2,13 +2,17 @@ package experiment
 
 import (
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/crossbar"
 	"github.com/hwcoll/hwcoll/fattree"
+	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
@@ -43,42 +47,12 @@ func BuildFatTree(cfg config.Config) (*FatTreeNet, error) {
 // NewFatTree makes the fat-tree netlist of cfg without elaborating it.
 func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 	tm := cfg.Timing()
-	if cfg.Network.CreditMode != config.CreditPerLink {
-		return nil, fmt.Errorf("network.credit_mode: a fat-tree uses per-link credits (look-ahead across switches is not built); allowed: per-link")
-	}
 	cyc := tm.PacketCycles
-	if cyc > 1<<31 {
-		return nil, fmt.Errorf("packet.bytes: %d bytes take %d cycles on the link; too long", cfg.Packet.Bytes, cyc)
-	}
-	if m := uint64(cfg.Run.MeasureCycles); m < cyc {
-		return nil, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles at these link and clock settings); allowed: at least %d", m, cyc, cyc)
-	}
-	// Check the shape before the pattern so a bad node count names
-	// network.nodes.
-	fp := fattree.Params{
-		K: cfg.Network.Ports, Nodes: cfg.Network.Nodes, LinkDelay: max(tm.LinkDelayCycles, 1),
-		Switch: crossbar.Params{
-			XPPackets:       cfg.Network.XPBufferPackets,
-			SwitchDelay:     max(tm.SwitchDelayCycles, 1),
-			CreditMode:      credit.PerLink,
-			Org:             crossbar.Organization(cfg.Network.Organization),
-			FanoutSplitting: cfg.Network.FanoutSplitting == config.SplittingOn,
-			Iterations:      cfg.Network.Iterations,
-		},
-	}
-	if _, err := fp.Resolve(); err != nil {
+	sim, net, pat, err := newFatTreeFabric(cfg, tm)
+	if err != nil {
 		return nil, err
 	}
 	nodes := cfg.Network.Nodes
-	pat, err := traffic.NewNodePattern(cfg.Traffic.Pattern, nodes)
-	if err != nil {
-		return nil, err
-	}
-	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
-	net, err := fattree.New(sim.Top(), fp)
-	if err != nil {
-		return nil, err
-	}
 	n := &FatTreeNet{loadNet: loadNet{Sim: sim, Cfg: cfg, Timing: tm}, Net: net, hops: make([]uint64, nodes)}
 	n.conserve, n.netErr, n.report = n.Conservation, net.Err, n.result
 	w := uint64(cfg.Run.WarmupCycles)
@@ -108,6 +82,47 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 	return n, nil
 }
 
+// newFatTreeFabric checks cfg and makes the simulator, the switches and the
+// destination pattern of a fat-tree run (the nodes are the caller's).
+func newFatTreeFabric(cfg config.Config, tm config.Timing) (*rtl.Sim, *fattree.Net, traffic.Pattern, error) {
+	if cfg.Network.CreditMode != config.CreditPerLink {
+		return nil, nil, nil, fmt.Errorf("network.credit_mode: a fat-tree uses per-link credits (look-ahead across switches is not built); allowed: per-link")
+	}
+	cyc := tm.PacketCycles
+	if cyc > 1<<31 {
+		return nil, nil, nil, fmt.Errorf("packet.bytes: %d bytes take %d cycles on the link; too long", cfg.Packet.Bytes, cyc)
+	}
+	if m := uint64(cfg.Run.MeasureCycles); m < cyc {
+		return nil, nil, nil, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles at these link and clock settings); allowed: at least %d", m, cyc, cyc)
+	}
+	// Check the shape before the pattern so a bad node count names
+	// network.nodes.
+	fp := fattree.Params{
+		K: cfg.Network.Ports, Nodes: cfg.Network.Nodes, LinkDelay: max(tm.LinkDelayCycles, 1),
+		Switch: crossbar.Params{
+			XPPackets:       cfg.Network.XPBufferPackets,
+			SwitchDelay:     max(tm.SwitchDelayCycles, 1),
+			CreditMode:      credit.PerLink,
+			Org:             crossbar.Organization(cfg.Network.Organization),
+			FanoutSplitting: cfg.Network.FanoutSplitting == config.SplittingOn,
+			Iterations:      cfg.Network.Iterations,
+		},
+	}
+	if _, err := fp.Resolve(); err != nil {
+		return nil, nil, nil, err
+	}
+	pat, err := traffic.NewNodePattern(cfg.Traffic.Pattern, cfg.Network.Nodes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
+	net, err := fattree.New(sim.Top(), fp)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return sim, net, pat, nil
+}
+
 // Conservation is the credit invariant on every link of the tree, node
 // links included (a sink holds nothing), and every switch's own checks.
 func (n *FatTreeNet) Conservation() error { return n.Net.CheckCredits(nil) }
@@ -120,5 +135,200 @@ func (n *FatTreeNet) result(wall float64) Result {
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.hops[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, hops, wall, n.Net.Err())
+	return r
+}
+
+// FatTreeNICNote goes into every result of a fat-tree run with NICs.
+const FatTreeNICNote = "NICs at the nodes (package nic): per-message send and receive overheads (nic.*_overhead_ns, " +
+	"one message at a time on each side), traffic.message_bytes messages packetized into packet.bytes packets, " +
+	"reassembly by (source, message); latency_* are message latencies (birth to completion), measured_* count messages"
+
+// FatTreeNICNet is the fat-tree load run with a NIC at every node (package
+// nic): node i's nic.Sender gets messages of traffic.message_bytes by
+// traffic.process, each to a traffic.pattern destination, pays
+// nic.send_overhead_ns, and sends the message as packet.bytes packets;
+// node i's nic.Receiver reassembles them and completes the message after
+// nic.recv_overhead_ns. The load keeps its meaning: offered link time as a
+// fraction of the node's link (1 keeps it busy), so the message rate is
+// load / (link cycles of a message) — load × link bytes per cycle / message
+// bytes when the packets fill whole cycles. Latency is per message, from
+// birth to completion; packets_injected/delivered count packets.
+type FatTreeNICNet struct {
+	Sim       *rtl.Sim
+	Net       *fattree.Net
+	Senders   []*nic.Sender
+	Receivers []*nic.Receiver
+	Shape     nic.Shape
+	Cfg       config.Config
+	Timing    config.Timing
+	Win       traffic.Window
+}
+
+// BuildFatTreeNIC elaborates the NIC fat-tree netlist of cfg.
+func BuildFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
+	n, err := NewFatTreeNIC(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Sim.Build(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// NewFatTreeNIC makes the NIC fat-tree netlist of cfg without elaborating it.
+func NewFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
+	tm := cfg.Timing()
+	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm)
+	if err != nil {
+		return nil, err
+	}
+	sim, net, pat, err := newFatTreeFabric(cfg, tm)
+	if err != nil {
+		return nil, err
+	}
+	nodes := cfg.Network.Nodes
+	n := &FatTreeNICNet{Sim: sim, Net: net, Shape: sh, Cfg: cfg, Timing: tm}
+	w := uint64(cfg.Run.WarmupCycles)
+	n.Win = traffic.Window{Start: w, End: w + uint64(cfg.Run.MeasureCycles)}
+	rate := cfg.Traffic.Load / float64(sh.LinkCycles())
+	capacity := uint16(cfg.Network.XPBufferPackets)
+	for i := 0; i < nodes; i++ {
+		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, credit.PerLink, 1, capacity)
+		tx.Pat, tx.Win = pat, n.Win
+		if tx.Proc, err = traffic.NewProcess(cfg.Traffic.Process, rate); err != nil {
+			return nil, err
+		}
+		rx := nic.NewReceiver(sim.Top(), rtl.Idx("nic_rx", i), uint32(i), sh, tm.RecvOverheadCycles)
+		rx.Win = n.Win
+		// A packet through h switches crossed h+1 links.
+		rx.Links = func(src uint32) uint64 { return uint64(net.Hops(int(src), i) + 1) }
+		net.ConnectNode(i, tx.Tx, rx.Rx)
+		n.Senders, n.Receivers = append(n.Senders, tx), append(n.Receivers, rx)
+	}
+	return n, nil
+}
+
+// Conservation is the credit invariant on every link of the tree (a
+// receiver holds nothing: it takes packets at link rate).
+func (n *FatTreeNICNet) Conservation() error { return n.Net.CheckCredits(nil) }
+
+// Err is the first protocol error of the switches or the receivers.
+func (n *FatTreeNICNet) Err() error {
+	if err := n.Net.Err(); err != nil {
+		return err
+	}
+	for _, r := range n.Receivers {
+		if err := r.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *FatTreeNICNet) measuredDone() bool {
+	// Every sender wakes at Win.End, so every kernel mode evaluates that
+	// cycle (as measuredDone of the open-loop runs).
+	if n.Sim.Now() <= n.Win.End {
+		return false
+	}
+	var want, got uint64
+	for _, s := range n.Senders {
+		want += s.BornInWindow
+	}
+	for _, r := range n.Receivers {
+		got += r.MeasuredCompleted
+	}
+	return got == want
+}
+
+// Harness wraps the netlist for testbenches: done when every measured
+// message completed, the credit invariant as a monitor.
+func (n *FatTreeNICNet) Harness() *tb.Harness {
+	return &tb.Harness{
+		Sim:      n.Sim,
+		Done:     n.measuredDone,
+		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.Conservation}},
+		Check:    n.Err,
+	}
+}
+
+// Trace records the selected signals of the run into w (a VCD stream).
+func (n *FatTreeNICNet) Trace(w io.Writer, globs string) error {
+	vw, err := n.Sim.NewTraceWriter(w)
+	if err != nil {
+		return err
+	}
+	return n.Sim.Trace(vw, globs)
+}
+
+// Run drives warm-up, the measurement window and the drain, then reports.
+func (n *FatTreeNICNet) Run() Result {
+	start := time.Now()
+	n.Sim.RunUntil(n.measuredDone, uint64(n.Cfg.Run.MaxCycles))
+	return n.Result(time.Since(start).Seconds())
+}
+
+func (n *FatTreeNICNet) sim() *rtl.Sim { return n.Sim }
+
+// Result reports the run so far, with wall the seconds it took. Loads are
+// link time: generated = messages born × message link cycles, accepted =
+// link cycles of the packets injected, delivered = of the packets whose
+// tail arrived, in the window, per node and cycle.
+func (n *FatTreeNICNet) Result(wall float64) Result {
+	cfg, tm := n.Cfg, n.Timing
+	r := Result{
+		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), OfferedLoad: cfg.Traffic.Load,
+		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: config.CreditPerLink,
+		Ports: cfg.Network.Ports, Inputs: len(n.Senders), Nodes: len(n.Senders), Levels: n.Net.Levels(),
+		XPBuffer: cfg.Network.XPBufferPackets, Pattern: cfg.Traffic.Pattern, Process: cfg.Traffic.Process,
+		PacketCycles: tm.PacketCycles, Note: FatTreeNICNote, WallSeconds: wall,
+	}
+	m := float64(n.Win.End-n.Win.Start) * float64(len(n.Senders))
+	var born, injected, injCyc, delivered, delCyc, done uint64
+	var lat tb.Latency
+	for _, s := range n.Senders {
+		born += s.BornInWindow
+		injected += s.InjectedInWindow
+		injCyc += s.InjectedCyclesIn
+		r.MaxQueue = max(r.MaxQueue, s.MaxQueue)
+	}
+	for _, x := range n.Receivers {
+		delivered += x.ReceivedInWindow
+		delCyc += x.ReceivedCyclesIn
+		done += x.MeasuredCompleted
+		lat.Merge(&x.Lat)
+	}
+	r.GeneratedLoad = float64(born) * float64(n.Shape.LinkCycles()) / m
+	r.AcceptedLoad = float64(injCyc) / m
+	r.DeliveredLoad = float64(delCyc) / m
+	r.PacketsInjected, r.PacketsDelivered = injected, delivered
+	r.MeasuredSent, r.MeasuredRecv = born, done
+	var ps tb.Report
+	lat.Fill(&ps, tm.PeriodPS)
+	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
+		ps.LatencyAvgCycles, ps.LatencyP50Cycles, ps.LatencyP99Cycles, ps.LatencyMaxCycles, ps.LatencyAvgNS
+	r.Drained = done == born
+	// Stable: every measured message completed, and the NICs injected the
+	// packets of what they generated (queues grew by at most 2% of it).
+	r.Stable = r.Drained && float64(injected) >= 0.98*float64(born)*float64(n.Shape.Packets)
+	st := n.Sim.Stats()
+	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
+	if wall > 0 {
+		r.SimCyclesPerSecond = float64(r.Cycles) / wall
+		var h uint64
+		for _, x := range n.Receivers {
+			h += x.Hops
+		}
+		r.FlitHopsPerS = float64(h) / wall
+	}
+	if born == 0 {
+		r.Error = "no message was born in the measurement window; raise traffic.load or run.measure_cycles"
+		r.Stable = false
+	}
+	if err := n.Err(); err != nil {
+		r.Error = err.Error()
+		r.Stable = false
+	}
 	return r
 }

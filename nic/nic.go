@@ -1,0 +1,435 @@
+// Package nic is the endpoint of a node (seed 001 §4, the messaging layer;
+// seed 002 Table 1 for the 1300 ns overheads): messages of a fixed size are
+// born by an open-loop injection process into an infinite message queue,
+// the host/NIC send overhead is paid per message, the message is cut into
+// packets that go on the link under credits, and the receiving NIC
+// reassembles them and completes the message after the receive overhead.
+//
+// The model, in cycles of the switch clock:
+//
+//   - Send side (Sender): one message at a time. The NIC takes the message at
+//     the head of its queue at start = max(birth, free), where free is the
+//     cycle the previous message's last packet went on the link (0 at
+//     first); it is then busy with the send overhead o_s (host and NIC
+//     together, config nic.send_overhead_ns) and may put the message's first
+//     packet on the link from start + o_s. The packets go in Seq order, each
+//     when the link is idle and the downstream has a credit (as a
+//     traffic.Source). So o_s is also a gap: with enough credits a node
+//     sends at most one message every max(o_s, P_last) + (n−1)·P_full
+//     cycles (the next overhead overlaps the last packet on the link) — with
+//     the defaults (1300 ns = 325 cycles, one 256-byte packet of 52 cycles)
+//     at most load 52/325 = 0.16.
+//   - Packetization: a message of M bytes is n = ceil(M/B) packets of B =
+//     packet.bytes bytes, the last one M − (n−1)·B bytes; a packet holds the
+//     link Timing.BytesCycles(bytes) cycles; Msg is the message number at
+//     the source, Seq the packet index, Born the message's birth.
+//   - Receive side (Receiver): packets are reassembled per (Src, Msg) in any
+//     order (adaptive up routes may reorder them); a message has arrived the
+//     cycle after the tail of its last packet (t_a). The receiving host is
+//     one message at a time as well: the message completes at
+//     c = max(t_a, previous completion) + o_r (nic.recv_overhead_ns).
+//     The receive side takes packets at link rate (an infinite buffer): the
+//     credit returns as the head arrives.
+//   - Latency is per message: c − birth. At zero load, over h switches with
+//     channel delay d, switch delay S, full-packet cycles P_full and last-
+//     packet cycles P_last:
+//     o_s + (n−1)·P_full + (h+1)·d + h·S + P_last + o_r (see Latency0).
+//
+// Allocation: nothing per packet. Per message, the reassembly map may grow
+// (amortized), and a message of more than 64 packets takes a bitmap from a
+// free list that grows to the most messages in reassembly at once.
+package nic
+
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/traffic"
+)
+
+// Shape is how a message is packetized.
+type Shape struct {
+	MessageBytes uint32 // M
+	PacketBytes  uint32 // B, the full packet
+	Packets      uint32 // n = ceil(M/B)
+	LastBytes    uint32 // M − (n−1)·B
+	FullCycles   uint32 // link cycles of a full packet
+	LastCycles   uint32 // link cycles of the last packet
+}
+
+// MaxPackets bounds the packets of a message (Seq is 16 bits).
+const MaxPackets = 1 << 16
+
+// NewShape packetizes messages of msgBytes into packets of pktBytes with the
+// link timing tm. Errors name the config key.
+func NewShape(msgBytes, pktBytes int, tm config.Timing) (Shape, error) {
+	if pktBytes <= 0 {
+		return Shape{}, fmt.Errorf("packet.bytes: %d; allowed: at least 1", pktBytes)
+	}
+	if msgBytes <= 0 {
+		return Shape{}, fmt.Errorf("traffic.message_bytes: %d; allowed: at least 1", msgBytes)
+	}
+	n := (msgBytes + pktBytes - 1) / pktBytes
+	if n > MaxPackets {
+		return Shape{}, fmt.Errorf("traffic.message_bytes: %d bytes are %d packets of packet.bytes %d; allowed: at most %d packets a message", msgBytes, n, pktBytes, MaxPackets)
+	}
+	s := Shape{MessageBytes: uint32(msgBytes), PacketBytes: uint32(pktBytes), Packets: uint32(n),
+		LastBytes: uint32(msgBytes - (n-1)*pktBytes)}
+	full, last := tm.BytesCycles(uint64(pktBytes)), tm.BytesCycles(uint64(s.LastBytes))
+	if full == 0 || full > 1<<31 {
+		return Shape{}, fmt.Errorf("packet.bytes: %d bytes take %d cycles on the link; allowed: 1..2^31 cycles", pktBytes, full)
+	}
+	s.FullCycles, s.LastCycles = uint32(full), uint32(last)
+	return s, nil
+}
+
+// Bytes returns the bytes of packet seq.
+func (s Shape) Bytes(seq uint32) uint32 {
+	if seq+1 == s.Packets {
+		return s.LastBytes
+	}
+	return s.PacketBytes
+}
+
+// Cycles returns the link cycles of packet seq.
+func (s Shape) Cycles(seq uint32) uint32 {
+	if seq+1 == s.Packets {
+		return s.LastCycles
+	}
+	return s.FullCycles
+}
+
+// LinkCycles is the link time of a whole message: (n−1)·P_full + P_last.
+// A load of 1 is one message every LinkCycles cycles per node.
+func (s Shape) LinkCycles() uint64 {
+	return uint64(s.Packets-1)*uint64(s.FullCycles) + uint64(s.LastCycles)
+}
+
+// Latency0 is the zero-load message latency of the model across h switches
+// (h+1 links) with channel delay d and switch delay sw: the first packet
+// leaves o_s after birth, the packets follow back to back, the last one's
+// tail arrives (h+1)·d + h·sw + P_last − 1 cycles after its head left, the
+// message has arrived the cycle after, and completes o_r later.
+func (s Shape) Latency0(sendOv, recvOv uint64, h int, d, sw uint64) uint64 {
+	return sendOv + uint64(s.Packets-1)*uint64(s.FullCycles) + uint64(h+1)*d + uint64(h)*sw + uint64(s.LastCycles) + recvOv
+}
+
+type message struct {
+	born     uint64
+	dst      uint32
+	measured bool
+}
+
+// Sender is the send side of a node's NIC: the message queue, the send
+// overhead, packetization and the link under credits.
+type Sender struct {
+	rtl.Module
+	Tx       *link.Sender
+	Node     uint32
+	Shape    Shape
+	Overhead uint64          // o_s in cycles
+	Proc     traffic.Process // message births; nil: an idle sender
+	Pat      traffic.Pattern // the destination of each message (unicast only)
+	Win      traffic.Window
+	StopAt   uint64 // no births from this cycle on (0: never)
+
+	queue   []message // ring, grown by doubling
+	first   int
+	n       int
+	next    uint64 // next birth
+	started bool
+	active  bool   // the head message has started (its overhead is paid from start)
+	ready   uint64 // first cycle its next packet may go
+	seq     uint32 // next packet of the head message
+	free    uint64 // cycle the last message's last packet went
+	msgs    uint32 // messages born
+	pkts    uint64 // packets sent
+	tmpl    packet.Packet
+
+	// Counters, read between cycles.
+	Born, BornInWindow               uint64 // messages
+	Injected, InjectedInWindow       uint64 // packets
+	InjectedCycles, InjectedCyclesIn uint64 // link cycles of the packets injected (in the window)
+	MaxQueue                         int    // messages waiting, the one being sent included
+}
+
+// NewSender makes the send side of node under parent, with counters for the
+// downstream input's credits.
+func NewSender(parent *rtl.Module, name string, node uint32, sh Shape, overhead uint64, mode credit.Mode, counters int, capacity uint16) *Sender {
+	s := &Sender{Node: node, Shape: sh, Overhead: overhead, queue: make([]message, 8)}
+	s.Init(parent, name, s)
+	s.Tx = link.NewSender(&s.Module, "tx", mode, counters, capacity)
+	return s
+}
+
+// Queue is the number of messages waiting, the one being sent included.
+func (s *Sender) Queue() int { return s.n }
+
+// MsgBorn is the number of messages born (ids 0..MsgBorn−1).
+func (s *Sender) MsgBorn() uint32 { return s.msgs }
+
+func (s *Sender) births() bool { return s.Proc != nil && (s.StopAt == 0 || s.next < s.StopAt) }
+
+func (s *Sender) Eval() {
+	now := s.Now()
+	s.Tx.Tick(now)
+	if !s.started && s.Proc != nil {
+		s.started = true
+		s.next = s.Proc.Gap(s.Rand())
+	}
+	for s.births() && s.next <= now {
+		s.birth(s.next)
+		s.next += s.Proc.Gap(s.Rand())
+	}
+	s.start()
+	if s.active && now >= s.ready && s.Tx.CanSend(now, 1) {
+		m := &s.queue[s.first]
+		pk := packet.Packet{
+			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: packet.Unicast,
+			Msg: s.msgs - uint32(s.n), Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
+			Born: m.born, Sent: now, Measured: m.measured,
+		}
+		s.Tx.Send(now, pk, 1)
+		s.pkts++
+		s.Injected++
+		s.InjectedCycles += uint64(pk.Cycles)
+		if s.Win.In(now) {
+			s.InjectedInWindow++
+			s.InjectedCyclesIn += uint64(pk.Cycles)
+		}
+		s.seq++
+		if s.seq == s.Shape.Packets {
+			*m = message{}
+			s.first = (s.first + 1) & (len(s.queue) - 1)
+			s.n--
+			s.active, s.seq, s.free = false, 0, now
+			s.start()
+		}
+	}
+	// Wake for the next birth, the window edges, the next packet (overhead
+	// over and link free), or — when only the credits are short — the credit
+	// arrival (Settle).
+	s.Tx.Settle(s.active && now >= s.ready && s.Tx.Idle(now))
+	wake := ^uint64(0)
+	if s.births() {
+		wake = s.next
+	}
+	for _, t := range [2]uint64{s.Win.Start, s.Win.End} {
+		if t > now {
+			wake = min(wake, t)
+		}
+	}
+	if s.active {
+		if t := s.ready; t > now {
+			wake = min(wake, t)
+		}
+	}
+	if at, ok := s.Tx.WakeAt(now, s.active); ok {
+		wake = min(wake, at)
+	}
+	if wake == ^uint64(0) {
+		s.Sleep()
+	} else {
+		s.SleepUntil(wake)
+	}
+}
+
+// start takes the head message when the NIC is free: its overhead runs from
+// max(birth, free), whatever cycle we look.
+func (s *Sender) start() {
+	if s.active || s.n == 0 {
+		return
+	}
+	s.active = true
+	s.ready = max(s.queue[s.first].born, s.free) + s.Overhead
+}
+
+func (s *Sender) birth(t uint64) {
+	if s.n == len(s.queue) {
+		q := make([]message, 2*len(s.queue))
+		for i := 0; i < s.n; i++ {
+			q[i] = s.queue[(s.first+i)&(len(s.queue)-1)]
+		}
+		s.queue, s.first = q, 0
+	}
+	s.tmpl = packet.Packet{Src: s.Node}
+	s.Pat.Fill(s.Rand(), s.Node, &s.tmpl)
+	m := message{born: t, dst: s.tmpl.Dst, measured: s.Win.In(t)}
+	s.queue[(s.first+s.n)&(len(s.queue)-1)] = m
+	s.n++
+	s.msgs++
+	s.Born++
+	if m.measured {
+		s.BornInWindow++
+	}
+	s.MaxQueue = max(s.MaxQueue, s.n)
+}
+
+// Completion is one message completed by a receiver (recorded in tests).
+type Completion struct {
+	Src  uint32
+	Msg  uint32
+	Born uint64
+	At   uint64 // completion cycle: arrival + receive overhead
+}
+
+type partial struct {
+	born     uint64
+	got      uint32
+	measured bool
+	seen     uint64   // packets seen, for messages of at most 64 packets
+	big      []uint64 // packets seen, for larger messages (from the free list)
+}
+
+// Receiver is the receive side of a node's NIC: reassembly and the receive
+// overhead.
+type Receiver struct {
+	rtl.Module
+	Rx       *link.Receiver
+	Node     uint32
+	Shape    Shape
+	Overhead uint64 // o_r in cycles
+	Win      traffic.Window
+	Record   bool
+	Log      []Completion
+	// Links, when set, gives the links a packet from src crossed; their sum
+	// over the packets received is Hops (for packet-hop rates).
+	Links func(src uint32) uint64
+
+	open  map[uint64]*partial
+	pool  []*partial
+	bits  [][]uint64
+	hostc uint64 // completion of the last message (the host is one message at a time)
+
+	// Counters, read between cycles.
+	Received, ReceivedInWindow    uint64 // packets (by tail)
+	ReceivedCyclesIn              uint64 // link cycles of the packets received in the window
+	Completed, MeasuredCompleted  uint64 // messages
+	Misrouted, Duplicates, BadSeq uint64 // errors: not for this node, a packet twice, Seq out of range
+	Lat                           tb.Latency
+	MaxOpen                       int    // messages in reassembly at once
+	Hops                          uint64 // links crossed by the packets received (Links)
+}
+
+// NewReceiver makes the receive side of node under parent.
+func NewReceiver(parent *rtl.Module, name string, node uint32, sh Shape, overhead uint64) *Receiver {
+	r := &Receiver{Node: node, Shape: sh, Overhead: overhead, open: map[uint64]*partial{}}
+	r.Init(parent, name, r)
+	r.Rx = link.NewReceiver(&r.Module, "rx")
+	return r
+}
+
+// Open is the number of messages in reassembly.
+func (r *Receiver) Open() int { return len(r.open) }
+
+// Err reports a protocol error seen so far.
+func (r *Receiver) Err() error {
+	if r.Misrouted+r.Duplicates+r.BadSeq > 0 {
+		return fmt.Errorf("%s: %d misrouted, %d duplicate, %d out-of-range packets", r.Path(), r.Misrouted, r.Duplicates, r.BadSeq)
+	}
+	return nil
+}
+
+func (r *Receiver) Eval() {
+	now := r.Now()
+	for {
+		p, ok := r.Rx.Recv(now)
+		if !ok {
+			break
+		}
+		r.Rx.ReturnCredit(credit.Token{N: 1})
+		r.take(&p, now+uint64(p.Cycles)-1)
+	}
+	if t, busy := r.Rx.TailDone(now); busy {
+		r.SleepUntil(t)
+	} else {
+		r.Sleep()
+	}
+}
+
+// take reassembles packet p whose tail arrives in cycle tail.
+func (r *Receiver) take(p *packet.Packet, tail uint64) {
+	r.Received++
+	if r.Win.In(tail) {
+		r.ReceivedInWindow++
+		r.ReceivedCyclesIn += uint64(p.Cycles)
+	}
+	if p.Op != packet.Unicast || p.Dst != r.Node {
+		r.Misrouted++
+		return
+	}
+	if r.Links != nil {
+		r.Hops += r.Links(p.Src)
+	}
+	n := r.Shape.Packets
+	if uint32(p.Seq) >= n {
+		r.BadSeq++
+		return
+	}
+	key := uint64(p.Src)<<32 | uint64(p.Msg)
+	m := r.open[key]
+	if m == nil {
+		m = r.get()
+		m.born, m.measured = p.Born, p.Measured
+		r.open[key] = m
+		r.MaxOpen = max(r.MaxOpen, len(r.open))
+	}
+	w, b := &m.seen, uint64(1)<<(p.Seq%64)
+	if m.big != nil {
+		w = &m.big[p.Seq/64]
+	}
+	if *w&b != 0 {
+		r.Duplicates++
+		return
+	}
+	*w |= b
+	m.got++
+	if m.got < n {
+		return
+	}
+	// The last packet: the message has arrived the cycle after its tail
+	// (packets come serially on the link, so this tail is the latest).
+	c := max(tail+1, r.hostc) + r.Overhead
+	r.hostc = c
+	r.Completed++
+	if m.measured {
+		r.MeasuredCompleted++
+		r.Lat.Add(c - m.born)
+	}
+	if r.Record {
+		r.Log = append(r.Log, Completion{Src: p.Src, Msg: p.Msg, Born: m.born, At: c})
+	}
+	delete(r.open, key)
+	r.put(m)
+}
+
+func (r *Receiver) get() *partial {
+	var m *partial
+	if k := len(r.pool); k > 0 {
+		m, r.pool = r.pool[k-1], r.pool[:k-1]
+	} else {
+		m = &partial{}
+	}
+	if n := r.Shape.Packets; n > 64 {
+		if k := len(r.bits); k > 0 {
+			m.big, r.bits = r.bits[k-1], r.bits[:k-1]
+		} else {
+			m.big = make([]uint64, (n+63)/64)
+		}
+	}
+	return m
+}
+
+func (r *Receiver) put(m *partial) {
+	if m.big != nil {
+		clear(m.big)
+		r.bits = append(r.bits, m.big)
+	}
+	*m = partial{}
+	r.pool = append(r.pool, m)
+}
