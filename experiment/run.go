@@ -23,6 +23,10 @@ type Options struct {
 // line naming the key); a run that fails its own checks reports it in
 // Result.Error.
 func Run(cfg config.Config, opt Options) (Result, error) {
+	if cfg.Traffic.Multicast == config.MulticastSoftware {
+		// Refused rather than silently run in hardware.
+		return Result{}, fmt.Errorf("traffic.multicast: software collectives (point-to-point messages through the NICs) are not built yet; allowed now: hardware")
+	}
 	var n runner
 	var err error
 	switch cfg.Network.Topology {

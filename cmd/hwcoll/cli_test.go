@@ -157,6 +157,8 @@ func TestRunAndSweep(t *testing.T) {
 	r = runApp("run", "--set", "network.topology=fattree", "--set", "network.nodes=48")
 	requireOneLine(t, r, "hwcoll: ", "network.nodes: 48 nodes cannot be a fat-tree")
 
+	r = runApp("run", "--set", "traffic.multicast=software")
+	requireOneLine(t, r, "hwcoll: ", "traffic.multicast: software collectives")
 	r = runApp("run", "--pcap", filepath.Join(dir, "x.pcap"))
 	requireOneLine(t, r, "hwcoll: ", "run: --pcap: packet capture is not built yet")
 

@@ -4,16 +4,80 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/sweep"
 )
 
 const defaultDemoDir = "hwcoll-demo"
 
-// demo runs every scenario with its defaults and seed 1, traces each into
-// DIR/NAME.vcd with DIR/NAME.gtkw beside it, and prints a summary table.
+// The demo's experiments, all on the embedded defaults plus these keys.
+var (
+	// demoSweep is the fat-tree load sweep: 256 nodes of 32-port switches,
+	// uniform traffic, short windows so the demo stays well under a minute.
+	demoSweep = []string{
+		"name=fattree-256n-32p",
+		"network.topology=fattree",
+		"network.nodes=256",
+		"network.ports=32",
+		"traffic.pattern=uniform",
+		"run.warmup_cycles=3000",
+		"run.measure_cycles=10000",
+	}
+	demoLoads = []float64{0.3, 0.6, 0.9}
+
+	// demoReduce is one 4 KiB allreduce on a 32-port switch; the demo runs
+	// it with each of demoCombineUnits.
+	demoReduce = []string{
+		"name=allreduce-4KiB",
+		"network.topology=switch",
+		"network.ports=32",
+		"traffic.pattern=allreduce",
+		"traffic.message_bytes=4096",
+	}
+	demoCombineUnits = []int{1, 5}
+
+	// demoTrace is the small fat-tree whose first leaf switch is traced.
+	demoTrace = []string{
+		"name=fattree-64n-8p",
+		"network.topology=fattree",
+		"network.nodes=64",
+		"network.ports=8",
+		"traffic.pattern=uniform",
+		"traffic.load=0.5",
+		"run.warmup_cycles=1000",
+		"run.measure_cycles=3000",
+	}
+	demoTraceGlob = "top.leaf(0)*"
+	demoTraceFile = "leaf0.vcd"
+)
+
+// demoConfig is the defaults with sets applied; the sets are the demo's
+// own, so an error is a bug.
+func demoConfig(sets ...string) (config.Config, error) {
+	cfg := config.Default()
+	for _, s := range sets {
+		if err := cfg.Set(s); err != nil {
+			return cfg, &internalError{msg: fmt.Sprintf("demo config %s: %v", s, err)}
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, &internalError{msg: fmt.Sprintf("demo config: %v", err)}
+	}
+	return cfg, nil
+}
+
+// demo is the main job on embedded defaults: every testbench scenario
+// (traced into DIR/NAME.vcd + .gtkw, summary table), a short load sweep of
+// the 256-node fat-tree (table, DIR/results.* and plots), one allreduce
+// with one and with several combine units, and a trace of one leaf switch
+// of a small fat-tree (DIR/leaf0.vcd + .gtkw).
 func (a *app) demo(args []string) error {
 	fs := newFlagSet("demo")
-	dir := fs.String("out", defaultDemoDir, "directory for the traces")
+	dir := fs.String("out", defaultDemoDir, "directory for the traces, results and plots")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -32,6 +96,7 @@ func (a *app) demo(args []string) error {
 		return &internalError{msg: "no testbench scenarios are registered"}
 	}
 
+	a.demoHeading("1. Testbench scenarios (seed 1, each traced)")
 	var outs []outcome
 	var stop error
 	for _, s := range all {
@@ -45,7 +110,113 @@ func (a *app) demo(args []string) error {
 			break
 		}
 	}
+	failed := a.scenarioTable(outs)
+	if stop != nil {
+		return stop
+	}
 
+	a.demoHeading(fmt.Sprintf("2. Fat-tree sweep: 256 nodes, 32-port switches, uniform traffic (warm-up 3000 + window 10000 cycles, %d jobs)", runtime.GOMAXPROCS(0)))
+	base, err := demoConfig(demoSweep...)
+	if err != nil {
+		return err
+	}
+	var cfgs []config.Config
+	for _, l := range demoLoads {
+		c := base
+		if err := c.Set("traffic.load=" + fmtFloat(l)); err != nil {
+			return &internalError{msg: fmt.Sprintf("demo config: %v", err)}
+		}
+		cfgs = append(cfgs, c)
+	}
+	if err := a.runSweep(cfgs, runtime.GOMAXPROCS(0), false, *dir); err != nil {
+		return err
+	}
+
+	a.demoHeading("3. One reduction: allreduce of 4 KiB (int64 sum) over a 32-port switch")
+	if err := a.demoReduction(); err != nil {
+		return err
+	}
+
+	a.demoHeading("4. Trace of one leaf switch: fat-tree of 64 nodes, 8-port switches, load 0.5")
+	vcdPath := filepath.Join(*dir, demoTraceFile)
+	cfg, err := demoConfig(demoTrace...)
+	if err != nil {
+		return err
+	}
+	if err := a.runExperiment(cfg, false, vcdPath, demoTraceGlob); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(a.stdout, "\nNot in the demo yet: hardware vs software multicast. The model has no software collectives\n"+
+		"yet (hwcoll run refuses traffic.multicast=software with an error), so there is nothing to compare.\n")
+
+	show := outs[0]
+	for _, o := range outs {
+		if o.report.Name == "creditlink" {
+			show = o
+		}
+	}
+	d := filepath.Clean(*dir)
+	fmt.Fprintf(a.stdout, "\nEverything is in %s/.\n", d)
+	fmt.Fprintf(a.stdout, "Open the leaf switch trace in GTKWave with:\n  gtkwave %s %s\n",
+		shellQuote(vcdPath), shellQuote(gtkwPath(vcdPath)))
+	fmt.Fprintf(a.stdout, "Sweep plots: %s, %s (and .svg); data: %s, %s\n",
+		shellQuote(filepath.Join(d, sweep.PlotBases[0]+".png")), shellQuote(filepath.Join(d, sweep.PlotBases[1]+".png")),
+		shellQuote(filepath.Join(d, sweep.CSVFile)), shellQuote(filepath.Join(d, sweep.JSONLFile)))
+	fmt.Fprintf(a.stdout, "Scenario traces (VCD + GTKWave save file) are there too, e.g.:\n  gtkwave %s %s\n",
+		shellQuote(show.vcd), shellQuote(show.gtkw))
+	if failed > 0 {
+		return exitStatus(exitFail)
+	}
+	return nil
+}
+
+func (a *app) demoHeading(s string) {
+	fmt.Fprintf(a.stdout, "\n%s\n", a.paint(s, bold))
+}
+
+// demoReduction runs the allreduce with each number of combine units and
+// prints the completion times.
+func (a *app) demoReduction() error {
+	header := []string{"combine units", "completion", "", "packets", "result"}
+	right := []bool{true, true, true, true, false}
+	var rows [][]string
+	var bad []experiment.Result
+	for _, cu := range demoCombineUnits {
+		cfg, err := demoConfig(append(demoReduce, "network.combine_units="+strconv.Itoa(cu))...)
+		if err != nil {
+			return err
+		}
+		r, err := experiment.Run(cfg, experiment.Options{})
+		if err != nil {
+			return &internalError{msg: fmt.Sprintf("demo allreduce: %v", err)}
+		}
+		result := "ok"
+		if r.Error != "" {
+			result = "ERROR"
+			bad = append(bad, r)
+		}
+		rows = append(rows, []string{strconv.Itoa(cu), grouped(r.CompletionCycles) + " cyc", num(r.CompletionNS) + " ns",
+			strconv.FormatUint(r.PacketsDelivered, 10) + "/" + strconv.FormatUint(r.PacketsInjected, 10), result})
+	}
+	table(a.stdout, header, rows, right, func(row, col int, cell string) string {
+		if row < 0 {
+			return a.paint(cell, bold)
+		}
+		return cell
+	})
+	for _, r := range bad {
+		fmt.Fprintf(a.stdout, "%s allreduce: %s\n", a.paint("error:", red), r.Error)
+	}
+	if len(bad) > 0 {
+		return exitStatus(exitFail)
+	}
+	return nil
+}
+
+// scenarioTable prints the scenarios' summary table and their errors, and
+// returns how many failed.
+func (a *app) scenarioTable(outs []outcome) int {
 	header := []string{"scenario", "result", "cycles", "packets", "avg latency", "kernel evals", "skipped cycles", "sim cycles/s", "wall time"}
 	right := []bool{false, false, true, true, true, true, true, true, true}
 	rows := make([][]string, len(outs))
@@ -88,20 +259,5 @@ func (a *app) demo(args []string) error {
 			fmt.Fprintf(a.stdout, "%s %s: %s\n", a.paint("error:", red), o.report.Name, o.report.Error)
 		}
 	}
-
-	show := outs[0]
-	for _, o := range outs {
-		if o.report.Name == "creditlink" {
-			show = o
-		}
-	}
-	fmt.Fprintf(a.stdout, "\nTraces (VCD + GTKWave save file) are in %s/. Open one with:\n  gtkwave %s %s\n",
-		filepath.Clean(*dir), shellQuote(show.vcd), shellQuote(show.gtkw))
-	if stop != nil {
-		return stop
-	}
-	if failed > 0 {
-		return exitStatus(exitFail)
-	}
-	return nil
+	return failed
 }

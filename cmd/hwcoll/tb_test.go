@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/sweep"
 	"github.com/hwcoll/hwcoll/tb/scenario"
 	"github.com/hwcoll/hwcoll/vcd"
 )
@@ -169,7 +173,7 @@ func TestDemoWritesTracesAndSummary(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
 	require.Less(t, time.Since(start), 10*time.Second)
 	require.Empty(t, r.stderr)
-	header := strings.SplitN(r.stdout, "\n", 2)[0]
+	header := regexp.MustCompile(`(?m)^scenario .*$`).FindString(r.stdout)
 	for _, col := range []string{"scenario", "result", "cycles", "packets", "avg latency", "kernel evals", "skipped cycles", "sim cycles/s", "wall time"} {
 		require.Contains(t, header, col)
 	}
@@ -179,6 +183,61 @@ func TestDemoWritesTracesAndSummary(t *testing.T) {
 	}
 	require.Contains(t, r.stdout, "gtkwave "+filepath.Join(out, "creditlink.vcd")+" "+filepath.Join(out, "creditlink.gtkw"))
 	require.NotContains(t, r.stdout, "\x1b[", "no colour when stdout is not a terminal")
+	requireDemoFiles(t, r.stdout, out)
+}
+
+// requireDemoFiles checks the demo's experiments: the fat-tree sweep (table,
+// results, plots), the allreduce completion times, the leaf switch trace.
+func requireDemoFiles(t *testing.T, stdout, out string) {
+	t.Helper()
+	// The sweep: a table row per load, one CSV line per point, the plots.
+	for _, load := range []string{"0.300", "0.600", "0.900"} {
+		require.Regexp(t, `(?m)^ +`+regexp.QuoteMeta(load)+` +[0-9.]+ `, stdout)
+	}
+	csv := strings.Split(strings.TrimSpace(string(readFile(t, filepath.Join(out, sweep.CSVFile)))), "\n")
+	require.Len(t, csv, 4, "a header and 3 points")
+	res, err := sweep.ReadFile(filepath.Join(out, sweep.JSONLFile))
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	for _, r := range res {
+		require.Equal(t, config.TopologyFatTree, r.Topology)
+		require.Equal(t, 256, r.Nodes)
+		require.Equal(t, 32, r.Ports)
+	}
+	for _, base := range sweep.PlotBases {
+		for _, ext := range []string{".png", ".svg"} {
+			st, err := os.Stat(filepath.Join(out, base+ext))
+			require.NoError(t, err)
+			require.Positive(t, st.Size(), base+ext)
+		}
+	}
+	require.Contains(t, stdout, filepath.Join(out, "latency.png"))
+
+	// The reduction: one completion time per number of combine units, and
+	// more units finish sooner.
+	m := regexp.MustCompile(`(?m)^ +(\d+) +([\d,]+) cyc +\d+ ns +512/512 +ok$`).FindAllStringSubmatch(stdout, -1)
+	require.Len(t, m, 2, stdout)
+	require.Equal(t, "1", m[0][1])
+	require.Equal(t, "5", m[1][1])
+	c1, _ := strconv.Atoi(strings.ReplaceAll(m[0][2], ",", ""))
+	c5, _ := strconv.Atoi(strings.ReplaceAll(m[1][2], ",", ""))
+	require.Positive(t, c5)
+	require.Less(t, c5, c1)
+
+	// The leaf switch trace.
+	leaf := filepath.Join(out, "leaf0.vcd")
+	f := requireTrace(t, leaf)
+	under := 0
+	for _, v := range f.Vars {
+		if strings.HasPrefix(v.Name, "top.leaf(0).") {
+			under++
+		}
+	}
+	require.Greater(t, under, 10, "signals under top.leaf(0)")
+	gtkw := string(readFile(t, filepath.Join(out, "leaf0.gtkw")))
+	require.Contains(t, gtkw, "top.leaf(0).")
+	require.Contains(t, stdout, "gtkwave "+leaf+" "+filepath.Join(out, "leaf0.gtkw"))
+	require.Contains(t, stdout, "hardware vs software multicast")
 }
 
 func TestDemoDefaultDirectory(t *testing.T) {
@@ -189,6 +248,8 @@ func TestDemoDefaultDirectory(t *testing.T) {
 	for _, s := range scenario.All() {
 		requireTrace(t, filepath.Join("hwcoll-demo", s.Name+".vcd"))
 	}
+	require.Contains(t, r.stdout, "gtkwave hwcoll-demo/leaf0.vcd hwcoll-demo/leaf0.gtkw")
+	requireDemoFiles(t, r.stdout, "hwcoll-demo")
 }
 
 func TestColour(t *testing.T) {

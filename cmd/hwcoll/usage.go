@@ -15,8 +15,10 @@ Usage:
         --trace GLOB    signals to trace, comma-separated globs ('*' matches dots too),
                         e.g. 'top.link.producer.*,*credits*' (default: all)
         --json          print the result as one JSON object
-  hwcoll demo [--out DIR]           run every scenario with seed 1, write VCD + .gtkw
-                                    files into DIR (default hwcoll-demo), print a summary
+  hwcoll demo [--out DIR]           the main job on the defaults: every scenario (traced), a
+                                    256-node fat-tree sweep, an allreduce, a leaf switch trace;
+                                    tables on stdout, VCD/.gtkw, results and plots in DIR
+                                    (default hwcoll-demo)
   hwcoll config [--config FILE] [--set key=value]... [--json]
                                     print the effective configuration and its timing in cycles
   hwcoll config keys                print the configuration reference (Markdown table)
@@ -61,9 +63,19 @@ its invariants every cycle and its result at the end.
 Exit status 0 when the check passes, 1 when it fails, 130 when interrupted.
 `},
 	"demo": {"hwcoll demo [--out DIR]",
-		`Runs every scenario with its defaults and seed 1, writes DIR/NAME.vcd and
-DIR/NAME.gtkw for each (DIR defaults to hwcoll-demo), and prints a
-summary table and how to open a trace in GTKWave.
+		`The main job on embedded defaults, no files needed (DIR defaults to
+hwcoll-demo):
+ 1. every testbench scenario with its defaults and seed 1, traced into
+    DIR/NAME.vcd + DIR/NAME.gtkw; a summary table;
+ 2. a short load sweep (0.3, 0.6, 0.9) of the 256-node fat-tree of 32-port
+    switches, uniform traffic, one goroutine per CPU; a table, and
+    DIR/results.csv, DIR/results.jsonl, DIR/latency.{png,svg},
+    DIR/accepted.{png,svg};
+ 3. one 4 KiB allreduce on a 32-port switch with 1 and with 5 combine
+    units; the completion times;
+ 4. a trace of leaf switch 0 of a 64-node fat-tree of 8-port switches at
+    load 0.5: DIR/leaf0.vcd + DIR/leaf0.gtkw;
+then how to open the trace in GTKWave and where the plots are.
 `},
 	"config": {"hwcoll config [--config FILE] [--set key=value]... [--json] | hwcoll config keys",
 		`Prints the effective configuration (the defaults, then FILE, then each
