@@ -1,0 +1,27 @@
+package packet
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// IDs are unique per (source, count) and the waveform tag keeps the source
+// in its high 12 bits and the count's low 20 bits.
+func TestIDAndTag(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		src := rapid.Uint32Range(0, 1<<24-1).Draw(rt, "src")
+		n := rapid.Uint64Range(0, 1<<40-1).Draw(rt, "n")
+		p := Packet{ID: MakeID(src, n)}
+		require.Equal(rt, uint64(src), p.ID>>40)
+		require.Equal(rt, n, p.ID&(1<<40-1))
+		require.Equal(rt, (src&(1<<12-1))<<20|uint32(n&(1<<20-1)), p.Tag())
+	})
+	require.NotEqual(t, MakeID(1, 0), MakeID(0, 1<<40-1))
+}
+
+func TestOpNames(t *testing.T) {
+	require.Equal(t, "unicast multicast reduce barrier broadcast op(9)",
+		Unicast.String()+" "+Multicast.String()+" "+Reduce.String()+" "+Barrier.String()+" "+Broadcast.String()+" "+Op(9).String())
+}
