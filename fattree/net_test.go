@@ -78,19 +78,7 @@ func TestUnicastExactlyOnceAndDrains(t *testing.T) {
 			net.ConnectNode(i, src.Tx, snk.Rx)
 			srcs, sinks = append(srcs, src), append(sinks, snk)
 		}
-		done := func() bool {
-			if sim.Now() <= stop {
-				return false
-			}
-			var born, got uint64
-			for _, s := range srcs {
-				born += s.Born
-			}
-			for _, s := range sinks {
-				got += s.Received
-			}
-			return got >= born
-		}
+		done := drained(sim, stop, srcs, sinks)
 		h := &tb.Harness{
 			Sim:      sim,
 			Done:     done,
