@@ -57,6 +57,7 @@ type Network struct {
 	Dims            []int  `yaml:"dims,flow" json:"dims"`
 	VLs             int    `yaml:"vls" json:"vls"`
 	VLPolicy        string `yaml:"vl_policy" json:"vl_policy"`
+	TreeBuilder     string `yaml:"tree_builder" json:"tree_builder"`
 
 	// inputsSet records that inputs was given explicitly (YAML or Set);
 	// until then Inputs follows Ports.
@@ -83,6 +84,7 @@ type Packet struct {
 type NIC struct {
 	SendOverheadNS float64 `yaml:"send_overhead_ns" json:"send_overhead_ns"`
 	RecvOverheadNS float64 `yaml:"recv_overhead_ns" json:"recv_overhead_ns"`
+	Model          string  `yaml:"model" json:"model"`
 }
 
 // Traffic selects the workload.
@@ -93,6 +95,8 @@ type Traffic struct {
 	Fanout       int     `yaml:"fanout" json:"fanout"`
 	MessageBytes int     `yaml:"message_bytes" json:"message_bytes"`
 	Multicast    string  `yaml:"multicast" json:"multicast"`
+	Software     string  `yaml:"software" json:"software"`
+	Groups       int     `yaml:"groups" json:"groups"`
 }
 
 // Combine configures the switches' combine units (the OQ-router paper §2, Fig. 2): the
@@ -153,6 +157,15 @@ const (
 
 	MulticastHardware = "hardware"
 	MulticastSoftware = "software"
+
+	BuilderGreedy = "greedy"
+	BuilderSimple = "simple"
+
+	NICNone     = "none"
+	NICOverhead = "overhead"
+
+	SoftwareSequential = "sequential"
+	SoftwareBinomial   = "binomial"
 )
 
 // Default returns the defaults: the OQ-router paper Table 1 for the physical parameters
@@ -177,12 +190,13 @@ func Default() Config {
 			Dims:            []int{8, 8},
 			VLs:             1,
 			VLPolicy:        VLPolicySL2VL,
+			TreeBuilder:     BuilderGreedy,
 		},
 		Link:    Link{Gbps: 10, DelayNS: 20},
 		Switch:  Switch{DelayNS: 90},
 		Packet:  Packet{Bytes: 256},
-		NIC:     NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300},
-		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware},
+		NIC:     NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
+		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 8},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
 		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000},
 	}

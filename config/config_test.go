@@ -54,12 +54,12 @@ func TestDefaultValidates(t *testing.T) {
 	require.Equal(t, "hwcoll", c.Name)
 	require.Equal(t, int64(1), c.Seed)
 	require.Equal(t, 250.0, c.ClockMHz)
-	require.Equal(t, Network{Topology: "switch", Ports: 8, Inputs: 8, Organization: "oq-xp", XPBufferPackets: 4, CreditMode: "per-link", FanoutSplitting: "on", Iterations: 1, CombineUnits: 1, Nodes: 256, Dims: []int{8, 8}, VLs: 1, VLPolicy: "sl2vl"}, c.Network)
+	require.Equal(t, Network{Topology: "switch", Ports: 8, Inputs: 8, Organization: "oq-xp", XPBufferPackets: 4, CreditMode: "per-link", FanoutSplitting: "on", Iterations: 1, CombineUnits: 1, Nodes: 256, Dims: []int{8, 8}, VLs: 1, VLPolicy: "sl2vl", TreeBuilder: "greedy"}, c.Network)
 	require.Equal(t, Link{Gbps: 10, DelayNS: 20}, c.Link)
 	require.Equal(t, Switch{DelayNS: 90}, c.Switch)
 	require.Equal(t, Packet{Bytes: 256}, c.Packet)
-	require.Equal(t, NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300}, c.NIC)
-	require.Equal(t, Traffic{Pattern: "uniform", Load: 0.5, Process: "bernoulli", Fanout: 4, MessageBytes: 256, Multicast: "hardware"}, c.Traffic)
+	require.Equal(t, NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: "none"}, c.NIC)
+	require.Equal(t, Traffic{Pattern: "uniform", Load: 0.5, Process: "bernoulli", Fanout: 4, MessageBytes: 256, Multicast: "hardware", Software: "binomial", Groups: 8}, c.Traffic)
 	require.Equal(t, Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000}, c.Run)
 
 	// Default returns a fresh Dims slice every time.
@@ -374,7 +374,7 @@ func TestEveryEnum(t *testing.T) {
 			require.NoError(t, c.Set(k.Key+"="+v))
 		}
 	}
-	require.Equal(t, 11, n) // + combine.op, combine.type, combine.float_mode
+	require.Equal(t, 14, n) // + combine.op, combine.type, combine.float_mode
 }
 
 func TestSet(t *testing.T) {

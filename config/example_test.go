@@ -20,7 +20,7 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// 32 32 5 4 205
-	// network.topolgy: unknown key (did you mean network.topology?); allowed keys in network: topology, ports, inputs, organization, xp_buffer_packets, credit_mode, fanout_splitting, iterations, combine_units, nodes, dims, vls, vl_policy
+	// network.topolgy: unknown key (did you mean network.topology?); allowed keys in network: topology, ports, inputs, organization, xp_buffer_packets, credit_mode, fanout_splitting, iterations, combine_units, nodes, dims, vls, vl_policy, tree_builder
 	// network.ports: 1 is out of range; allowed 2..256
 }
 

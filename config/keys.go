@@ -47,12 +47,15 @@ var table = []spec{
 	{key: "network.vls", doc: "virtual lanes per link (ibmesh)", rule: intOneOf(1, 2, 4)},
 	{key: "network.vl_policy", doc: "VL assignment (ibmesh): SL-to-VL mapping, or one VL per direction", rule: oneOf(VLPolicySL2VL, VLPolicyPerDirection)},
 
+	{key: "network.tree_builder", doc: "fattree collective spanning trees: greedy climbs through the least loaded parent (load = trees through a switch), simple always through the last up port", rule: oneOf(BuilderGreedy, BuilderSimple)},
+
 	{key: "link.gbps", doc: "link bandwidth in Gbit/s", rule: floatIn(0, 10000, true)},
 	{key: "link.delay_ns", doc: "channel delay in ns", rule: floatIn(0, maxNS, false)},
 	{key: "switch.delay_ns", doc: "switch delay in ns", rule: floatIn(0, maxNS, false)},
 	{key: "packet.bytes", doc: "packet size in bytes; messages are split into packets of at most this size", rule: intIn(8, 65536)},
 	{key: "nic.send_overhead_ns", doc: "NIC send overhead per message in ns", rule: floatIn(0, maxNS, false)},
 	{key: "nic.recv_overhead_ns", doc: "NIC receive overhead per message in ns", rule: floatIn(0, maxNS, false)},
+	{key: "nic.model", doc: "endpoints of fattree point-to-point and multicast load runs: none = open-loop packet sources and sinks (no overheads), overhead = NICs paying the per-message overheads; namd and software collectives always use NICs", rule: oneOf(NICNone, NICOverhead)},
 
 	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD)},
 	{key: "traffic.load", doc: "offered injection rate per source as a fraction of link bandwidth", rule: floatIn(0, 1, true)},
@@ -60,6 +63,8 @@ var table = []spec{
 	{key: "traffic.fanout", doc: "mean multicast fanout (destinations per multicast)", rule: intIn(1, maxNodes)},
 	{key: "traffic.message_bytes", doc: "message size in bytes (collectives, messages)", rule: intIn(1, 1<<30)},
 	{key: "traffic.multicast", doc: "collectives in the switches (hardware) or by point-to-point messages (software)", rule: oneOf(MulticastHardware, MulticastSoftware)},
+	{key: "traffic.software", doc: "software multicast algorithm (traffic.multicast software): sequential = the source sends one message per destination, binomial = every node that has the message forwards it along a binomial tree; software reductions always use a binomial tree", rule: oneOf(SoftwareSequential, SoftwareBinomial)},
+	{key: "traffic.groups", doc: "fattree multicast and namd: destination groups per source, each a collective tree built before the run; a multicast goes to one of its source's groups drawn uniformly", rule: intIn(1, 4096)},
 
 	{key: "combine.elements_per_cycle", doc: "combine unit ALU rate: a reduction packet of n elements holds the unit ceil(n/rate) cycles", rule: intIn(1, 65536)},
 	{key: "combine.op", doc: "reduction operator of reduce/allreduce runs (bitwise ones on integer types only)", rule: oneOf("sum", "min", "max", "and", "or", "xor")},
