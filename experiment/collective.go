@@ -13,6 +13,7 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/crossbar"
+	"github.com/hwcoll/hwcoll/fattree"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -72,13 +73,16 @@ const collAddr = 1
 // patterns, so load runs keep exactly the netlist they had.
 type CollectiveNet struct {
 	Sim     *rtl.Sim
-	Sw      *crossbar.Switch
+	Sw      *crossbar.Switch // the switch (network.topology switch)
+	Net     *fattree.Net     // the fat-tree (network.topology fattree)
+	Tree    *fattree.Tree    // the collective's spanning tree (fattree)
 	Members []*traffic.Script
 	Sinks   []*traffic.Sink
 	Cfg     config.Config
 	Timing  config.Timing
 
 	spec      alu.Spec
+	addr      uint32 // the collective address
 	receivers []int
 	npk       int          // result packets each receiver must get
 	expect    [][]uint64   // per packet: the model's result elements
@@ -115,7 +119,12 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 // reductions).
 func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (*CollectiveNet, error) {
 	tm := cfg.Timing()
+	fat := cfg.Network.Topology == config.TopologyFatTree
 	k, n := cfg.Network.Ports, cfg.Network.Inputs
+	if fat {
+		// Every node of the fat-tree takes part.
+		k, n = cfg.Network.Nodes, cfg.Network.Nodes
+	}
 	kind := cfg.Traffic.Pattern
 	if cfg.Network.Organization != config.OrgOQXP {
 		return nil, fmt.Errorf("network.organization: %s has no combine unit; collectives (traffic.pattern: %s) need oq-xp", cfg.Network.Organization, kind)
@@ -131,43 +140,58 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 	if cfg.Network.CreditMode == config.CreditPerCrosspoint {
 		mode = credit.PerCrosspoint
 	}
+	if fat && spec.Passes() > 1 && (kind == config.PatternReduce || kind == config.PatternAllreduce) {
+		return nil, fmt.Errorf("combine.float_mode: two-phase sums are built on a single switch only (network.topology: switch); allowed on a fattree: naive | exact")
+	}
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
-	sw, err := crossbar.New(sim.Top(), "sw", crossbar.Params{
+	c := &CollectiveNet{Sim: sim, Cfg: cfg, Timing: tm, spec: spec, addr: collAddr, got: make([]int, k), done: make([]uint64, k), bad: make([]string, k),
+		keys: make([][][]uint64, k), results: make([][][]uint64, k), reactBad: make([]string, k)}
+	swp := crossbar.Params{
 		Ports: k, XPPackets: cfg.Network.XPBufferPackets, SwitchDelay: max(tm.SwitchDelayCycles, 1), CreditMode: mode,
 		Org: crossbar.OQXP, CombineUnits: cfg.Network.CombineUnits,
 		Combine: combine.Params{Spec: spec, ElementsPerCycle: cfg.Combine.ElementsPerCycle},
 		Downstream: func(int) crossbar.Downstream {
 			return crossbar.Downstream{Mode: credit.PerLink, Counters: 1, Capacity: capacity}
 		},
-	})
-	if err != nil {
-		return nil, err
 	}
-	c := &CollectiveNet{Sim: sim, Sw: sw, Cfg: cfg, Timing: tm, spec: spec, got: make([]int, k), done: make([]uint64, k), bad: make([]string, k),
-		keys: make([][][]uint64, k), results: make([][][]uint64, k), reactBad: make([]string, k)}
-	unit := sw.Table.CombineRoot()
-
-	// Participants and the routing entry.
 	members := seqTo(n)
-	entry := uint64(0)
 	switch kind {
 	case config.PatternReduce:
 		members = members[1:]
 		c.receivers = []int{0}
-		entry = 1
-		sw.Table.SetRoot(collAddr, 0)
 	case config.PatternBroadcast:
 		members = members[:1]
 		c.receivers = seqTo(n)[1:]
 	default:
 		c.receivers = seqTo(n)
-		entry = 1 << uint(unit)
 	}
-	for i := 0; i < n; i++ {
-		entry |= 1 << uint(i)
+	if fat {
+		if err := c.buildFatTree(swp); err != nil {
+			return nil, err
+		}
+	} else {
+		sw, err := crossbar.New(sim.Top(), "sw", swp)
+		if err != nil {
+			return nil, err
+		}
+		c.Sw = sw
+		// The routing entry: the participants' ports, and the root's port
+		// (reduce) or the combine unit's own port (allreduce, barrier).
+		entry := uint64(0)
+		switch kind {
+		case config.PatternReduce:
+			entry = 1
+			sw.Table.SetRoot(collAddr, 0)
+		case config.PatternBroadcast:
+		default:
+			entry = 1 << uint(sw.Table.CombineRoot())
+		}
+		for i := 0; i < n; i++ {
+			entry |= 1 << uint(i)
+		}
+		sw.Table.SetCollective(collAddr, entry)
 	}
-	sw.Table.SetCollective(collAddr, entry)
 
 	// The message: packets of packet.bytes, 8 bytes per element.
 	perPkt := cfg.Packet.Bytes / 8
@@ -258,13 +282,18 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 
 	delay := max(tm.LinkDelayCycles, 1)
 	for i := 0; i < k; i++ {
-		src := traffic.NewScript(sim.Top(), rtl.Idx("src", i), uint32(i), mode, k+cfg.Network.CombineUnits, capacity)
+		counters := k + cfg.Network.CombineUnits
+		if fat {
+			counters = 1
+		}
+		src := traffic.NewScript(sim.Top(), rtl.Idx("src", i), uint32(i), mode, counters, capacity)
 		if mode == credit.PerCrosspoint {
+			sw := c.Sw
 			src.Lookahead = func(p *packet.Packet) uint64 { m, _ := sw.Table.Lookup(p, i); return m }
 		}
 		if slices.Contains(members, i) {
 			for s, sz := range sizes {
-				p := packet.Packet{ID: packet.MakeID(uint32(i), uint64(s)), Src: uint32(i), Dst: collAddr, Seq: uint16(s),
+				p := packet.Packet{ID: packet.MakeID(uint32(i), uint64(s)), Src: uint32(i), Dst: c.addr, Seq: uint16(s),
 					Bytes: uint32(max(bytesOf(sz, 0), 8)), Cycles: cyclesOf(bytesOf(sz, 0)), Measured: true}
 				switch kind {
 				case config.PatternReduce, config.PatternAllreduce:
@@ -281,12 +310,16 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 				src.Pkts = append(src.Pkts, p)
 			}
 		}
-		link.Connect(src.Tx, sw.In(i), delay)
 		c.Members = append(c.Members, src)
 		snk := traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i))
 		port := i
 		snk.Accept = func(p *packet.Packet) bool { return c.accept(snk, port, p) }
-		link.Connect(sw.Out(i), snk.Rx, delay)
+		if fat {
+			c.Net.ConnectNode(i, src.Tx, snk.Rx)
+		} else {
+			link.Connect(src.Tx, c.Sw.In(i), delay)
+			link.Connect(c.Sw.Out(i), snk.Rx, delay)
+		}
 		c.Sinks = append(c.Sinks, snk)
 		if passes > 1 && slices.Contains(members, i) {
 			// The member's NIC answers pass p's result with its pass p+1
@@ -294,14 +327,14 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 			node := i
 			npk := uint64(len(sizes))
 			traffic.Feedback(snk, src,
-				func(p *packet.Packet) bool { return p.Dst == collAddr && int(p.Pass)+1 < passes },
+				func(p *packet.Packet) bool { return p.Dst == c.addr && int(p.Pass)+1 < passes },
 				func(a traffic.Arrival) (packet.Packet, bool) {
 					s, pass := int(a.P.Seq), int(a.P.Pass)+1
 					if s >= len(sizes) {
 						return packet.Packet{}, false
 					}
 					sz := sizes[s]
-					p := packet.Packet{ID: packet.MakeID(uint32(node), uint64(pass)*npk+uint64(s)), Src: uint32(node), Dst: collAddr,
+					p := packet.Packet{ID: packet.MakeID(uint32(node), uint64(pass)*npk+uint64(s)), Src: uint32(node), Dst: c.addr,
 						Seq: uint16(s), Pass: uint8(pass), Op: packet.Reduce,
 						Bytes: uint32(max(bytesOf(sz, pass), 8)), Cycles: cyclesOf(bytesOf(sz, pass)), Measured: true}
 					p.Payload = make([]uint64, sz*spec.Words(pass))
@@ -349,7 +382,7 @@ func seqTo(n int) []int {
 
 // accept records a result packet at port and checks it against the model.
 func (c *CollectiveNet) accept(snk *traffic.Sink, port int, p *packet.Packet) bool {
-	if p.Dst != collAddr {
+	if p.Dst != c.addr {
 		return false
 	}
 	last := 0
@@ -384,6 +417,75 @@ func (c *CollectiveNet) accept(snk *traffic.Sink, port int, p *packet.Packet) bo
 	return true
 }
 
+// Units returns every combine unit of the network.
+func (c *CollectiveNet) Units() []*combine.Unit {
+	if c.Net == nil {
+		return c.Sw.Units()
+	}
+	var us []*combine.Unit
+	for _, s := range c.Net.Switches() {
+		us = append(us, s.Units()...)
+	}
+	return us
+}
+
+// netErr is the first protocol error of the switch(es).
+func (c *CollectiveNet) netErr() error {
+	if c.Net != nil {
+		return c.Net.Err()
+	}
+	return c.Sw.Err()
+}
+
+// Addr is the collective address of the run.
+func (c *CollectiveNet) Addr() uint32 { return c.addr }
+
+// buildFatTree makes the fat-tree of the run (switches with combine units
+// as swp, network.nodes nodes), builds the collective's spanning tree over
+// every node with network.tree_builder, and programs it for the pattern:
+//
+//   - reduce (root node 0): every switch's root port (Table.SetRoot, which
+//     the hierarchical combine tree needs) is the port toward node 0 — down
+//     on node 0's path, up elsewhere. A single unit finds it by itself: it
+//     is the one port that has not delivered when the others have (the
+//     OQ-router paper §2.1), so partials climb to the tree's top and come
+//     down node 0's path, where the up port delivers last.
+//   - allreduce, barrier: the top switch's entry also sets its root combine
+//     unit, which multicasts the result back down the same tree.
+//   - broadcast: node 0's Broadcast floods the tree.
+func (c *CollectiveNet) buildFatTree(swp crossbar.Params) error {
+	cfg, tm := c.Cfg, c.Timing
+	if cfg.Network.CreditMode != config.CreditPerLink {
+		return fmt.Errorf("network.credit_mode: a fat-tree uses per-link credits (look-ahead across switches is not built); allowed: per-link")
+	}
+	fp := fattree.Params{K: cfg.Network.Ports, Nodes: cfg.Network.Nodes, LinkDelay: max(tm.LinkDelayCycles, 1), Switch: swp}
+	fp.Switch.Downstream = nil
+	net, err := fattree.New(c.Sim.Top(), fp)
+	if err != nil {
+		return err
+	}
+	t, err := net.BuildTree(seqTo(cfg.Network.Nodes), fattree.Builder(cfg.Network.TreeBuilder))
+	if err != nil {
+		return err
+	}
+	c.Net, c.Tree, c.addr = net, t, t.Addr
+	switch cfg.Traffic.Pattern {
+	case config.PatternReduce:
+		const root = 0
+		for id := range t.Entries {
+			if net.Reaches(id.Level, id.Index, root) {
+				s := net.Switch(id.Level, id.Index)
+				s.Table.SetRoot(t.Addr, net.DownPort(id.Level, root))
+			}
+		}
+	case config.PatternAllreduce, config.PatternBarrier:
+		s := net.Switch(t.Level, t.Top)
+		m, _ := s.Table.Collective(t.Addr)
+		s.Table.SetCollective(t.Addr, m|1<<uint(s.Table.CombineRoot()))
+	}
+	return nil
+}
+
 // Contribution returns node's contributed elements per packet (nil for a
 // node that does not send); read only.
 func (c *CollectiveNet) Contribution(node int) [][]uint64 { return c.data[node] }
@@ -405,6 +507,11 @@ func (c *CollectiveNet) complete() bool {
 // Conservation checks the credit invariant on every link of the run, the
 // combine unit's two links included, and the switch's protocol errors.
 func (c *CollectiveNet) Conservation() error {
+	if c.Net != nil {
+		// Node links (the scripts were attached with ConnectNode), every
+		// switch link, every combine unit's links, the switches' errors.
+		return c.Net.CheckCredits(nil)
+	}
 	for i, m := range c.Members {
 		if err := c.Sw.CheckInputCredits(i, m.Tx); err != nil {
 			return err
@@ -431,12 +538,12 @@ func (c *CollectiveNet) Check() error {
 			return fmt.Errorf("%s", b)
 		}
 	}
-	for _, u := range c.Sw.Units() {
+	for _, u := range c.Units() {
 		if u.Live() != 0 {
 			return fmt.Errorf("%s holds %d state entries after the collective", u.Path(), u.Live())
 		}
 	}
-	return c.Sw.Err()
+	return c.netErr()
 }
 
 // Harness wraps the netlist for testbenches: done when every participant
@@ -482,6 +589,9 @@ func (c *CollectiveNet) Run() Result {
 		Ports: cfg.Network.Ports, Inputs: cfg.Network.Inputs, XPBuffer: cfg.Network.XPBufferPackets,
 		Pattern: cfg.Traffic.Pattern, PacketCycles: c.Timing.PacketCycles, WallSeconds: wall,
 	}
+	if c.Net != nil {
+		r.Inputs, r.Nodes, r.Levels = cfg.Network.Nodes, cfg.Network.Nodes, c.Net.Levels()
+	}
 	for _, m := range c.Members {
 		r.PacketsInjected += uint64(m.Sent())
 	}
@@ -513,8 +623,8 @@ func (c *CollectiveNet) Run() Result {
 		r.Error = fmt.Sprintf("the %s did not complete within run.max_cycles (%d)", cfg.Traffic.Pattern, cfg.Run.MaxCycles)
 	case bad != "":
 		r.Error = bad
-	case c.Sw.Err() != nil:
-		r.Error = c.Sw.Err().Error()
+	case c.netErr() != nil:
+		r.Error = c.netErr().Error()
 	default:
 		if err := c.Check(); err != nil {
 			r.Error = err.Error()

@@ -37,7 +37,11 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 			n, err = BuildSwitch(cfg)
 		}
 	case config.TopologyFatTree:
-		n, err = BuildFatTree(cfg)
+		if IsCollective(cfg.Traffic.Pattern) {
+			n, err = BuildCollective(cfg)
+		} else {
+			n, err = BuildFatTree(cfg)
+		}
 	default:
 		return Result{}, fmt.Errorf("network.topology: %q has no model yet; allowed now: switch | fattree", cfg.Network.Topology)
 	}

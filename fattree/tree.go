@@ -188,3 +188,7 @@ func (net *Net) Flood(addr uint32, src int) ([]int, error) {
 	}
 	return reached, nil
 }
+
+// DownPort is the down port through which a level-l switch whose subtree
+// holds node i reaches it: digit l of i (see the package comment).
+func (net *Net) DownPort(l, i int) int { return net.digit(i, l) }
