@@ -196,7 +196,7 @@ func Default() Config {
 		Switch:  Switch{DelayNS: 90},
 		Packet:  Packet{Bytes: 256},
 		NIC:     NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
-		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 8},
+		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
 		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000},
 	}

@@ -59,7 +59,7 @@ func TestDefaultValidates(t *testing.T) {
 	require.Equal(t, Switch{DelayNS: 90}, c.Switch)
 	require.Equal(t, Packet{Bytes: 256}, c.Packet)
 	require.Equal(t, NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: "none"}, c.NIC)
-	require.Equal(t, Traffic{Pattern: "uniform", Load: 0.5, Process: "bernoulli", Fanout: 4, MessageBytes: 256, Multicast: "hardware", Software: "binomial", Groups: 8}, c.Traffic)
+	require.Equal(t, Traffic{Pattern: "uniform", Load: 0.5, Process: "bernoulli", Fanout: 4, MessageBytes: 256, Multicast: "hardware", Software: "binomial", Groups: 64}, c.Traffic)
 	require.Equal(t, Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000}, c.Run)
 
 	// Default returns a fresh Dims slice every time.

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -30,6 +31,64 @@ type FatTreeNet struct {
 	loadNet
 	Net  *fattree.Net
 	hops []uint64 // per sink: links crossed by the packets it received
+
+	// Multicast (traffic.pattern multicast): every source's groups, each a
+	// collective tree; groupOf is indexed by address − firstAddr.
+	groups    *traffic.GroupMulticast
+	groupOf   []group
+	firstAddr uint32
+}
+
+// group is one multicast group of a fat-tree load run.
+type group struct {
+	src   int
+	dests []uint64 // bit set of the destinations
+}
+
+func (g *group) has(i int) bool { return g.dests[i/64]&(1<<uint(i%64)) != 0 }
+
+// buildGroups draws traffic.groups destination groups for every source
+// (fanout of mean traffic.fanout, traffic.DrawGroup, from a stream of the
+// master seed) and builds each one's collective tree with
+// network.tree_builder over the source and its destinations, so any
+// member could multicast on it (the OQ-router paper §2.1: undirected trees).
+// The sinks accept exactly the copies of their groups.
+func (n *FatTreeNet) buildGroups() (traffic.Pattern, error) {
+	cfg := n.Cfg
+	nodes := cfg.Network.Nodes
+	if err := traffic.CheckFanout(nodes, cfg.Traffic.Fanout); err != nil {
+		return nil, err
+	}
+	g := traffic.NewGroupMulticast(nodes, n.Win)
+	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x67726f757073)) // "groups"
+	b := fattree.Builder(cfg.Network.TreeBuilder)
+	for s := 0; s < nodes; s++ {
+		for j := 0; j < cfg.Traffic.Groups; j++ {
+			dests := traffic.DrawGroup(r, nodes, s, cfg.Traffic.Fanout)
+			t, err := n.Net.BuildTree(append([]int{s}, dests...), b)
+			if err != nil {
+				return nil, err
+			}
+			if len(n.groupOf) == 0 {
+				n.firstAddr = t.Addr
+			}
+			gr := group{src: s, dests: make([]uint64, (nodes+63)/64)}
+			for _, d := range dests {
+				gr.dests[d/64] |= 1 << uint(d%64)
+			}
+			n.groupOf = append(n.groupOf, gr)
+			g.Add(s, t.Addr, len(dests))
+		}
+	}
+	n.groups = g
+	n.copies = func() uint64 {
+		var c uint64
+		for _, x := range g.MeasuredCopies {
+			c += x
+		}
+		return c
+	}
+	return g, nil
 }
 
 // BuildFatTree elaborates the fat-tree netlist of cfg.
@@ -57,6 +116,11 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 	n.conserve, n.netErr, n.report = n.Conservation, net.Err, n.result
 	w := uint64(cfg.Run.WarmupCycles)
 	n.Win = traffic.Window{Start: w, End: w + uint64(cfg.Run.MeasureCycles)}
+	if cfg.Traffic.Pattern == config.PatternMulticast {
+		if pat, err = n.buildGroups(); err != nil {
+			return nil, err
+		}
+	}
 	rate := cfg.Traffic.Load / float64(cyc)
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	for i := 0; i < nodes; i++ {
@@ -69,10 +133,18 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 		snk.Win = n.Win
 		node := uint32(i)
 		snk.Accept = func(p *packet.Packet) bool {
-			if p.Op != packet.Unicast || p.Dst != node {
+			if p.Op == packet.Multicast && n.groups != nil {
+				g := int(p.Dst) - int(n.firstAddr)
+				if g < 0 || g >= len(n.groupOf) || int(p.Src) != n.groupOf[g].src || !n.groupOf[g].has(int(node)) {
+					return false
+				}
+			} else if p.Op != packet.Unicast || p.Dst != node {
 				return false
 			}
-			// A packet through h switches crossed h+1 links.
+			// A packet through h switches crossed h+1 links. A multicast
+			// copy's path on its tree is minimal too: up to the lowest tree
+			// switch above both ends, whose level is their lowest common
+			// level.
 			n.hops[node] += uint64(net.Hops(int(p.Src), int(node)) + 1)
 			return true
 		}
@@ -111,9 +183,13 @@ func newFatTreeFabric(cfg config.Config, tm config.Timing) (*rtl.Sim, *fattree.N
 	if _, err := fp.Resolve(); err != nil {
 		return nil, nil, nil, err
 	}
-	pat, err := traffic.NewNodePattern(cfg.Traffic.Pattern, cfg.Network.Nodes)
-	if err != nil {
-		return nil, nil, nil, err
+	var pat traffic.Pattern
+	if cfg.Traffic.Pattern != config.PatternMulticast {
+		// Multicast groups are trees in the built network (buildGroups).
+		var err error
+		if pat, err = traffic.NewNodePattern(cfg.Traffic.Pattern, cfg.Network.Nodes); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
 	net, err := fattree.New(sim.Top(), fp)
@@ -134,7 +210,7 @@ func (n *FatTreeNet) result(wall float64) Result {
 		Nodes: len(n.Srcs), Levels: n.Net.Levels(), CreditMode: config.CreditPerLink, Note: FatTreeNote,
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.hops[s.Node] }
-	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, hops, wall, n.Net.Err())
+	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, hops, wall, n.Net.Err())
 	return r
 }
 

@@ -107,7 +107,7 @@ func TestFatTreeErrors(t *testing.T) {
 	}{
 		{[]string{"network.nodes=48", "network.ports=8"}, "network.nodes: "},
 		{[]string{"network.nodes=9", "network.ports=6", "traffic.pattern=transpose"}, "traffic.pattern: "},
-		{[]string{"network.nodes=16", "network.ports=4", "traffic.pattern=multicast"}, "traffic.pattern: "},
+		{[]string{"network.nodes=16", "network.ports=4", "traffic.pattern=multicast", "traffic.fanout=16"}, "traffic.fanout: "},
 		{[]string{"network.nodes=16", "network.ports=4", "traffic.pattern=allreduce", "combine.type=float64", "combine.float_mode=two-phase"}, "combine.float_mode: "},
 		{[]string{"network.nodes=16", "network.ports=4", "traffic.pattern=reduce", "network.credit_mode=per-crosspoint"}, "network.credit_mode: "},
 		{[]string{"network.nodes=16", "network.ports=4", "traffic.pattern=barrier", "network.organization=voq"}, "network.organization: "},
