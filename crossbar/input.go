@@ -24,6 +24,7 @@ type inPort struct {
 	Rx     *link.Receiver
 	toXP   []rtl.LineOut[xpbuf.Entry]
 	done   []rtl.LineIn[uint16] // slots whose copy left output o
+	pkts   []packet.Packet      // per slot: the packet, read by the outputs until its last copy left
 	copies []uint16             // per slot: copies still in crosspoints
 	free   []uint16             // free slots (a stack)
 	inUse  int
@@ -44,7 +45,7 @@ func newInPort(s *Switch, i int) *inPort {
 		slots *= k
 	}
 	p := &inPort{sw: s, idx: i, toXP: make([]rtl.LineOut[xpbuf.Entry], k), done: make([]rtl.LineIn[uint16], k),
-		copies: make([]uint16, slots), queued: make([]uint16, k)}
+		pkts: make([]packet.Packet, slots), copies: make([]uint16, slots), queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	p.Rx = link.NewReceiver(&p.Module, "rx")
 	p.ready = rtl.NewReadySet(k)
@@ -90,11 +91,11 @@ func (p *inPort) Eval() {
 		}
 	}
 	for {
-		pk, ok := p.Rx.Recv(now)
+		pk, ok := p.Rx.RecvRef(now)
 		if !ok {
 			break
 		}
-		mask, err := p.sw.Table.Lookup(&pk, p.idx)
+		mask, err := p.sw.Table.Lookup(pk, p.idx)
 		if err != nil {
 			p.fail(fmt.Errorf("%s: packet %#x from node %d: %v", p.Path(), pk.ID, pk.Src, err))
 			continue
@@ -110,11 +111,19 @@ func (p *inPort) Eval() {
 		p.free = p.free[:len(p.free)-1]
 		p.inUse++
 		p.copies[slot] = uint16(bits.OnesCount64(mask))
-		pk.Hops++
-		pk.InPort = uint8(p.idx)
+		// The slot holds the packet until its last copy has left; the
+		// crosspoints get the slot. The outputs read p.pkts[slot] only
+		// after the switch delay and the slot is written again only after
+		// every copy's done has come back, so no two components touch it
+		// in the same cycle.
+		sp := &p.pkts[slot]
+		*sp = *pk
+		sp.Hops++
+		sp.InPort = uint8(p.idx)
+		e := xpbuf.Entry{Tag: sp.Tag(), Slot: slot}
 		for m := mask; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
-			p.toXP[o].Send(xpbuf.Entry{Pkt: pk, Slot: slot})
+			p.toXP[o].Send(e)
 			p.queued[o]++
 		}
 	}

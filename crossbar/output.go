@@ -5,6 +5,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/xpbuf"
 )
@@ -60,11 +61,11 @@ func newOutPort(s *Switch, o int) *outPort {
 	return p
 }
 
-func (p *outPort) lookahead(e *xpbuf.Entry) uint64 {
+func (p *outPort) lookahead(pk *packet.Packet) uint64 {
 	if p.ds.Lookahead == nil {
 		return 1
 	}
-	return p.ds.Lookahead(&e.Pkt)
+	return p.ds.Lookahead(pk)
 }
 
 func (p *outPort) Eval() {
@@ -98,8 +99,8 @@ func (p *outPort) Eval() {
 		}
 		for ; rot != 0; rot &= rot - 1 {
 			i := (start + bits.TrailingZeros64(rot)) % k
-			h := p.xp[i].Head()
-			mask := p.lookahead(h)
+			pk := &p.sw.ins[i].pkts[p.xp[i].Head().Slot]
+			mask := p.lookahead(pk)
 			if !p.Tx.Credits.CanSend(mask) {
 				waiting = true
 				continue
@@ -108,7 +109,7 @@ func (p *outPort) Eval() {
 			if p.xp[i].Len() == 0 {
 				p.full &^= 1 << uint(i)
 			}
-			p.Tx.Send(now, e.Pkt, mask)
+			p.Tx.SendRef(now, pk, mask)
 			p.done[i].Send(e.Slot)
 			p.ptr.Set(uint8((i + 1) % k))
 			p.grant.Set(uint8(i))

@@ -70,7 +70,8 @@ type Params struct {
 	// (out(o).ds_credits, set in cycle t, read by the inputs in t+1), so the
 	// choice reads only registered state and does not depend on evaluation
 	// order; such an output also wakes for every credit that comes back,
-	// and a change wakes the reading inputs. AdaptiveInputs is the set of
+	// and the reading inputs look at them when a packet arrives (a change
+	// does not wake them). AdaptiveInputs is the set of
 	// inputs that read them (0: every input; the others fall back to the
 	// fewest queued copies). iq-fifo, voq: the scheduler reads its outputs'
 	// counters. Per-crosspoint credit mode weighs counter 0. 0 (every
@@ -189,7 +190,9 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 				}
 				c := new(rtl.In[uint16])
 				c.Init(&in.Module, rtl.Idx("ds_credits", out.idx))
-				rtl.Connect(out.dsCred, c)
+				// An input reads the credits only when a packet arrives,
+				// which wakes it anyway: a change need not wake it.
+				rtl.ConnectQuiet(out.dsCred, c)
 				in.dsCred[out.idx] = c
 			}
 			if readers&(1<<uint(p.Ports)-1) == 0 {

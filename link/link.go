@@ -104,9 +104,12 @@ func (s *Sender) CanSend(now uint64, mask uint64) bool {
 }
 
 // Send puts p's head on the link now; the link is busy for p.Cycles cycles.
-func (s *Sender) Send(now uint64, p packet.Packet, mask uint64) {
+func (s *Sender) Send(now uint64, p packet.Packet, mask uint64) { s.SendRef(now, &p, mask) }
+
+// SendRef is Send of *p: the packet is copied once, onto the line.
+func (s *Sender) SendRef(now uint64, p *packet.Packet, mask uint64) {
 	s.Credits.Take(mask)
-	s.Data.Send(p)
+	s.Data.SendRef(p)
 	s.free = now + uint64(p.Cycles)
 	s.valid.Set(true)
 	s.pkt.Set(p.Tag())
@@ -156,6 +159,21 @@ func NewReceiver(owner *rtl.Module, name string) *Receiver {
 // tail; the second result is false when nothing arrived.
 func (r *Receiver) Recv(now uint64) (packet.Packet, bool) {
 	p, ok := r.Data.Recv()
+	if ok {
+		r.tail = now + uint64(p.Cycles)
+		r.valid.Set(true)
+		r.pkt.Set(p.Tag())
+	} else if now >= r.tail {
+		r.valid.Set(false)
+	}
+	return p, ok
+}
+
+// RecvRef is Recv returning a pointer to the packet on the line instead of
+// a copy; it is valid until the end of the current eval phase (see
+// rtl.LineIn.RecvRef): copy the packet before the owner's Eval returns.
+func (r *Receiver) RecvRef(now uint64) (*packet.Packet, bool) {
+	p, ok := r.Data.RecvRef()
 	if ok {
 		r.tail = now + uint64(p.Cycles)
 		r.valid.Set(true)

@@ -12,6 +12,7 @@ import (
 
 // LineOut is the sending end of a delay line.
 type LineOut[T any] struct {
+	owner  *Module // whose partition commits the send
 	sig    *signal
 	l      *line[T]
 	staged T
@@ -20,8 +21,9 @@ type LineOut[T any] struct {
 
 // LineIn is the receiving end of a delay line.
 type LineIn[T any] struct {
-	sig *signal
-	l   *line[T]
+	l     *line[T]
+	owner *Module
+	sig   *signal
 }
 
 type timed[T any] struct {
@@ -30,6 +32,8 @@ type timed[T any] struct {
 }
 
 type line[T any] struct {
+	sim     *Sim
+	recv    *Module // the receiver's owner (arrivals wake its component)
 	latency uint64
 	out     *LineOut[T]
 	in      *LineIn[T]
@@ -45,6 +49,7 @@ type line[T any] struct {
 
 // Init declares the sending end under owner.
 func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
+	o.owner = owner
 	o.sig = newSignal[T](owner, name, callerPC(2), nil, &o.staged)
 	o.sig.noTrace = true
 	owner.elems = append(owner.elems, elem{kind: elemLineOut, name: name, pc: o.sig.pc, port: o})
@@ -54,6 +59,7 @@ func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 // Init declares the receiving end under owner.
 func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
 	var zero T
+	i.owner = owner
 	i.sig = newSignal[T](owner, name, callerPC(2), nil, &zero)
 	i.sig.noTrace = true
 	owner.elems = append(owner.elems, elem{kind: elemLineIn, name: name, pc: i.sig.pc, port: i})
@@ -62,7 +68,10 @@ func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
 
 // ConnectLine joins the two ends with the given latency in cycles.
 func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
-	l := &line[T]{latency: latency, out: out, in: in, pc: callerPC(1)}
+	l := &line[T]{recv: in.owner, latency: latency, out: out, in: in, pc: callerPC(1)}
+	if in.owner != nil {
+		l.sim = in.owner.sim
+	}
 	if out.l != nil {
 		l.bad = fmt.Sprintf("line sender %s is connected twice", out.sig.path())
 	}
@@ -83,7 +92,19 @@ func (o *LineOut[T]) Send(v T) {
 	}
 	o.staged = v
 	o.sent = true
-	p := o.sig.owner.part
+	p := o.owner.part
+	p.dirty = append(p.dirty, o)
+}
+
+// SendRef is Send of *v: it copies the value once, into the line, which
+// saves a copy of a large value over Send.
+func (o *LineOut[T]) SendRef(v *T) {
+	if o.sent {
+		panic("rtl: " + o.sig.path() + ": two sends in one cycle")
+	}
+	o.staged = *v
+	o.sent = true
+	p := o.owner.part
 	p.dirty = append(p.dirty, o)
 }
 
@@ -112,7 +133,7 @@ func (o *LineOut[T]) commit(p *partition) {
 	var zero T
 	o.staged = zero
 	if !l.lazy {
-		p.wakeAt(l.in.sig.owner, at)
+		p.wakeAt(l.recv, at)
 	}
 }
 
@@ -131,7 +152,7 @@ func (l *line[T]) grow() {
 // Recv takes the oldest value that has arrived by this cycle.
 func (i *LineIn[T]) Recv() (T, bool) {
 	l := i.l
-	if l.n == 0 || l.ring[l.head].at > i.sig.owner.sim.now {
+	if l.n == 0 || l.ring[l.head].at > l.sim.now {
 		var zero T
 		return zero, false
 	}
@@ -147,10 +168,30 @@ func (i *LineIn[T]) Recv() (T, bool) {
 	return v, true
 }
 
+// RecvRef takes the oldest value that has arrived by this cycle, like Recv,
+// but returns a pointer to it in the line instead of a copy. The pointer is
+// valid until the end of the current eval phase (the sender's next commit
+// may reuse the entry): copy what is needed before returning from Eval.
+// The entry is not cleared, so a value holding pointers stays reachable
+// until the entry is reused.
+func (i *LineIn[T]) RecvRef() (*T, bool) {
+	l := i.l
+	if l.n == 0 || l.ring[l.head].at > l.sim.now {
+		return nil, false
+	}
+	e := &l.ring[l.head]
+	l.head = (l.head + 1) & (len(l.ring) - 1)
+	l.n--
+	if l.set != nil && l.n == 0 {
+		l.set.words[l.word].And(^l.bit)
+	}
+	return &e.v, true
+}
+
 // Peek returns the oldest arrived value without taking it.
 func (i *LineIn[T]) Peek() (T, bool) {
 	l := i.l
-	if l.n == 0 || l.ring[l.head].at > i.sig.owner.sim.now {
+	if l.n == 0 || l.ring[l.head].at > l.sim.now {
 		var zero T
 		return zero, false
 	}
@@ -234,7 +275,7 @@ func (i *LineIn[T]) SetWake(on bool) {
 		return
 	}
 	// Values sent while arrivals were lazy have no wake-up: give each one.
-	m := i.sig.owner.comp
+	m := i.owner.comp
 	for k := 0; k < l.n; k++ {
 		at := max(l.ring[(l.head+k)&(len(l.ring)-1)].at, m.sim.now+1)
 		m.part.timers = append(m.part.timers, timer{at: at, m: m})

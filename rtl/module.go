@@ -17,25 +17,26 @@ type Evaler interface {
 // Module is a node of the design hierarchy. Embed it in a component and call
 // Init from the constructor.
 type Module struct {
+	// scheduling (owned by the Sim); first, so that what a cycle touches
+	// of a module shares one cache line
+	self   Evaler
+	comp   *Module // the component whose Eval drives this module: itself, or the nearest ancestor with Eval
+	part   *partition
+	sim    *Sim
+	stamp  uint64 // 1 + the cycle this module is already listed awake for
+	wakeAt uint64 // timer of a timed sleep
+	idx    int32  // component index, -1 for pure hierarchy
+	sleep  uint8  // decision of the last eval: awake, sleeping, timed
+
+	timerAt  uint64 // the latest timer entry in the heap (0: none)
 	name     string
 	parent   *Module
 	children []*Module
-	sim      *Sim
-	self     Evaler
 	pc       uintptr // where Init was called, for elaboration errors
-
-	// scheduling (owned by the Sim)
-	idx     int32   // component index, -1 for pure hierarchy
-	comp    *Module // the component whose Eval drives this module: itself, or the nearest ancestor with Eval
-	part    *partition
-	stamp   uint64 // 1 + the cycle this module is already listed awake for
-	sleep   uint8  // decision of the last eval: awake, sleeping, timed
-	wakeAt  uint64 // timer of a timed sleep
-	timerAt uint64 // the latest timer entry in the heap (0: none)
-	signals []*signal
-	elems   []elem // ports, registers, lines: for elaboration checks
-	rng     *rand.Rand
-	path    string
+	signals  []*signal
+	elems    []elem // ports, registers, lines: for elaboration checks
+	rng      *rand.Rand
+	path     string
 }
 
 const (

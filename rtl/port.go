@@ -32,11 +32,12 @@ type port interface {
 type Out[T comparable] struct {
 	Reg[T]
 	tiedOff bool
+	quiet   int // inputs connected by ConnectQuiet
 }
 
 // Init declares the output under owner.
 func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
-	o.sig = newSignal[T](owner, name, callerPC(2), opts, &o.q)
+	o.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &o.q))
 	owner.elems = append(owner.elems, elem{kind: elemOut, name: name, pc: o.sig.pc, port: o})
 	return o
 }
@@ -45,7 +46,7 @@ func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
 func (o *Out[T]) TieOff() { o.tiedOff = true }
 
 func (o *Out[T]) problems(add func(string, uintptr, string)) {
-	if len(o.consumers) == 0 && !o.tiedOff {
+	if len(o.consumers) == 0 && o.quiet == 0 && !o.tiedOff {
 		add(o.sig.path(), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
 	}
 }
@@ -92,6 +93,24 @@ func Connect[T comparable](out *Out[T], in *In[T]) {
 	}
 	in.src = &out.Reg
 	out.consumers = append(out.consumers, in.sig.owner)
+}
+
+// ConnectQuiet wires out to in like Connect, except that a change of out
+// does not wake in's owner: for an input the owner reads only while it is
+// awake for another reason (a credit count an input port weighs when a
+// packet arrives). The value read is the same registered one; only the
+// wake-up is saved.
+func ConnectQuiet[T comparable](out *Out[T], in *In[T]) {
+	in.drivers = append(in.drivers, out.sig.path())
+	if len(in.drivers) > 1 {
+		return // reported at Build
+	}
+	if out.sig.widthSet && in.sig.widthSet && out.sig.width != in.sig.width {
+		in.wrong = append(in.wrong, fmt.Sprintf("width mismatch: %s is %d bits, %s is %d bits",
+			out.sig.path(), out.sig.width, in.sig.path(), in.sig.width))
+	}
+	in.src = &out.Reg
+	out.quiet++
 }
 
 // OutPort and InPort let netlist builders that work from names or tables

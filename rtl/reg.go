@@ -47,6 +47,7 @@ type signal struct {
 	tid      int32 // index in the tracer, -1 when not traced
 	vid      vcd.ID
 	val      unsafe.Pointer // the committed value (Q), for the tracer
+	traced   *bool          // the register's own copy of tid >= 0 (nil: not a register)
 }
 
 func (s *signal) path() string { return s.owner.Path() + "." + s.name }
@@ -156,21 +157,28 @@ type committer interface {
 type Reg[T comparable] struct {
 	q, d      T
 	dirty     bool
+	traced    bool    // in the waveform being written (kept here so Set need not read sig)
+	owner     *Module // the declaring module, whose partition commits the register
 	sig       *signal
 	consumers []*Module // for Out: modules whose inputs read this register
 }
 
 // Init declares the register under owner. Call it from the constructor.
 func (r *Reg[T]) Init(owner *Module, name string, opts ...Opt) *Reg[T] {
-	r.sig = newSignal[T](owner, name, callerPC(2), opts, &r.q)
+	r.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &r.q))
 	owner.elems = append(owner.elems, elem{kind: elemReg, name: name, pc: r.sig.pc})
 	return r
+}
+
+func (r *Reg[T]) bind(owner *Module, sig *signal) {
+	r.owner, r.sig = owner, sig
+	sig.traced = &r.traced
 }
 
 // Traced reports whether the register is in the waveform being written. A
 // component may skip work whose only effect is on probes nobody records
 // (lowering a valid at a tail), which keeps untraced runs cheaper.
-func (r *Reg[T]) Traced() bool { return r.sig.tid >= 0 }
+func (r *Reg[T]) Traced() bool { return r.traced }
 
 // Reset sets the value before simulation starts (both Q and D).
 func (r *Reg[T]) Reset(v T) *Reg[T] { r.q, r.d = v, v; return r }
@@ -197,7 +205,7 @@ func (r *Reg[T]) Set(v T) {
 	}
 	r.d = v
 	r.dirty = true
-	p := r.sig.owner.part
+	p := r.owner.part
 	p.dirty = append(p.dirty, r)
 }
 
@@ -210,7 +218,7 @@ func (r *Reg[T]) commit(p *partition) {
 	for _, c := range r.consumers {
 		p.wakeNext(c)
 	}
-	if r.sig.tid >= 0 {
+	if r.traced {
 		p.changed = append(p.changed, r.sig)
 	}
 }
@@ -224,7 +232,7 @@ type Probe[T comparable] struct{ Reg[T] }
 // the probe is not traced nobody can observe it (components do not read
 // their probes), so the value is stored at once and costs no commit.
 func (p *Probe[T]) Set(v T) {
-	if p.sig.tid < 0 && !p.dirty {
+	if !p.traced && !p.dirty {
 		p.q = v
 		return
 	}
@@ -233,7 +241,7 @@ func (p *Probe[T]) Set(v T) {
 
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
-	p.sig = newSignal[T](owner, name, callerPC(2), opts, &p.q)
+	p.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &p.q))
 	owner.elems = append(owner.elems, elem{kind: elemReg, name: name, pc: p.sig.pc})
 	return p
 }

@@ -85,6 +85,9 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 		k, wd := sig.vcdKind()
 		sig.vid = t.w.Var(k, wd, sig.name)
 		sig.tid = int32(len(t.sigs))
+		if sig.traced != nil {
+			*sig.traced = true
+		}
 		t.sigs = append(t.sigs, sig)
 	}
 	for _, c := range m.children {
@@ -145,6 +148,9 @@ func (s *Sim) EndTrace() error {
 	s.tracer = nil
 	for _, sig := range t.sigs {
 		sig.tid = -1
+		if sig.traced != nil {
+			*sig.traced = false
+		}
 	}
 	return t.w.Close(s.now * t.period)
 }

@@ -172,10 +172,13 @@ type Sink struct {
 	Win  Window
 
 	Received, ReceivedInWindow, MeasuredReceived uint64
-	Lat                                          tb.Latency
-	Record                                       bool
-	Log                                          []Delivery
-	Misrouted                                    uint64
+	// Hops sums packet.Hops (switches crossed) over the packets received:
+	// with Received, the links they crossed (Hops + Received).
+	Hops      uint64
+	Lat       tb.Latency
+	Record    bool
+	Log       []Delivery
+	Misrouted uint64
 	// Accept decides whether a packet belongs here (nil: any); a copy that
 	// does not is counted as misrouted.
 	Accept func(p *packet.Packet) bool
@@ -206,6 +209,7 @@ func (k *Sink) Eval() {
 		k.Rx.ReturnCredit(credit.Token{N: 1})
 		tail := now + uint64(p.Cycles) - 1
 		k.Received++
+		k.Hops += uint64(p.Hops)
 		k.cur = p // a field, so passing its address to Accept does not allocate
 		if k.Accept != nil && !k.Accept(&k.cur) {
 			k.Misrouted++

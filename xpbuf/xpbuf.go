@@ -7,20 +7,19 @@ package xpbuf
 import (
 	"fmt"
 
-	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
-// Entry is a buffered packet with the cycle its head became visible and the
-// input-port slot that owns its credit.
+// Entry is a buffered packet: the input-port slot that holds it (and owns
+// its credit), its packet.Tag for the waveform, and the cycle its head
+// became visible. The packet itself stays in the input port's slot until
+// its last copy has left, so a crosspoint holds a small handle, not a
+// copy of the packet.
 type Entry struct {
-	Pkt  packet.Packet
 	At   uint64 // head visible to the output from this cycle
+	Tag  uint32 // packet.Tag of the packet
 	Slot uint16
 }
-
-// Tail is the cycle the packet's last byte is in the buffer.
-func (e *Entry) Tail() uint64 { return e.At + uint64(e.Pkt.Cycles) - 1 }
 
 // Buf is one crosspoint buffer: a sub-block of the output port that reads it.
 type Buf struct {
@@ -55,7 +54,7 @@ func (b *Buf) MaxLen() int { return b.max }
 // happens the protocol is broken, and the error says where.
 func (b *Buf) Push(e Entry) error {
 	if b.n == len(b.ring) {
-		return fmt.Errorf("%s: packet %#x written to a full crosspoint (%d packets): credit protocol violated", b.Path(), e.Pkt.ID, b.n)
+		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", b.Path(), e.Tag, b.n)
 	}
 	b.ring[(b.first+b.n)%len(b.ring)] = e
 	b.n++
@@ -87,6 +86,6 @@ func (b *Buf) trace() {
 	if b.n == 0 {
 		b.head.Set(0)
 	} else {
-		b.head.Set(b.ring[b.first].Pkt.Tag())
+		b.head.Set(b.ring[b.first].Tag)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
@@ -28,9 +27,9 @@ func TestBufModel(t *testing.T) {
 		next := uint64(1)
 		rt.Repeat(map[string]func(*rapid.T){
 			"push": func(rt *rapid.T) {
-				err := b.Push(Entry{Pkt: packet.Packet{ID: next, Cycles: 52}, At: next})
+				err := b.Push(Entry{Tag: uint32(next), Slot: uint16(next), At: next})
 				if len(model) == capacity {
-					require.ErrorContains(rt, err, "top.o.xp(1): packet 0x")
+					require.ErrorContains(rt, err, "top.o.xp(1): packet (tag 0x")
 					require.ErrorContains(rt, err, "full crosspoint")
 					return
 				}
@@ -43,10 +42,10 @@ func TestBufModel(t *testing.T) {
 					require.Nil(rt, b.Head())
 					return
 				}
-				require.Equal(rt, model[0], b.Head().Pkt.ID)
+				require.Equal(rt, uint32(model[0]), b.Head().Tag)
 				e := b.Pop()
-				require.Equal(rt, model[0], e.Pkt.ID)
-				require.Equal(rt, e.At+51, e.Tail())
+				require.Equal(rt, uint32(model[0]), e.Tag)
+				require.Equal(rt, model[0], e.At)
 				model = model[1:]
 			},
 			"": func(rt *rapid.T) {
