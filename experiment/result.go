@@ -47,4 +47,19 @@ type Result struct {
 	FlitHopsPerS  float64 `json:"packet_hops_per_second"`
 	Note          string  `json:"note,omitempty"` // what the run does not model (fattree: no NIC)
 	Error         string  `json:"error,omitempty"`
+
+	// Collectives through the NICs (multicast, namd, software reduce).
+	Multicast              string  `json:"multicast,omitempty"`                 // traffic.multicast
+	Algorithm              string  `json:"algorithm,omitempty"`                 // hardware | sequential | binomial
+	TreeBuilder            string  `json:"tree_builder,omitempty"`              // network.tree_builder
+	Groups                 int     `json:"groups,omitempty"`                    // traffic.groups per source
+	Sources                int     `json:"sources,omitempty"`                   // nodes that start multicasts
+	MulticastsMeasured     uint64  `json:"multicasts_measured,omitempty"`       // born in the window
+	MulticastsCompleted    uint64  `json:"multicasts_completed,omitempty"`      // of those, reached every member
+	MessagesPosted         uint64  `json:"messages_posted,omitempty"`           // to the NICs in the window (all nodes)
+	MessagesSent           uint64  `json:"messages_sent,omitempty"`             // whose last packet left in the window
+	MemberLatencyAvgCycles float64 `json:"member_latency_avg_cycles,omitempty"` // birth to each member's completion
+	SourceLinkLoad         float64 `json:"source_link_load,omitempty"`          // link time the sources injected, per source
+	NodeLinkLoad           float64 `json:"node_link_load,omitempty"`            // link time all nodes injected, per node
+	ReductionChecked       bool    `json:"reduction_checked,omitempty"`         // the result equals the functional model
 }

@@ -23,20 +23,20 @@ type Options struct {
 // line naming the key); a run that fails its own checks reports it in
 // Result.Error.
 func Run(cfg config.Config, opt Options) (Result, error) {
-	if cfg.Traffic.Multicast == config.MulticastSoftware {
-		// Refused rather than silently run in hardware.
-		return Result{}, fmt.Errorf("traffic.multicast: software collectives (point-to-point messages through the NICs) are not built yet; allowed now: hardware")
-	}
 	var n runner
 	var err error
-	switch cfg.Network.Topology {
-	case config.TopologySwitch:
+	if n, err = buildNIC(cfg); err != nil {
+		return Result{}, err
+	}
+	switch {
+	case n != nil:
+	case cfg.Network.Topology == config.TopologySwitch:
 		if IsCollective(cfg.Traffic.Pattern) {
 			n, err = BuildCollective(cfg)
 		} else {
 			n, err = BuildSwitch(cfg)
 		}
-	case config.TopologyFatTree:
+	case cfg.Network.Topology == config.TopologyFatTree:
 		if IsCollective(cfg.Traffic.Pattern) {
 			n, err = BuildCollective(cfg)
 		} else {

@@ -35,6 +35,20 @@
 //     packet cycles P_last:
 //     o_s + (n−1)·P_full + (h+1)·d + h·S + P_last + o_r (see Latency0).
 //
+// Host programs (software collectives, the BG/L MPI paper's message layer
+// on top of the packet layer): a node may have a Host (Attach). Its Birth
+// is called for every message birth of the Proc instead of queueing a
+// message to a Pat destination, and its Complete at the cycle a message
+// completes at the node's Receiver (after o_r: the host has it then, seed
+// 001 §4.1's mb_recv). Both run inside the Sender's Eval and may Post
+// messages: to a node (Unicast) or to a collective tree address (Multicast,
+// Mask 0: the switches flood it over the tree, the OQ-router paper §2.1).
+// A posted message waits in the same FIFO and pays the same o_s from
+// max(posted cycle, free). The Receiver tells the Sender of a completion
+// over a one-cycle delay line (the NIC's registered path from the receive
+// side to the send side), which always arrives by the completion cycle
+// since a completion is at least o_r + 1 cycles after the tail is taken.
+//
 // Allocation: nothing per packet. Per message, the reassembly map may grow
 // (amortized), and a message of more than 64 packets takes a bitmap from a
 // free list that grows to the most messages in reassembly at once.
@@ -120,9 +134,38 @@ func (s Shape) Latency0(sendOv, recvOv uint64, h int, d, sw uint64) uint64 {
 }
 
 type message struct {
-	born     uint64
+	born     uint64 // latency origin: the packets' Born
+	at       uint64 // the NIC may start it from this cycle (birth or post)
 	dst      uint32
+	msg      uint32
+	op       packet.Op
 	measured bool
+}
+
+// Request is a message a host posts to its NIC (Sender.Post).
+type Request struct {
+	// Dst is a node (Op Unicast) or a collective tree address (Op
+	// Multicast, e.g. fattree.Tree.Addr).
+	Dst uint32
+	Op  packet.Op
+	// Msg is the message id at this node: (this node, Msg) must not be in
+	// reassembly twice at one receiver, so a host that posts must not also
+	// use the Proc/Pat births (their ids count from 0).
+	Msg uint32
+	// Born is the latency origin the packets carry (e.g. the birth of the
+	// collective the message belongs to); At the cycle the host posts it,
+	// from which the send overhead may run (at least the previous post's).
+	Born, At uint64
+	Measured bool
+}
+
+// Host is a node's host program (Attach): Birth is called for every birth
+// of the Sender's Proc (measured: inside the window), Complete when a
+// message completes at the node's Receiver, at the cycle c.At. Both are
+// called in the Sender's Eval, in time order, and may call s.Post.
+type Host interface {
+	Birth(s *Sender, t uint64, measured bool)
+	Complete(s *Sender, c Completion)
 }
 
 // Sender is the send side of a node's NIC: the message queue, the send
@@ -151,8 +194,18 @@ type Sender struct {
 	pkts    uint64 // packets sent
 	tmpl    packet.Packet
 
+	// Host (Attach) runs the node's host program; done brings the
+	// Receiver's completions, held in hostq until their cycle.
+	Host  Host
+	done  rtl.LineIn[Completion]
+	fed   bool
+	hostq []Completion
+	hostf int
+
 	// Counters, read between cycles.
-	Born, BornInWindow               uint64 // messages
+	Born, BornInWindow               uint64 // births of the Proc (messages, or a Host's operations)
+	Posted, PostedInWindow           uint64 // messages posted by the Host (by post cycle)
+	Sent, SentInWindow               uint64 // messages whose last packet left (in the window)
 	Injected, InjectedInWindow       uint64 // packets
 	InjectedCycles, InjectedCyclesIn uint64 // link cycles of the packets injected (in the window)
 	MaxQueue                         int    // messages waiting, the one being sent included
@@ -182,16 +235,55 @@ func (s *Sender) Eval() {
 		s.started = true
 		s.next = s.Proc.Gap(s.Rand())
 	}
-	for s.births() && s.next <= now {
-		s.birth(s.next)
-		s.next += s.Proc.Gap(s.Rand())
+	for s.fed {
+		c, ok := s.done.Recv()
+		if !ok {
+			break
+		}
+		s.hostq = append(s.hostq, c)
+	}
+	// Births and completions in time order (a birth first on a tie), so a
+	// host that is evaluated late still posts in the order it would have.
+	for {
+		tb, tc := ^uint64(0), ^uint64(0)
+		if s.births() && s.next <= now {
+			tb = s.next
+		}
+		if s.hostf < len(s.hostq) && s.hostq[s.hostf].At <= now {
+			tc = s.hostq[s.hostf].At
+		}
+		if tb == ^uint64(0) && tc == ^uint64(0) {
+			break
+		}
+		if tb <= tc {
+			if s.Host != nil {
+				s.Born++
+				in := s.Win.In(tb)
+				if in {
+					s.BornInWindow++
+				}
+				s.Host.Birth(s, tb, in)
+			} else {
+				s.birth(tb)
+			}
+			s.next += s.Proc.Gap(s.Rand())
+			continue
+		}
+		c := s.hostq[s.hostf]
+		s.hostq[s.hostf] = Completion{}
+		if s.hostf++; s.hostf == len(s.hostq) {
+			s.hostq, s.hostf = s.hostq[:0], 0
+		}
+		if s.Host != nil {
+			s.Host.Complete(s, c)
+		}
 	}
 	s.start()
 	if s.active && now >= s.ready && s.Tx.CanSend(now, 1) {
 		m := &s.queue[s.first]
 		pk := packet.Packet{
-			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: packet.Unicast,
-			Msg: s.msgs - uint32(s.n), Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
+			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op,
+			Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
 			Born: m.born, Sent: now, Measured: m.measured,
 		}
 		s.Tx.Send(now, pk, 1)
@@ -204,6 +296,10 @@ func (s *Sender) Eval() {
 		}
 		s.seq++
 		if s.seq == s.Shape.Packets {
+			s.Sent++
+			if s.Win.In(now) {
+				s.SentInWindow++
+			}
 			*m = message{}
 			s.first = (s.first + 1) & (len(s.queue) - 1)
 			s.n--
@@ -229,6 +325,9 @@ func (s *Sender) Eval() {
 			wake = min(wake, t)
 		}
 	}
+	if s.hostf < len(s.hostq) {
+		wake = min(wake, max(s.hostq[s.hostf].At, now+1))
+	}
 	if at, ok := s.Tx.WakeAt(now, s.active); ok {
 		wake = min(wake, at)
 	}
@@ -246,10 +345,22 @@ func (s *Sender) start() {
 		return
 	}
 	s.active = true
-	s.ready = max(s.queue[s.first].born, s.free) + s.Overhead
+	s.ready = max(s.queue[s.first].at, s.free) + s.Overhead
 }
 
 func (s *Sender) birth(t uint64) {
+	s.tmpl = packet.Packet{Src: s.Node}
+	s.Pat.Fill(s.Rand(), s.Node, &s.tmpl)
+	m := message{born: t, at: t, dst: s.tmpl.Dst, msg: s.msgs, op: packet.Unicast, measured: s.Win.In(t)}
+	s.enqueue(m)
+	s.msgs++
+	s.Born++
+	if m.measured {
+		s.BornInWindow++
+	}
+}
+
+func (s *Sender) enqueue(m message) {
 	if s.n == len(s.queue) {
 		q := make([]message, 2*len(s.queue))
 		for i := 0; i < s.n; i++ {
@@ -257,29 +368,55 @@ func (s *Sender) birth(t uint64) {
 		}
 		s.queue, s.first = q, 0
 	}
-	s.tmpl = packet.Packet{Src: s.Node}
-	s.Pat.Fill(s.Rand(), s.Node, &s.tmpl)
-	m := message{born: t, dst: s.tmpl.Dst, measured: s.Win.In(t)}
 	s.queue[(s.first+s.n)&(len(s.queue)-1)] = m
 	s.n++
-	s.msgs++
-	s.Born++
-	if m.measured {
-		s.BornInWindow++
-	}
 	s.MaxQueue = max(s.MaxQueue, s.n)
 }
 
-// Completion is one message completed by a receiver (recorded in tests).
+// Post queues a message for sending: from the Host's Birth or Complete (in
+// Eval), or between cycles from a testbench, which must then Wake the
+// Sender. Posts must come in non-decreasing At (the NIC is FIFO).
+func (s *Sender) Post(r Request) {
+	if r.Op != packet.Multicast {
+		r.Op = packet.Unicast
+	}
+	s.enqueue(message{born: r.Born, at: r.At, dst: r.Dst, msg: r.Msg, op: r.Op, measured: r.Measured})
+	s.Posted++
+	if s.Win.In(r.At) {
+		s.PostedInWindow++
+	}
+}
+
+// Attach makes h the host program of the node whose NIC sides are tx and
+// rx: rx's completions reach tx over a one-cycle line and h.Complete runs
+// at each completion's cycle; tx's births go to h.Birth. Call before Build.
+func Attach(tx *Sender, rx *Receiver, h Host) {
+	tx.Host = h
+	rx.notify.Init(&rx.Module, "done")
+	tx.done.Init(&tx.Module, "done")
+	rtl.ConnectLine(&rx.notify, &tx.done, 1)
+	rx.fed, tx.fed = true, true
+}
+
+// Completion is one message completed by a receiver (recorded in tests,
+// handed to the node's Host).
 type Completion struct {
 	Src  uint32
 	Msg  uint32
 	Born uint64
 	At   uint64 // completion cycle: arrival + receive overhead
+	// Op and Dst are the message's (Dst a collective address for Multicast).
+	Op       packet.Op
+	Dst      uint32
+	Measured bool
+	// Sent is when packet 0's head left the source, Arrived the cycle after
+	// the last tail (so Arrived − Sent is the message's time on the wire).
+	Sent, Arrived uint64
 }
 
 type partial struct {
 	born     uint64
+	sent     uint64
 	got      uint32
 	measured bool
 	seen     uint64   // packets seen, for messages of at most 64 packets
@@ -300,6 +437,15 @@ type Receiver struct {
 	// Links, when set, gives the links a packet from src crossed; their sum
 	// over the packets received is Hops (for packet-hop rates).
 	Links func(src uint32) uint64
+	// Member reports whether this node belongs to collective address addr:
+	// a Multicast packet for it is taken, any other is misrouted (nil: every
+	// Multicast packet is misrouted).
+	Member func(addr uint32) bool
+
+	notify  rtl.LineOut[Completion] // to the Sender's Host (Attach)
+	fed     bool
+	pending []Completion
+	pendf   int
 
 	open  map[uint64]*partial
 	pool  []*partial
@@ -345,7 +491,16 @@ func (r *Receiver) Eval() {
 		r.Rx.ReturnCredit(credit.Token{N: 1})
 		r.take(&p, now+uint64(p.Cycles)-1)
 	}
-	if t, busy := r.Rx.TailDone(now); busy {
+	if r.pendf < len(r.pending) {
+		r.notify.Send(r.pending[r.pendf])
+		r.pending[r.pendf] = Completion{}
+		if r.pendf++; r.pendf == len(r.pending) {
+			r.pending, r.pendf = r.pending[:0], 0
+		}
+	}
+	if t, busy := r.Rx.TailDone(now); r.pendf < len(r.pending) {
+		r.SleepUntil(now + 1)
+	} else if busy {
 		r.SleepUntil(t)
 	} else {
 		r.Sleep()
@@ -359,7 +514,18 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		r.ReceivedInWindow++
 		r.ReceivedCyclesIn += uint64(p.Cycles)
 	}
-	if p.Op != packet.Unicast || p.Dst != r.Node {
+	switch p.Op {
+	case packet.Unicast:
+		if p.Dst != r.Node {
+			r.Misrouted++
+			return
+		}
+	case packet.Multicast:
+		if r.Member == nil || !r.Member(p.Dst) {
+			r.Misrouted++
+			return
+		}
+	default:
 		r.Misrouted++
 		return
 	}
@@ -388,6 +554,9 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		return
 	}
 	*w |= b
+	if p.Seq == 0 {
+		m.sent = p.Sent
+	}
 	m.got++
 	if m.got < n {
 		return
@@ -401,8 +570,15 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		r.MeasuredCompleted++
 		r.Lat.Add(c - m.born)
 	}
-	if r.Record {
-		r.Log = append(r.Log, Completion{Src: p.Src, Msg: p.Msg, Born: m.born, At: c})
+	if r.Record || r.fed {
+		done := Completion{Src: p.Src, Msg: p.Msg, Born: m.born, At: c, Op: p.Op, Dst: p.Dst,
+			Measured: m.measured, Sent: m.sent, Arrived: tail + 1}
+		if r.Record {
+			r.Log = append(r.Log, done)
+		}
+		if r.fed {
+			r.pending = append(r.pending, done)
+		}
 	}
 	delete(r.open, key)
 	r.put(m)

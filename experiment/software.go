@@ -1,0 +1,246 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/fattree"
+	"github.com/hwcoll/hwcoll/nic"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/swcoll"
+	"github.com/hwcoll/hwcoll/tb"
+)
+
+// SoftReduceNote goes into every result of a software reduction.
+const SoftReduceNote = "software reduction (package swcoll): a binomial tree of point-to-point messages over all nodes " +
+	"through the NICs (package nic), root node 0; int64 sum of ceil(traffic.message_bytes/8) elements per node, checked " +
+	"against a functional model; completion_* is when the root's host has the result (after its receive overhead)"
+
+// SoftReduceNet is one software reduction on a fat-tree (traffic.pattern
+// reduce, traffic.multicast software): every node's host (swcoll.Reducer)
+// contributes a vector of ceil(traffic.message_bytes/8) int64 elements
+// drawn from the master seed; a node sends its partial as one
+// traffic.message_bytes message to its binomial parent when it has every
+// child's, paying the send overhead, and each reception pays the receive
+// overhead (the messaging layer of the WORMulSim paper §4). The switches
+// only route: no combine units.
+type SoftReduceNet struct {
+	Sim       *rtl.Sim
+	Net       *fattree.Net
+	Senders   []*nic.Sender
+	Receivers []*nic.Receiver
+	Hosts     []*swcoll.Reducer
+	Shape     nic.Shape
+	Cfg       config.Config
+	Timing    config.Timing
+	Want      []int64 // the functional model: the element-wise sum
+}
+
+// BuildSoftReduce elaborates the software reduction of cfg.
+func BuildSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
+	n, err := NewSoftReduce(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Sim.Build(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// NewSoftReduce makes the software reduction of cfg without elaborating it.
+func NewSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
+	if cfg.Network.Topology != config.TopologyFatTree {
+		return nil, fmt.Errorf("network.topology: a software reduction runs on fattree only; allowed: fattree")
+	}
+	tm := cfg.Timing()
+	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm)
+	if err != nil {
+		return nil, err
+	}
+	tcfg := cfg
+	tcfg.Traffic.Pattern = config.PatternUniform // the fabric's own pattern is unused here
+	sim, net, _, err := newFatTreeFabric(tcfg, tm)
+	if err != nil {
+		return nil, err
+	}
+	nodes := cfg.Network.Nodes
+	el := (cfg.Traffic.MessageBytes + 7) / 8
+	n := &SoftReduceNet{Sim: sim, Net: net, Shape: sh, Cfg: cfg, Timing: tm, Want: make([]int64, el)}
+	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x726564756365)) // "reduce"
+	capacity := uint16(cfg.Network.XPBufferPackets)
+	for i := 0; i < nodes; i++ {
+		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, credit.PerLink, 1, capacity)
+		rx := nic.NewReceiver(sim.Top(), rtl.Idx("nic_rx", i), uint32(i), sh, tm.RecvOverheadCycles)
+		rx.Links = func(src uint32) uint64 { return uint64(net.Hops(int(src), i) + 1) }
+		own := make([]int64, el)
+		for e := range own {
+			own[e] = r.Int64N(1<<40) - 1<<39
+			n.Want[e] += own[e]
+		}
+		h := &swcoll.Reducer{Node: i, N: nodes, Own: own}
+		nic.Attach(tx, rx, h)
+		net.ConnectNode(i, tx.Tx, rx.Rx)
+		n.Senders, n.Receivers, n.Hosts = append(n.Senders, tx), append(n.Receivers, rx), append(n.Hosts, h)
+	}
+	for i, h := range n.Hosts {
+		h.Peers = n.Hosts
+		h.Start(n.Senders[i], 0)
+	}
+	return n, nil
+}
+
+// Done reports whether the root has the result.
+func (n *SoftReduceNet) Done() bool { return n.Hosts[0].Done }
+
+// Conservation is the credit invariant on every link of the tree.
+func (n *SoftReduceNet) Conservation() error { return n.Net.CheckCredits(nil) }
+
+// Err is the first protocol error of the switches, receivers or hosts.
+func (n *SoftReduceNet) Err() error {
+	if err := n.Net.Err(); err != nil {
+		return err
+	}
+	for i, r := range n.Receivers {
+		if err := r.Err(); err != nil {
+			return err
+		}
+		if e := n.Hosts[i].Errors; e > 0 {
+			return fmt.Errorf("node %d: %d messages from nodes that are not its binomial children", i, e)
+		}
+	}
+	return nil
+}
+
+// Harness wraps the netlist for testbenches: done when the root has the
+// result, the credit invariant as a monitor.
+func (n *SoftReduceNet) Harness() *tb.Harness {
+	return &tb.Harness{
+		Sim:      n.Sim,
+		Done:     n.Done,
+		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.Conservation}},
+		Check:    n.Err,
+	}
+}
+
+// Trace records the selected signals of the run into w (a VCD stream).
+func (n *SoftReduceNet) Trace(w io.Writer, globs string) error {
+	vw, err := n.Sim.NewTraceWriter(w)
+	if err != nil {
+		return err
+	}
+	return n.Sim.Trace(vw, globs)
+}
+
+// Run runs until the root has the result (or run.max_cycles), then reports.
+func (n *SoftReduceNet) Run() Result {
+	start := time.Now()
+	n.Sim.RunUntil(n.Done, uint64(n.Cfg.Run.MaxCycles))
+	return n.Result(time.Since(start).Seconds())
+}
+
+func (n *SoftReduceNet) sim() *rtl.Sim { return n.Sim }
+
+// Result reports the run so far, with wall the seconds it took.
+func (n *SoftReduceNet) Result(wall float64) Result {
+	cfg, tm := n.Cfg, n.Timing
+	r := Result{
+		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(),
+		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: config.CreditPerLink,
+		Ports: cfg.Network.Ports, Inputs: len(n.Senders), Nodes: len(n.Senders), Levels: n.Net.Levels(),
+		XPBuffer: cfg.Network.XPBufferPackets, Pattern: cfg.Traffic.Pattern, PacketCycles: tm.PacketCycles,
+		Note: SoftReduceNote, WallSeconds: wall, Multicast: cfg.Traffic.Multicast, Algorithm: swcoll.Binomial.String(),
+	}
+	for i, s := range n.Senders {
+		r.PacketsInjected += s.Injected
+		r.PacketsDelivered += n.Receivers[i].Received
+		r.MessagesPosted += s.Posted
+		r.MessagesSent += s.Sent
+	}
+	root := n.Hosts[0]
+	r.Drained = root.Done
+	if root.Done {
+		r.CompletionCycles = root.DoneAt
+		r.CompletionNS = float64(root.DoneAt) * float64(tm.PeriodPS) / 1000
+		r.ReductionChecked = equalInts(root.Partial, n.Want)
+	}
+	r.Stable = r.Drained && r.ReductionChecked
+	st := n.Sim.Stats()
+	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
+	if wall > 0 {
+		r.SimCyclesPerSecond = float64(r.Cycles) / wall
+		var h uint64
+		for _, x := range n.Receivers {
+			h += x.Hops
+		}
+		r.FlitHopsPerS = float64(h) / wall
+	}
+	switch {
+	case !root.Done:
+		r.Error = fmt.Sprintf("the root has no result after %d cycles; raise run.max_cycles", r.Cycles)
+	case !r.ReductionChecked:
+		r.Error = "the root's result differs from the functional model's sum"
+	}
+	if err := n.Err(); err != nil {
+		r.Error = err.Error()
+		r.Stable = false
+	}
+	return r
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// buildNIC builds the experiments that run through the NICs on a fat-tree
+// (software collectives, namd, nic.model overhead), returns a nil runner
+// when cfg is none of them, and refuses the combinations that would need
+// NICs where none are built (one line naming the key).
+func buildNIC(cfg config.Config) (runner, error) {
+	topo, pat := cfg.Network.Topology, cfg.Traffic.Pattern
+	sw := cfg.Traffic.Multicast == config.MulticastSoftware
+	if topo != config.TopologyFatTree {
+		switch {
+		case sw:
+			return nil, fmt.Errorf("traffic.multicast: software collectives run through the NICs of a fat-tree (network.topology fattree); allowed on network.topology %s: hardware", topo)
+		case pat == config.PatternNAMD:
+			return nil, fmt.Errorf("traffic.pattern: namd runs on network.topology fattree; not on %s", topo)
+		case cfg.NIC.Model == config.NICOverhead:
+			return nil, fmt.Errorf("nic.model: overhead NICs are built on network.topology fattree; allowed on %s: none", topo)
+		}
+		return nil, nil
+	}
+	switch {
+	case IsNICMulticast(cfg):
+		return asRunner(BuildNICMulticast(cfg))
+	case sw && pat == config.PatternReduce:
+		return asRunner(BuildSoftReduce(cfg))
+	case sw:
+		return nil, fmt.Errorf("traffic.multicast: software is built on a fattree for traffic.pattern multicast | namd | reduce; allowed for %s: hardware", pat)
+	case cfg.NIC.Model == config.NICOverhead && IsCollective(pat):
+		return nil, fmt.Errorf("nic.model: overhead NICs are built for point-to-point, multicast and namd load runs and software collectives; allowed for hardware %s: none", pat)
+	case cfg.NIC.Model == config.NICOverhead:
+		return asRunner(BuildFatTreeNIC(cfg))
+	}
+	return nil, nil
+}
+
+// asRunner keeps a failed build's nil pointer out of the interface.
+func asRunner[T runner](n T, err error) (runner, error) {
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
