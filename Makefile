@@ -3,8 +3,9 @@ GO        ?= go
 FUZZTIME  ?= 60s
 BENCHTIME ?= 1s
 CHECKS    ?= 1000
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-long race bench fuzz lint build clean docs
+.PHONY: run test test-long race bench fuzz lint build clean docs figures
 
 run:
 	$(GO) run ./cmd/hwcoll demo
@@ -37,6 +38,13 @@ lint:
 
 clean:
 	rm -rf bin hwcoll-demo
+
+# Every experiment of configs/figures.yaml that the model supports (the
+# papers' results, DESIGN §11) into figures/NAME/ (CSV, JSON lines, PNG and
+# SVG plots) and docs/results.md; about 10 minutes on 2 cores.
+# ONLY=name,name reruns some and keeps the others' results.
+figures:
+	$(GO) run ./cmd/hwcoll figures --jobs $(JOBS) $(if $(ONLY),--only $(ONLY))
 
 # Regenerate the config reference in README.md from the code.
 docs:

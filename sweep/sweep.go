@@ -51,42 +51,77 @@ func ParseShard(s string) (Shard, error) {
 // Has reports whether point k of the sweep belongs to the shard.
 func (s Shard) Has(k int) bool { return s.Count <= 1 || k%s.Count == s.Index }
 
-// Order sorts results as a whole sweep lists them: by offered load,
-// keeping the given order among equal loads.
-func Order(res []experiment.Result) {
-	sort.SliceStable(res, func(i, j int) bool { return res[i].OfferedLoad < res[j].OfferedLoad })
+// Row is one point of a sweep: the result of its run, where it sits in the
+// sweep, its series and its x coordinate. Its JSON is the result's fields
+// followed by point, series, x_key and x.
+type Row struct {
+	experiment.Result
+	Point  int     `json:"point"`            // index in the whole sweep (series by series, x increasing)
+	Series string  `json:"series,omitempty"` // "key=value ..." of the series; empty for a plain sweep
+	XKey   string  `json:"x_key"`            // the config key on the x axis (traffic.load for a load sweep)
+	X      float64 `json:"x"`                // its value
 }
 
-// field is one exported, JSON-named field of experiment.Result.
-type field struct {
-	index int
-	name  string
-}
-
-// fields lists experiment.Result's JSON names in struct order, read from
-// the json tags so the CSV columns cannot drift from the JSON.
-func fields() []field {
-	t := reflect.TypeOf(experiment.Result{})
-	var out []field
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, field{i, name})
+// Rows wraps results of a load sweep (x = offered load), numbered in order.
+func Rows(res []experiment.Result) []Row {
+	out := make([]Row, len(res))
+	for i, r := range res {
+		out[i] = Row{Result: r, Point: i, XKey: LoadKey, X: r.OfferedLoad}
 	}
 	return out
 }
 
-// Columns are the CSV columns: the JSON field names of experiment.Result
-// in struct order.
+// Order sorts rows as a whole sweep lists them: by point index, then x,
+// keeping the given order otherwise (rows of several sweeps interleave by
+// index; their series stay apart in the plots).
+func Order(rows []Row) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Point != rows[j].Point {
+			return rows[i].Point < rows[j].Point
+		}
+		return rows[i].X < rows[j].X
+	})
+}
+
+// field is one exported, JSON-named field of Row (the result's fields
+// promoted from the embedded struct, as encoding/json does).
+type field struct {
+	index []int
+	name  string
+}
+
+// fields lists Row's JSON names in JSON order, read from the json tags so
+// the CSV columns cannot drift from the JSON.
+func fields() []field {
+	var out []field
+	var walk func(t reflect.Type, prefix []int)
+	walk = func(t reflect.Type, prefix []int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			idx := append(append([]int{}, prefix...), i)
+			tag := f.Tag.Get("json")
+			if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, idx)
+				continue
+			}
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			out = append(out, field{idx, name})
+		}
+	}
+	walk(reflect.TypeOf(Row{}), nil)
+	return out
+}
+
+// Columns are the CSV columns: the JSON field names of a Row in order.
 func Columns() []string {
 	var out []string
 	for _, f := range fields() {
@@ -114,29 +149,29 @@ func csvValue(v reflect.Value) string {
 	}
 }
 
-// WriteCSV writes a header of Columns and one row per result.
-func WriteCSV(w io.Writer, res []experiment.Result) error {
+// WriteCSV writes a header of Columns and one row per sweep point.
+func WriteCSV(w io.Writer, rows []Row) error {
 	fs := fields()
 	cw := csv.NewWriter(w)
-	row := make([]string, len(fs))
+	rec := make([]string, len(fs))
 	for i, f := range fs {
-		row[i] = f.name
+		rec[i] = f.name
 	}
-	cw.Write(row)
-	for _, r := range res {
+	cw.Write(rec)
+	for _, r := range rows {
 		v := reflect.ValueOf(r)
 		for i, f := range fs {
-			row[i] = csvValue(v.Field(f.index))
+			rec[i] = csvValue(v.FieldByIndex(f.index))
 		}
-		cw.Write(row)
+		cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// WriteJSONL writes one JSON object per result and line.
-func WriteJSONL(w io.Writer, res []experiment.Result) error {
-	for _, r := range res {
+// WriteJSONL writes one JSON object per row and line.
+func WriteJSONL(w io.Writer, rows []Row) error {
+	for _, r := range rows {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return err
@@ -148,13 +183,14 @@ func WriteJSONL(w io.Writer, res []experiment.Result) error {
 	return nil
 }
 
-// ReadJSONL reads results written by WriteJSONL (or `hwcoll sweep --json`);
-// blank lines are skipped, anything else that is not a result object with
-// known fields is an error naming the line.
-func ReadJSONL(r io.Reader) ([]experiment.Result, error) {
+// ReadJSONL reads rows written by WriteJSONL (or `hwcoll sweep --json`, or
+// `hwcoll run --json`: a line without x_key is a load-sweep point, x = its
+// offered load); blank lines are skipped, anything else that is not an
+// object with known fields is an error naming the line.
+func ReadJSONL(r io.Reader) ([]Row, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	var out []experiment.Result
+	var out []Row
 	for line := 1; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
@@ -165,14 +201,17 @@ func ReadJSONL(r io.Reader) ([]experiment.Result, error) {
 		}
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
-		var res experiment.Result
-		if err := dec.Decode(&res); err != nil {
+		var row Row
+		if err := dec.Decode(&row); err != nil {
 			return nil, fmt.Errorf("line %d: %v", line, err)
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("line %d: more than one JSON value", line)
 		}
-		out = append(out, res)
+		if row.XKey == "" {
+			row.XKey, row.X = LoadKey, row.OfferedLoad
+		}
+		out = append(out, row)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -181,17 +220,17 @@ func ReadJSONL(r io.Reader) ([]experiment.Result, error) {
 }
 
 // ReadFile is ReadJSONL on a file; errors start with the path.
-func ReadFile(path string) ([]experiment.Result, error) {
+func ReadFile(path string) ([]Row, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := ReadJSONL(f)
+	rows, err := ReadJSONL(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	return res, nil
+	return rows, nil
 }
 
 // Output file names inside the output directory.
@@ -200,12 +239,13 @@ const (
 	CSVFile   = "results.csv"
 )
 
-// PlotBases are the plots WriteDir writes, each as .png and .svg.
+// PlotBases are the plots WriteDir writes for a load sweep, each as .png
+// and .svg; Bases lists them for any sweep.
 var PlotBases = []string{"latency", "accepted"}
 
-// WriteDir writes results.jsonl, results.csv and the plots into dir
-// (created if missing) and returns the paths written.
-func WriteDir(dir string, res []experiment.Result) ([]string, error) {
+// WriteDir writes results.jsonl, results.csv and the plots (Bases) into
+// dir (created if missing) and returns the paths written.
+func WriteDir(dir string, res []Row) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

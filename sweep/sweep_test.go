@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,38 +47,82 @@ func jsonKeys(t *testing.T, b []byte) []string {
 	return keys
 }
 
+// row is a full result as a point of a sweep with a series.
+func row(load float64, name string) Row {
+	return Row{Result: full(load, name), Point: 4, Series: "network.ports=8", XKey: LoadKey, X: load}
+}
+
+// fill sets every field of v to a non-zero value, so no omitempty field is
+// left out of its JSON (whatever fields experiment.Result gains).
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i))
+			}
+		}
+	case reflect.String:
+		v.SetString("s")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1.5)
+	}
+}
+
 func TestCSVColumnsAreTheJSONFields(t *testing.T) {
-	b, err := json.Marshal(full(0.5, "x"))
+	var all Row
+	fill(reflect.ValueOf(&all).Elem())
+	b, err := json.Marshal(all)
 	require.NoError(t, err)
 	require.Equal(t, jsonKeys(t, b), Columns())
+	rb, err := json.Marshal(all.Result)
+	require.NoError(t, err)
+	n := len(jsonKeys(t, rb))
+	require.Equal(t, jsonKeys(t, rb), Columns()[:n], "a row's JSON is the result's, then the sweep's fields")
+	require.Equal(t, []string{"point", "series", "x_key", "x"}, Columns()[n:])
+	seen := map[string]bool{}
+	for _, c := range Columns() {
+		require.False(t, seen[c], "column %q twice", c)
+		seen[c] = true
+	}
 
 	var buf bytes.Buffer
-	require.NoError(t, WriteCSV(&buf, []experiment.Result{full(0.5, "x"), {Name: "y"}}))
+	require.NoError(t, WriteCSV(&buf, []Row{all, row(0.5, "x"), {Result: experiment.Result{Name: "y"}}}))
 	rows, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
-	require.Len(t, rows, 3)
+	require.Len(t, rows, 4)
 	require.Equal(t, Columns(), rows[0])
-	var obj map[string]any
+	// each cell reads as the JSON value (strings unquoted)
+	var obj map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(b, &obj))
 	for i, c := range rows[0] {
-		switch v := obj[c].(type) {
-		case string:
-			require.Equal(t, v, rows[1][i], c)
-		case bool:
-			require.Equal(t, map[bool]string{true: "true", false: "false"}[v], rows[1][i], c)
-		default:
-			require.NotEmpty(t, rows[1][i], c)
+		want := string(obj[c])
+		var str string
+		if json.Unmarshal(obj[c], &str) == nil {
+			want = str
 		}
+		require.Equal(t, want, rows[1][i], c)
 	}
 }
 
 func TestJSONLRoundTrip(t *testing.T) {
-	res := []experiment.Result{full(0.1, "a"), full(0.2, "a"), {Name: "b", OfferedLoad: 0.3}}
+	res := []Row{row(0.1, "a"), row(0.2, "a"), {Result: experiment.Result{Name: "b", OfferedLoad: 0.3}, XKey: LoadKey, X: 0.3}}
 	var buf bytes.Buffer
 	require.NoError(t, WriteJSONL(&buf, res))
 	got, err := ReadJSONL(bytes.NewReader(append([]byte("\n"), buf.Bytes()...)))
 	require.NoError(t, err)
 	require.Equal(t, res, got)
+
+	// a `hwcoll run --json` line is a load-sweep point
+	got, err = ReadJSONL(bytes.NewReader([]byte(`{"name":"r","offered_load":0.7}`)))
+	require.NoError(t, err)
+	require.Equal(t, []Row{{Result: experiment.Result{Name: "r", OfferedLoad: 0.7}, XKey: LoadKey, X: 0.7}}, got)
 
 	for _, bad := range []string{"{", "[1]", `{"bogus": 1}`, `{"offered_load": "x"}`, `{} {}`, "hello"} {
 		_, err := ReadJSONL(bytes.NewReader([]byte(bad)))
@@ -98,28 +143,53 @@ func TestParseShard(t *testing.T) {
 	}
 }
 
-func TestOrderIsStableByLoad(t *testing.T) {
-	res := []experiment.Result{{Name: "a", OfferedLoad: 0.5}, {Name: "b", OfferedLoad: 0.1}, {Name: "c", OfferedLoad: 0.5}}
-	Order(res)
-	require.Equal(t, []string{"b", "a", "c"}, []string{res[0].Name, res[1].Name, res[2].Name})
+func TestOrderIsByPointThenX(t *testing.T) {
+	rows := []Row{
+		{Result: experiment.Result{Name: "a"}, Point: 1, X: 0.5},
+		{Result: experiment.Result{Name: "b"}, Point: 0, X: 0.9},
+		{Result: experiment.Result{Name: "c"}, Point: 1, X: 0.2},
+		{Result: experiment.Result{Name: "d"}, Point: 1, X: 0.5},
+	}
+	Order(rows)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Name)
+	}
+	require.Equal(t, []string{"b", "c", "a", "d"}, got)
 }
 
 func TestSeriesBy(t *testing.T) {
-	res := []experiment.Result{full(0.1, "oq"), full(0.1, "voq"), full(0.2, "oq")}
-	s := SeriesBy(res, SeriesKey, func(r experiment.Result) float64 { return r.AcceptedLoad })
+	rows := Rows([]experiment.Result{full(0.1, "oq"), full(0.1, "voq"), full(0.2, "oq")})
+	s := SeriesBy(rows, SeriesKey(rows), func(r Row) float64 { return r.AcceptedLoad })
 	require.Len(t, s, 2)
 	require.Equal(t, "oq", s[0].Name)
-	require.Equal(t, []Point{{0.1, res[0].AcceptedLoad}, {0.2, res[2].AcceptedLoad}}, s[0].Points)
+	require.Equal(t, []Point{{0.1, rows[0].AcceptedLoad}, {0.2, rows[2].AcceptedLoad}}, s[0].Points)
 	require.Len(t, s[1].Points, 1)
+
+	// one name: the series labels; several names: name and label
+	one := []Row{row(0.1, "a"), row(0.2, "a")}
+	one[1].Series = "network.ports=16"
+	require.Equal(t, []string{"network.ports=8", "network.ports=16"}, names(SeriesBy(one, SeriesKey(one), func(Row) float64 { return 0 })))
+	two := []Row{row(0.1, "a"), row(0.1, "b")}
+	require.Equal(t, []string{"a network.ports=8", "b network.ports=8"}, names(SeriesBy(two, SeriesKey(two), func(Row) float64 { return 0 })))
+}
+
+func names(ss []Series) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 // checkPlots checks that every plot of dir exists as a PNG and an SVG.
-func checkPlots(t *testing.T, dir string) {
+func checkPlots(t *testing.T, dir string, bases []string) {
 	t.Helper()
-	for _, base := range PlotBases {
+	for _, base := range bases {
 		png, err := os.ReadFile(filepath.Join(dir, base+".png"))
 		require.NoError(t, err)
 		require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "%s.png is not a PNG", base)
+		require.Greater(t, len(png), 1000, "%s.png", base)
 		svg, err := os.ReadFile(filepath.Join(dir, base+".svg"))
 		require.NoError(t, err)
 		dec := xml.NewDecoder(bytes.NewReader(svg))
@@ -139,20 +209,40 @@ func checkPlots(t *testing.T, dir string) {
 }
 
 func TestWriteDir(t *testing.T) {
-	for name, res := range map[string][]experiment.Result{
-		"two series": {full(0.1, "oq"), full(0.1, "voq"), full(0.5, "oq"), full(0.5, "voq")},
-		"one point":  {full(0.3, "oq")},
-		"empty":      nil,
+	sizes := func(coll bool) []Row {
+		var out []Row
+		for i, b := range []float64{64, 1024, 16384} {
+			for j, s := range []string{"network.combine_units=1", "network.combine_units=5"} {
+				r := Row{Result: full(0.5, "reduce"), Point: 3*j + i, Series: s, XKey: "traffic.message_bytes", X: b}
+				if !coll {
+					r.CompletionCycles = 0
+				}
+				r.CompletionCycles *= uint64(b)
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		rows  []Row
+		bases []string
+	}{
+		"two series":          {Rows([]experiment.Result{full(0.1, "oq"), full(0.1, "voq"), full(0.5, "oq"), full(0.5, "voq")}), PlotBases},
+		"one point":           {Rows([]experiment.Result{full(0.3, "oq")}), PlotBases},
+		"empty":               {nil, PlotBases},
+		"collective vs bytes": {sizes(true), []string{"completion"}},
+		"load runs vs bytes":  {sizes(false), PlotBases},
 	} {
 		t.Run(name, func(t *testing.T) {
+			require.Equal(t, tc.bases, Bases(tc.rows))
 			dir := filepath.Join(t.TempDir(), "out")
-			paths, err := WriteDir(dir, res)
+			paths, err := WriteDir(dir, tc.rows)
 			require.NoError(t, err)
-			require.Len(t, paths, 2+2*len(PlotBases))
+			require.Len(t, paths, 2+2*len(tc.bases))
 			got, err := ReadFile(filepath.Join(dir, JSONLFile))
 			require.NoError(t, err)
-			require.Equal(t, len(res), len(got))
-			checkPlots(t, dir)
+			require.Equal(t, tc.rows, got)
+			checkPlots(t, dir, tc.bases)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hwcoll/hwcoll/tb/scenario"
 )
@@ -65,6 +66,10 @@ type app struct {
 	// interrupts delivers SIGINT/SIGTERM during a run; stop restores the
 	// default handling (so a second Ctrl-C kills the process at once).
 	interrupts func() (sigs <-chan os.Signal, stop func())
+	// isTerminal decides whether the sweep progress line is drawn on
+	// stderr; now is the clock of its elapsed time and ETA.
+	isTerminal func(io.Writer) bool
+	now        func() time.Time
 }
 
 func newApp(stdout, stderr io.Writer) *app {
@@ -74,6 +79,8 @@ func newApp(stdout, stderr io.Writer) *app {
 		color:      colorFor(stdout),
 		scenarios:  scenario.All,
 		interrupts: osInterrupts,
+		isTerminal: isTerminal,
+		now:        time.Now,
 	}
 }
 
@@ -129,7 +136,7 @@ func (a *app) exit(err error) int {
 	}
 }
 
-var commands = []string{"tb", "demo", "config", "run", "sweep", "merge", "help"}
+var commands = []string{"tb", "demo", "config", "run", "sweep", "merge", "figures", "help"}
 
 func (a *app) dispatch(args []string) error {
 	switch cmd, rest := args[0], args[1:]; cmd {
@@ -147,6 +154,8 @@ func (a *app) dispatch(args []string) error {
 		return a.sweep(rest)
 	case "merge":
 		return a.merge(rest)
+	case "figures":
+		return a.figures(rest)
 	default:
 		if strings.HasPrefix(cmd, "-") {
 			return usagef("unknown flag %s before the command; commands: %s (hwcoll help)", cmd, strings.Join(commands, ", "))

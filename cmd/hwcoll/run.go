@@ -2,20 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/mattn/go-isatty"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/sweep"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/tb/scenario"
 	"github.com/hwcoll/hwcoll/vcd"
@@ -157,118 +150,5 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 	}
 	if vcdPath != "" {
 		fmt.Fprintf(w, "  trace: gtkwave %s %s\n", vcdPath, gtkwPath(vcdPath))
-	}
-}
-
-// runSweep runs one experiment per config on jobs goroutines; every run is
-// independent and seeded from its config, so the results do not depend on
-// jobs. Results print in the order of cfgs; with out they are also written
-// there (results.jsonl, results.csv, plots).
-func (a *app) runSweep(cfgs []config.Config, jobs int, asJSON bool, out string) error {
-	res := make([]experiment.Result, len(cfgs))
-	errs := make([]error, len(cfgs))
-	next := make(chan int)
-	done := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(jobs, len(cfgs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				res[i], errs[i] = experiment.Run(cfgs[i], experiment.Options{})
-				done <- i
-			}
-		}()
-	}
-	go func() {
-		for i := range cfgs {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-		close(done)
-	}()
-	prog := a.newProgress(len(cfgs))
-	for range done {
-		prog.step()
-	}
-	prog.finish()
-	for _, err := range errs {
-		if err != nil {
-			return usagef("%s", oneLine(err.Error()))
-		}
-	}
-	if !asJSON {
-		fmt.Fprintf(a.stdout, "%8s %9s %9s %10s %9s %9s  %s\n", "offered", "accepted", "delivered", "lat avg", "lat p99", "wall s", "stable")
-	}
-	for _, r := range res {
-		if asJSON {
-			if err := writeJSON(a.stdout, r); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(a.stdout, "%8.3f %9.3f %9.3f %10.1f %9.0f %9.3f  %v\n",
-			r.OfferedLoad, r.AcceptedLoad, r.DeliveredLoad, r.LatencyAvgCycles, r.LatencyP99Cycles, r.WallSeconds, r.Stable)
-	}
-	if out == "" {
-		return nil
-	}
-	if asJSON { // stdout stays JSON lines only
-		if _, err := sweep.WriteDir(out, res); err != nil {
-			return usagef("sweep: --out: %v", err)
-		}
-		return nil
-	}
-	return a.writeOut("sweep", out, res)
-}
-
-// writeOut writes the sweep files into dir and lists them on stdout.
-func (a *app) writeOut(cmd, dir string, res []experiment.Result) error {
-	paths, err := sweep.WriteDir(dir, res)
-	if err != nil {
-		return usagef("%s: --out: %v", cmd, err)
-	}
-	fmt.Fprintf(a.stdout, "wrote %d points to %s\n", len(res), strings.Join(paths, " "))
-	return nil
-}
-
-// progress is a one-line "points done, ETA" on stderr, only when stderr is
-// a terminal (never in tests, pipes or batch jobs).
-type progress struct {
-	w           io.Writer
-	total, done int
-	start       time.Time
-}
-
-func (a *app) newProgress(total int) *progress {
-	p := &progress{total: total, start: time.Now()}
-	if f, ok := a.stderr.(*os.File); ok && f != nil && total > 0 &&
-		(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
-		p.w = f
-		p.draw()
-	}
-	return p
-}
-
-func (p *progress) draw() {
-	el := time.Since(p.start)
-	eta := "?"
-	if p.done > 0 {
-		eta = (el * time.Duration(p.total-p.done) / time.Duration(p.done)).Round(time.Second).String()
-	}
-	fmt.Fprintf(p.w, "\r\x1b[Ksweep: %d/%d points, %s elapsed, ETA %s", p.done, p.total, el.Round(time.Second), eta)
-}
-
-func (p *progress) step() {
-	p.done++
-	if p.w != nil {
-		p.draw()
-	}
-}
-
-func (p *progress) finish() {
-	if p.w != nil {
-		fmt.Fprint(p.w, "\r\x1b[K")
 	}
 }

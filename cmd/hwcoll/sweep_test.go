@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/sweep"
 )
 
@@ -129,10 +128,10 @@ func TestSweepOutJobsAndShards(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(readText(t, out(d+"/"+sweep.JSONLFile))), "\n")
 		require.Len(t, rows, 1+len(lines), d)
 		for i, l := range lines {
-			var res experiment.Result
+			var res sweep.Row
 			require.NoError(t, json.Unmarshal([]byte(l), &res))
 			var buf bytes.Buffer
-			require.NoError(t, sweep.WriteCSV(&buf, []experiment.Result{res}))
+			require.NoError(t, sweep.WriteCSV(&buf, []sweep.Row{res}))
 			row, err := csv.NewReader(&buf).ReadAll()
 			require.NoError(t, err)
 			require.Equal(t, row[1], rows[1+i], "%s row %d", d, i)

@@ -24,12 +24,17 @@ Usage:
   hwcoll config keys                print the configuration reference (Markdown table)
   hwcoll run [--config FILE] [--set key=value]... [--json] [--vcd FILE] [--trace GLOB] [--pcap FILE]
                                     run one experiment
-  hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP [--set key=value]...
+  hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP | --x KEY=V1,V2,...
+               [--vary KEY=V1,V2,...]... [--series "KEY=V ..."]... [--set key=value]...
                [--json] [--out DIR] [--jobs N] [--shard i/n]
-                                    run one experiment per offered load; --out writes
-                                    DIR/results.jsonl, results.csv and plots (PNG, SVG)
+                                    run one experiment per point (per load, or per value
+                                    of --x; per series); --out writes DIR/results.jsonl,
+                                    results.csv and plots (PNG, SVG)
   hwcoll merge FILE... [--out DIR]  merge the results.jsonl of sweep shards into the
                                     output of the whole sweep (JSON lines, or DIR)
+  hwcoll figures [--manifest F] [--out DIR] [--doc FILE] [--jobs N] [--only A,B] [--pending]
+                                    = make figures: the experiments of the papers in
+                                    configs/figures.yaml into figures/, docs/results.md
   hwcoll help [COMMAND]             this text, or one command's
 
 Flags may come before or after NAME. Colour is off when stdout is not a
@@ -88,19 +93,44 @@ and meaning as a Markdown table.
 		`Runs one experiment on the configured network (defaults, then FILE,
 then each --set in order).
 `},
-	"sweep": {"hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP [--set key=value]... [--json] [--out DIR] [--jobs N] [--shard i/n]",
-		`Runs one experiment per offered load (traffic.load), --jobs at a time
-(results do not depend on --jobs), in increasing load order. Prints a
-table, or one JSON object per line with --json.
+	"sweep": {"hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP | --x KEY=V1,V2,... [--vary KEY=V1,V2,...]... [--series \"KEY=V ...\"]... [--set key=value]... [--json] [--out DIR] [--jobs N] [--shard i/n]",
+		`Runs one experiment per point, --jobs at a time (results do not depend
+on --jobs). Prints a table, or one JSON object per line with --json: the
+result's fields, then point (its index in the sweep), series, x_key, x.
 
+  --loads L      the x axis is traffic.load: L1,L2,... or FROM:TO:STEP
+  --x KEY=VALUES another numeric key on the x axis at the config's load,
+                 e.g. --x traffic.message_bytes=64,1024,16384
+  --vary KEY=VALUES
+                 one series per value (repeated: every combination), e.g.
+                 --vary network.organization=oq-xp,iq-fifo,voq
+  --series "KEY=V KEY=V"
+                 one series with these keys (repeatable; instead of --vary)
   --out DIR      also write DIR/results.jsonl (the JSON lines),
                  DIR/results.csv (one column per JSON field) and the plots
-                 latency and accepted vs offered load as .png and .svg
-  --shard i/n    run only the points with index ≡ i (mod n), 0 ≤ i < n, of
-                 the sorted loads; merge the shards with 'hwcoll merge'
-                 (e.g. one shard per Slurm array task)
+                 as .png and .svg: latency and accepted vs the x axis, or
+                 completion vs the x axis for collectives over --x; one
+                 line per series
+  --shard i/n    run only the points with index ≡ i (mod n), 0 ≤ i < n;
+                 points are listed series by series, x increasing; merge
+                 the shards with 'hwcoll merge' (e.g. one shard per Slurm
+                 array task)
 
 Progress (points done, ETA) goes to stderr when it is a terminal.
+`},
+	"figures": {"hwcoll figures [--manifest FILE] [--out DIR] [--doc FILE] [--jobs N] [--only NAME,...] [--pending]",
+		`Runs the experiments of the manifest (default configs/figures.yaml; each
+a sweep with the paper's statement and how to extract our number), all
+their points on one pool of --jobs goroutines, into DIR/NAME/ (default
+figures/: results.jsonl, results.csv, PNG and SVG plots), then writes the
+report FILE (default docs/results.md): per experiment the paper's
+statement, our numbers and a comment generated from them.
+
+  --only NAME,...  run only these; the others' earlier results in DIR are
+                   kept and reported
+  --pending        also run the entries marked pending
+
+Exit status 1 when an experiment failed to run (the report says why).
 `},
 	"merge": {"hwcoll merge FILE... [--out DIR]",
 		`Reads the results.jsonl files of sweep shards (or the output of sweep

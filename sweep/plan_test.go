@@ -1,0 +1,93 @@
+package sweep
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/config"
+)
+
+func TestParseAxis(t *testing.T) {
+	ax, err := ParseAxis("traffic.load=0.1:0.3:0.1")
+	require.NoError(t, err)
+	require.Equal(t, Axis{"traffic.load", []string{"0.1", "0.2", "0.3"}}, ax)
+	ax, err = ParseAxis(" network.organization = oq-xp, voq ")
+	require.NoError(t, err)
+	require.Equal(t, Axis{"network.organization", []string{"oq-xp", "voq"}}, ax)
+	for _, bad := range []string{"", "=1,2", "network.ports", "network.ports=", "network.ports=8,,16", "traffic.load=1:0:0.1", "traffic.load=0:1:0", "traffic.load=0:1", "traffic.load=a:1:0.1", "traffic.load=0:1e9:1e-9"} {
+		_, err := ParseAxis(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestProductAndSeries(t *testing.T) {
+	require.Equal(t, []SeriesSpec{nil}, Product(nil))
+	p := Product([]Axis{{"network.ports", []string{"8", "32"}}, {"network.organization", []string{"oq-xp", "voq"}}})
+	var labels []string
+	for _, s := range p {
+		labels = append(labels, s.Label())
+	}
+	require.Equal(t, []string{
+		"network.ports=8 network.organization=oq-xp", "network.ports=8 network.organization=voq",
+		"network.ports=32 network.organization=oq-xp", "network.ports=32 network.organization=voq",
+	}, labels)
+
+	s, err := ParseSeries(" network.ports=32  network.combine_units=5 ")
+	require.NoError(t, err)
+	require.Equal(t, SeriesSpec{{"network.ports", "32"}, {"network.combine_units", "5"}}, s)
+	for _, bad := range []string{"", "  ", "network.ports", "network.ports=", "=3"} {
+		_, err := ParseSeries(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	base := config.Default()
+	series := Product([]Axis{{"network.organization", []string{"voq", "oq-xp"}}})
+	specs, err := Plan(base, Axis{"traffic.load", []string{"0.9", "0.1", "0.5"}}, series)
+	require.NoError(t, err)
+	require.Len(t, specs, 6)
+	for i, s := range specs {
+		require.Equal(t, i, s.Index)
+		require.Equal(t, "traffic.load", s.XKey)
+		require.Equal(t, s.X, s.Config.Traffic.Load)
+		require.Equal(t, []float64{0.1, 0.5, 0.9}[i%3], s.X, "x increasing within a series")
+		org := []string{"voq", "oq-xp"}[i/3]
+		require.Equal(t, "network.organization="+org, s.Series)
+		require.Equal(t, org, s.Config.Network.Organization)
+	}
+
+	// a single load and another key on the x axis
+	specs, err = Plan(base, Axis{"traffic.message_bytes", []string{"4096", "64"}}, nil)
+	require.NoError(t, err)
+	require.Len(t, specs, 2)
+	require.Equal(t, 64.0, specs[0].X)
+	require.Equal(t, 64, specs[0].Config.Traffic.MessageBytes)
+	require.Equal(t, "", specs[0].Series)
+	require.Equal(t, base.Traffic.Load, specs[1].Config.Traffic.Load)
+
+	// the ports key moves inputs along unless set (config's rule holds)
+	specs, err = Plan(base, Axis{"network.ports", []string{"16"}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 16, specs[0].Config.Network.Inputs)
+
+	for name, tc := range map[string]struct {
+		x      Axis
+		series []SeriesSpec
+		want   string
+	}{
+		"non-numeric x":      {Axis{"network.organization", []string{"voq"}}, nil, "network.organization"},
+		"bad x value":        {Axis{"traffic.load", []string{"1.5"}}, nil, "traffic.load"},
+		"unknown x key":      {Axis{"traffic.bogus", []string{"1"}}, nil, "traffic.bogus"},
+		"bad series value":   {Axis{"traffic.load", []string{"0.5"}}, []SeriesSpec{{{"network.organization", "crossbar"}}}, "network.organization"},
+		"series is x":        {Axis{"traffic.load", []string{"0.5"}}, []SeriesSpec{{{"traffic.load", "0.1"}}}, "traffic.load"},
+		"series twice":       {Axis{"traffic.load", []string{"0.5"}}, []SeriesSpec{{{"network.ports", "8"}}, {{"network.ports", "8"}}}, "twice"},
+		"key twice":          {Axis{"traffic.load", []string{"0.5"}}, []SeriesSpec{{{"network.ports", "8"}, {"network.ports", "16"}}}, "twice"},
+		"cross-key mismatch": {Axis{"traffic.load", []string{"0.5"}}, []SeriesSpec{{{"network.inputs", "8"}, {"network.ports", "4"}}}, "network.inputs"},
+	} {
+		_, err := Plan(base, tc.x, tc.series)
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), tc.want, name)
+	}
+}

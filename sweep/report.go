@@ -1,0 +1,485 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Value is one series' number for a metric.
+type Value struct {
+	Series   string  // the series label ("" for a sweep with one series)
+	Ours     float64 // NaN: the metric has no value (knee: unstable from the first point)
+	AtLeast  bool    // knee: every point passed, so the knee is at or above Ours
+	At       float64 // the x of the point the number comes from
+	Paper    float64
+	HasPaper bool
+}
+
+// Finding is a metric evaluated on an experiment's rows.
+type Finding struct {
+	Metric Metric
+	Values []Value
+	// Completion with Compare [A, B]: the x values where A completes
+	// sooner, later, or at the same cycle as B.
+	Sooner, Later, Same []float64
+	A, B                string // the series the selectors matched
+	Comment             string // generated from the numbers, never by judgement
+}
+
+// seriesOf splits rows by series label in order of first appearance.
+func seriesOf(rows []Row) (labels []string, by map[string][]Row) {
+	by = map[string][]Row{}
+	for _, r := range rows {
+		if _, ok := by[r.Series]; !ok {
+			labels = append(labels, r.Series)
+		}
+		by[r.Series] = append(by[r.Series], r)
+	}
+	return labels, by
+}
+
+// matches reports whether series label has every key=value of selector
+// ("" and "*" match everything) and how specific the selector is.
+func matches(selector, label string) (bool, int) {
+	sel := strings.Fields(selector)
+	if len(sel) == 0 || (len(sel) == 1 && sel[0] == "*") {
+		return true, 0
+	}
+	have := map[string]bool{}
+	for _, f := range strings.Fields(label) {
+		have[f] = true
+	}
+	for _, f := range sel {
+		if !have[f] {
+			return false, 0
+		}
+	}
+	return true, len(sel)
+}
+
+// paperFor is the paper's number for a series: the most specific selector
+// that matches it (ties: the first in sorted order).
+func paperFor(paper map[string]float64, label string) (float64, bool) {
+	sels := make([]string, 0, len(paper))
+	for sel := range paper {
+		sels = append(sels, sel)
+	}
+	sort.Strings(sels)
+	best, found, v := -1, false, 0.0
+	for _, sel := range sels {
+		if ok, n := matches(sel, label); ok && n > best {
+			best, found, v = n, true, paper[sel]
+		}
+	}
+	return v, found
+}
+
+// Evaluate computes the metric for every series of rows and the comment.
+func Evaluate(m Metric, rows []Row) Finding {
+	f := Finding{Metric: m}
+	labels, by := seriesOf(rows)
+	for _, l := range labels {
+		rs := by[l]
+		v := Value{Series: l, Ours: math.NaN()}
+		switch m.Kind {
+		case Saturation:
+			for _, r := range rs {
+				if math.IsNaN(v.Ours) || r.AcceptedLoad > v.Ours {
+					v.Ours, v.At = r.AcceptedLoad, r.X
+				}
+			}
+		case Knee:
+			factor := m.Factor
+			if factor == 0 {
+				factor = 3
+			}
+			if len(rs) > 0 {
+				base := rs[0].LatencyAvgCycles
+				v.AtLeast = true
+				for _, r := range rs {
+					if !r.Stable || r.Error != "" || r.LatencyAvgCycles > factor*base {
+						v.AtLeast = false
+						break
+					}
+					v.Ours, v.At = r.X, r.X
+				}
+			}
+		case Completion:
+			at := m.At
+			if at == 0 && len(rs) > 0 {
+				at = rs[len(rs)-1].X
+			}
+			for _, r := range rs {
+				if r.X == at {
+					v.Ours, v.At = float64(r.CompletionCycles), r.X
+				}
+			}
+		}
+		v.Paper, v.HasPaper = paperFor(m.Paper, l)
+		f.Values = append(f.Values, v)
+	}
+	if m.Kind == Completion && len(m.Compare) == 2 {
+		pick := func(sel string) string {
+			for _, l := range labels {
+				if ok, _ := matches(sel, l); ok {
+					return l
+				}
+			}
+			return ""
+		}
+		f.A, f.B = pick(m.Compare[0]), pick(m.Compare[1])
+		if f.A != "" && f.B != "" && f.A != f.B {
+			bx := map[float64]uint64{}
+			for _, r := range by[f.B] {
+				bx[r.X] = r.CompletionCycles
+			}
+			for _, r := range by[f.A] {
+				b, ok := bx[r.X]
+				switch {
+				case !ok:
+				case r.CompletionCycles < b:
+					f.Sooner = append(f.Sooner, r.X)
+				case r.CompletionCycles > b:
+					f.Later = append(f.Later, r.X)
+				default:
+					f.Same = append(f.Same, r.X)
+				}
+			}
+		}
+	}
+	f.Comment = f.comment()
+	return f
+}
+
+// ShortLabel shortens "network.ports=32 traffic.pattern=bitrev" to
+// "ports=32 pattern=bitrev"; "" is "all".
+func ShortLabel(label string) string {
+	if label == "" {
+		return "all"
+	}
+	parts := strings.Fields(label)
+	for i, p := range parts {
+		k, v, _ := strings.Cut(p, "=")
+		if j := strings.LastIndex(k, "."); j >= 0 {
+			k = k[j+1:]
+		}
+		parts[i] = k + "=" + v
+	}
+	return strings.Join(parts, " ")
+}
+
+// format writes a metric's number: loads with two decimals, cycles whole.
+func (m Metric) format(x float64) string {
+	if math.IsNaN(x) {
+		return "none"
+	}
+	if m.Kind == Completion {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+// Text is the number of one value: "0.93", "≥ 1.00", "none".
+func (f Finding) Text(v Value) string {
+	s := f.Metric.format(v.Ours)
+	if v.AtLeast {
+		s = "≥ " + s
+	}
+	return s
+}
+
+// within reports whether ours is within the tolerance of the paper.
+func (f Finding) within(v Value) (bool, string) {
+	tol := f.Metric.Tolerance
+	if f.Metric.Kind == Completion {
+		if tol == 0 {
+			tol = 0.10
+		}
+		return math.Abs(v.Ours-v.Paper) <= tol*math.Abs(v.Paper), fmt.Sprintf("%.0f%%", tol*100)
+	}
+	if tol == 0 {
+		tol = 0.05
+	}
+	return math.Abs(v.Ours-v.Paper) <= tol+1e-12, strconv.FormatFloat(tol, 'f', -1, 64)
+}
+
+func xs(v []float64) string {
+	var p []string
+	for _, x := range v {
+		p = append(p, strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	return strings.Join(p, ", ")
+}
+
+// comment is a neutral sentence from the numbers: ours against the paper's
+// number where it gives one (within the tolerance, or the difference),
+// else the spread of ours; for a comparison, where A is sooner or later.
+func (f Finding) comment() string {
+	var parts []string
+	var noPaper []Value
+	for _, v := range f.Values {
+		if !v.HasPaper {
+			noPaper = append(noPaper, v)
+			continue
+		}
+		name := ShortLabel(v.Series)
+		switch {
+		case math.IsNaN(v.Ours):
+			parts = append(parts, fmt.Sprintf("%s: ours has no value (unstable from the first point) vs paper %s", name, f.Metric.format(v.Paper)))
+		case v.AtLeast && v.Ours < v.Paper:
+			parts = append(parts, fmt.Sprintf("%s: ours ≥ %s (the sweep ends there) vs paper %s", name, f.Metric.format(v.Ours), f.Metric.format(v.Paper)))
+		default:
+			in, tol := f.within(v)
+			d := v.Ours - v.Paper
+			rel := ""
+			if f.Metric.Kind == Completion && v.Paper != 0 {
+				rel = fmt.Sprintf(", %+.0f%%", 100*d/v.Paper)
+			}
+			if in {
+				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s (within %s)", name, f.Text(v), f.Metric.format(v.Paper), tol))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s (%s%s%s)", name, f.Text(v), f.Metric.format(v.Paper), sign(d), f.Metric.format(math.Abs(d)), rel))
+			}
+		}
+	}
+	if len(noPaper) > 1 && f.Metric.Kind != Completion {
+		lo, hi := noPaper[0], noPaper[0]
+		for _, v := range noPaper {
+			if v.Ours < lo.Ours || math.IsNaN(lo.Ours) {
+				lo = v
+			}
+			if v.Ours > hi.Ours || math.IsNaN(hi.Ours) {
+				hi = v
+			}
+		}
+		if !math.IsNaN(lo.Ours) {
+			parts = append(parts, fmt.Sprintf("no number in the paper for %d series; ours range from %s (%s) to %s (%s)",
+				len(noPaper), f.Text(lo), ShortLabel(lo.Series), f.Text(hi), ShortLabel(hi.Series)))
+		}
+	}
+	if f.A != "" && f.B != "" {
+		a, b := ShortLabel(f.A), ShortLabel(f.B)
+		s := fmt.Sprintf("%s completes sooner than %s at x = %s", a, b, orNone(xs(f.Sooner)))
+		if len(f.Later) > 0 {
+			s += fmt.Sprintf(", later at %s", xs(f.Later))
+		}
+		if len(f.Same) > 0 {
+			s += fmt.Sprintf(", at the same cycle at %s", xs(f.Same))
+		}
+		parts = append(parts, s)
+	} else if len(f.Metric.Compare) == 2 {
+		parts = append(parts, fmt.Sprintf("cannot compare %q with %q: a selector matches no series", f.Metric.Compare[0], f.Metric.Compare[1]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sign(d float64) string {
+	if d < 0 {
+		return "−"
+	}
+	return "+"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none of the sizes"
+	}
+	return s
+}
+
+// Outcome is what became of one experiment of a manifest.
+type Outcome struct {
+	Exp      Experiment
+	Rows     []Row     // the sweep (run now or read from an earlier run); nil if none
+	Err      string    // why it could not run
+	Findings []Finding // the metrics on Rows
+}
+
+// metricName is the metric as a phrase for the tables.
+func (m Metric) name() string {
+	switch m.Kind {
+	case Saturation:
+		return "saturation throughput (highest accepted load)"
+	case Knee:
+		f := m.Factor
+		if f == 0 {
+			f = 3
+		}
+		return fmt.Sprintf("stable-latency limit (highest load with every point up to it stable and latency ≤ %g× the lowest load's)", f)
+	case Completion:
+		if m.At != 0 {
+			return fmt.Sprintf("completion cycles at x = %g", m.At)
+		}
+		return "completion cycles at the largest x"
+	}
+	return m.Kind
+}
+
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(s), "|", `\|`), "\n", " ")
+}
+
+// WriteReport writes docs/results.md: a summary table with, per
+// experiment, the paper's statement, our numbers and a comment, then a
+// section per experiment with the command, the plots and every number.
+// figDir and docDir place the links (figures relative to the document).
+func WriteReport(w io.Writer, m *Manifest, outs []Outcome, figDir, docDir string) error {
+	rel := func(name string) string {
+		p, err := filepath.Rel(docDir, filepath.Join(figDir, name))
+		if err != nil {
+			p = filepath.Join(figDir, name)
+		}
+		return filepath.ToSlash(p)
+	}
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# Results against the papers\n\n")
+	fmt.Fprintf(b, "Generated by `make figures` (`hwcoll figures`) from `%s`; edit the manifest, not this file.\n", filepath.ToSlash(m.path))
+	fmt.Fprintf(b, "Each experiment's points, CSV and plots are in `%s/NAME/`. The comments are generated from the numbers:\n", filepath.ToSlash(figDir))
+	fmt.Fprintf(b, "ours against the paper's number where the paper gives one (\"within\" the stated tolerance, or the difference),\n")
+	fmt.Fprintf(b, "else the range of ours; they make no claim the numbers do not support. A *note* is a fact about the model.\n\n")
+	fmt.Fprintf(b, "| experiment | source | the paper says | ours | comment |\n|---|---|---|---|---|\n")
+	for _, o := range outs {
+		e := o.Exp
+		link := fmt.Sprintf("[%s](#%s)", e.Name, e.Name)
+		switch {
+		case e.Pending != "" && o.Rows == nil:
+			fmt.Fprintf(b, "| %s | %s | %s | pending | %s |\n", link, cell(e.Source), cell(e.Paper), cell("not run yet: "+e.Pending))
+		case o.Err != "":
+			fmt.Fprintf(b, "| %s | %s | %s | failed | %s |\n", link, cell(e.Source), cell(e.Paper), cell(o.Err))
+		case o.Rows == nil:
+			fmt.Fprintf(b, "| %s | %s | %s | not run | %s |\n", link, cell(e.Source), cell(e.Paper), cell("no results yet: hwcoll figures --only "+e.Name))
+		default:
+			var ours, comments []string
+			for _, f := range o.Findings {
+				var vs []string
+				for _, v := range f.Values {
+					vs = append(vs, ShortLabel(v.Series)+" "+f.Text(v))
+				}
+				ours = append(ours, f.Metric.Kind+": "+strings.Join(vs, ", "))
+				if f.Comment != "" {
+					comments = append(comments, f.Comment)
+				}
+			}
+			if len(o.Findings) == 0 {
+				ours = append(ours, "see the plots")
+			}
+			if e.Note != "" {
+				comments = append(comments, "note: "+e.Note)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", link, cell(e.Source), cell(e.Paper), cell(strings.Join(ours, "; ")), cell(strings.Join(comments, "; ")))
+		}
+	}
+	for _, o := range outs {
+		e := o.Exp
+		dir := filepath.ToSlash(filepath.Join(figDir, e.Name))
+		fmt.Fprintf(b, "\n## %s\n\n%s.\n\n", e.Name, strings.TrimSuffix(strings.TrimSpace(e.Title), "."))
+		fmt.Fprintf(b, "**%s:** %s\n\n", strings.ToUpper(e.Source[:1])+e.Source[1:], strings.TrimSpace(e.Paper))
+		fmt.Fprintf(b, "```\n%s\n```\n\n", m.Command(e, dir))
+		if e.Pending != "" {
+			fmt.Fprintf(b, "**Pending:** %s (delete the `pending:` line of the entry to run it, or `hwcoll figures --pending`).\n\n", strings.TrimSpace(e.Pending))
+		}
+		if o.Err != "" {
+			fmt.Fprintf(b, "**Failed:** %s\n\n", o.Err)
+		}
+		if e.Note != "" {
+			fmt.Fprintf(b, "*Note:* %s\n\n", strings.TrimSpace(e.Note))
+		}
+		if o.Rows == nil {
+			continue
+		}
+		r0 := o.Rows[0]
+		fmt.Fprintf(b, "%d points, %s; %s.\n\n", len(o.Rows), m.windows(e, o.Rows), errorsOf(o.Rows))
+		for _, base := range Bases(o.Rows) {
+			fmt.Fprintf(b, "![%s](%s/%s.svg)\n", base, rel(e.Name), base)
+		}
+		fmt.Fprintln(b)
+		for _, f := range o.Findings {
+			fmt.Fprintf(b, "%s:\n\n| series | ours | at %s | paper |\n|---|---|---|---|\n", upper(f.Metric.name()), r0.XKey)
+			for _, v := range f.Values {
+				p := "–"
+				if v.HasPaper {
+					p = f.Metric.format(v.Paper)
+				}
+				at := "–"
+				if !math.IsNaN(v.Ours) {
+					at = strconv.FormatFloat(v.At, 'g', -1, 64)
+				}
+				fmt.Fprintf(b, "| %s | %s | %s | %s |\n", cell(ShortLabel(v.Series)), f.Text(v), at, p)
+			}
+			if f.Comment != "" {
+				fmt.Fprintf(b, "\n%s.\n", upper(f.Comment))
+			}
+			fmt.Fprintln(b)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// windows describes the network and measurement windows of an
+// experiment's runs (from its config: the rows do not carry the windows).
+func (m *Manifest) windows(e Experiment, rows []Row) string {
+	r := rows[0]
+	same := func(f func(Row) string) string {
+		for _, x := range rows {
+			if f(x) != f(r) {
+				return ""
+			}
+		}
+		return f(r)
+	}
+	var desc []string
+	if v := same(func(x Row) string { return strconv.Itoa(x.Ports) }); v != "" {
+		desc = append(desc, v+"-port")
+	}
+	if v := same(func(x Row) string { return x.Organization }); v != "" {
+		desc = append(desc, v)
+	}
+	desc = append(desc, "switches")
+	if v := same(func(x Row) string { return strconv.Itoa(x.XPBuffer) }); v != "" {
+		desc = append(desc, "with "+v+"-packet buffers")
+	}
+	net := strings.Join(desc, " ")
+	if r.Topology == "fattree" {
+		net = fmt.Sprintf("%d-node fat-tree of ", r.Nodes) + net
+	}
+	if r.CompletionCycles > 0 {
+		return net + ", one collective per point, run to completion"
+	}
+	specs, err := m.Plan(e)
+	if err != nil || len(specs) == 0 {
+		return net
+	}
+	c := specs[0].Config.Run
+	return fmt.Sprintf("%s, warm-up %d + window %d cycles (drain up to %d)", net, c.WarmupCycles, c.MeasureCycles, c.MaxCycles)
+}
+
+// errorsOf says how many points were unstable or reported an error.
+func errorsOf(rows []Row) string {
+	unstable, bad := 0, 0
+	for _, r := range rows {
+		if !r.Stable && r.CompletionCycles == 0 {
+			unstable++
+		}
+		if r.Error != "" {
+			bad++
+		}
+	}
+	s := fmt.Sprintf("%d unstable", unstable)
+	if bad > 0 {
+		s += fmt.Sprintf(", %d reported an error (see results.jsonl)", bad)
+	}
+	return s
+}
