@@ -17,6 +17,7 @@ type LineOut[T any] struct {
 	l      *line[T]
 	staged T
 	sent   bool
+	last   uint64 // 1 + the cycle of the last direct send
 }
 
 // LineIn is the receiving end of a delay line.
@@ -45,6 +46,7 @@ type line[T any] struct {
 	word    int
 	bit     uint64
 	lazy    bool // arrivals do not wake the receiver (SetWake)
+	direct  bool // both ends in one partition: sends go in at once (bind)
 }
 
 // Init declares the sending end under owner.
@@ -86,19 +88,27 @@ func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
 }
 
 // Send puts v on the line in this cycle; at most one value per cycle.
-func (o *LineOut[T]) Send(v T) {
-	if o.sent {
-		panic("rtl: " + o.sig.path() + ": two sends in one cycle")
-	}
-	o.staged = v
-	o.sent = true
-	p := o.owner.part
-	p.dirty = append(p.dirty, o)
-}
+func (o *LineOut[T]) Send(v T) { o.SendRef(&v) }
 
 // SendRef is Send of *v: it copies the value once, into the line, which
 // saves a copy of a large value over Send.
+//
+// When both ends are evaluated by the same partition (always, unless the
+// Sim evaluates in parallel), the value goes into the line at once rather
+// than at the commit: the receiver cannot see it before cycle now+latency
+// (latency ≥ 1) whatever the order of the evaluations, and nothing else
+// runs concurrently with the sender.
 func (o *LineOut[T]) SendRef(v *T) {
+	l := o.l
+	if l.direct {
+		c := l.sim.now + 1
+		if o.last == c {
+			panic("rtl: " + o.sig.path() + ": two sends in one cycle")
+		}
+		o.last = c
+		l.push(v, c-1+l.latency, o.owner.part)
+		return
+	}
 	if o.sent {
 		panic("rtl: " + o.sig.path() + ": two sends in one cycle")
 	}
@@ -109,7 +119,7 @@ func (o *LineOut[T]) SendRef(v *T) {
 }
 
 // Busy reports whether a value was already sent in this cycle.
-func (o *LineOut[T]) Busy() bool { return o.sent }
+func (o *LineOut[T]) Busy() bool { return o.sent || o.l != nil && o.last == o.l.sim.now+1 }
 
 // Latency of the connected line.
 func (o *LineOut[T]) Latency() uint64 { return o.l.latency }
@@ -120,20 +130,34 @@ func (o *LineOut[T]) InFlight() int { return o.l.n }
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
-	l := o.l
+	o.l.push(&o.staged, p.sim.now+o.l.latency, p)
+	var zero T
+	o.staged = zero
+}
+
+// push appends v arriving at cycle at and schedules the receiver's wake-up
+// on partition p (the sender's).
+func (l *line[T]) push(v *T, at uint64, p *partition) {
 	if l.n == len(l.ring) {
 		l.grow()
 	}
-	at := p.sim.now + l.latency
-	l.ring[(l.head+l.n)&(len(l.ring)-1)] = timed[T]{at: at, v: o.staged}
+	e := &l.ring[(l.head+l.n)&(len(l.ring)-1)]
+	e.at = at
+	e.v = *v
 	l.n++
 	if l.set != nil && l.n == 1 {
 		l.set.words[l.word].Or(l.bit)
 	}
-	var zero T
-	o.staged = zero
 	if !l.lazy {
 		p.wakeAt(l.recv, at)
+	}
+}
+
+// bind runs at Build, once partitions are assigned: a line whose two ends
+// are evaluated by one partition takes values directly (SendRef).
+func (o *LineOut[T]) bind() {
+	if l := o.l; l != nil && l.recv != nil {
+		l.direct = o.owner.part == l.recv.part
 	}
 }
 
@@ -170,8 +194,8 @@ func (i *LineIn[T]) Recv() (T, bool) {
 
 // RecvRef takes the oldest value that has arrived by this cycle, like Recv,
 // but returns a pointer to it in the line instead of a copy. The pointer is
-// valid until the end of the current eval phase (the sender's next commit
-// may reuse the entry): copy what is needed before returning from Eval.
+// valid until the receiver's Eval returns (a later send may reuse the
+// entry): copy what is needed before returning.
 // The entry is not cleared, so a value holding pointers stays reachable
 // until the entry is reused.
 func (i *LineIn[T]) RecvRef() (*T, bool) {

@@ -205,6 +205,13 @@ func (s *Sim) Build() error {
 		}
 		m.part = s.parts[int(m.idx)*s.workers/max(n, 1)]
 	})
+	walk(&s.top, func(m *Module) {
+		for _, e := range m.elems {
+			if b, ok := e.port.(binder); ok {
+				b.bind()
+			}
+		}
+	})
 	for _, m := range s.comps {
 		s.wake(m, s.now)
 	}
@@ -221,6 +228,9 @@ func (s *Sim) Close() {
 		s.pool = nil
 	}
 }
+
+// binder is a port with something to settle once partitions are known.
+type binder interface{ bind() }
 
 func walk(m *Module, f func(*Module)) {
 	f(m)
