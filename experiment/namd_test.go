@@ -277,3 +277,186 @@ func TestMulticastNICZeroLoad(t *testing.T) {
 }
 
 func sortedInts(xs []int) []int { return slices.Sorted(slices.Values(xs)) }
+
+// Random small fat-trees, algorithms, loads (overload included), message
+// sizes, overheads, groups and seeds, namd or every node a source: births
+// stop at the end of the window and the run drains. Every multicast born
+// completes exactly once at each member of its group and nowhere else;
+// nothing is misrouted, duplicated or left half reassembled; credits are
+// conserved on every link every cycle.
+func TestMulticastNICExactlyOnce(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		sets, k, levels := smallTree(rt)
+		nodes := 1
+		for i := 0; i < levels; i++ {
+			nodes *= k
+		}
+		if nodes < 2 {
+			rt.Skip("one node")
+		}
+		alg := rapid.SampledFrom([]string{"hardware", "sequential", "binomial"}).Draw(rt, "alg")
+		mc, swa := "software", alg
+		if alg == "hardware" {
+			mc, swa = "hardware", "binomial"
+		}
+		sets = append(sets, "traffic.pattern="+rapid.SampledFrom([]string{"namd", "multicast"}).Draw(rt, "pattern"),
+			"traffic.multicast="+mc, "traffic.software="+swa, "nic.model=overhead",
+			"traffic.process="+rapid.SampledFrom([]string{"bernoulli", "poisson"}).Draw(rt, "process"),
+			fmt.Sprintf("traffic.load=%g", rapid.Float64Range(0.01, 0.6).Draw(rt, "load")),
+			fmt.Sprintf("traffic.fanout=%d", rapid.IntRange(1, nodes-1).Draw(rt, "fanout")),
+			fmt.Sprintf("traffic.groups=%d", rapid.IntRange(1, 4).Draw(rt, "groups")),
+			"network.tree_builder="+rapid.SampledFrom([]string{"greedy", "simple"}).Draw(rt, "builder"),
+			fmt.Sprintf("network.xp_buffer_packets=%d", rapid.IntRange(1, 4).Draw(rt, "xp")),
+			fmt.Sprintf("traffic.message_bytes=%d", rapid.IntRange(1, 1500).Draw(rt, "bytes")),
+			fmt.Sprintf("packet.bytes=%d", rapid.IntRange(16, 512).Draw(rt, "packet")),
+			fmt.Sprintf("nic.send_overhead_ns=%d", rapid.IntRange(0, 600).Draw(rt, "send_ns")),
+			fmt.Sprintf("nic.recv_overhead_ns=%d", rapid.IntRange(0, 600).Draw(rt, "recv_ns")),
+			fmt.Sprintf("seed=%d", rapid.IntRange(1, 1<<20).Draw(rt, "seed")),
+			"run.warmup_cycles=200", "run.measure_cycles=1500")
+		cfg := configWith(rt, sets...)
+		n, err := experiment.NewNICMulticast(cfg)
+		require.NoError(rt, err)
+		for i, s := range n.Senders {
+			s.StopAt = n.Win.End
+			n.Hosts[i].Record = true
+		}
+		h := n.Harness()
+		h.Done = func() bool {
+			if n.Sim.Now() <= n.Win.End {
+				return false
+			}
+			var want, got uint64
+			for _, x := range n.Hosts {
+				want += x.Expected
+				got += x.Completed
+			}
+			return want == got
+		}
+		require.NoError(rt, tb.Exec(h, 20_000_000).Err)
+		type op struct{ origin, index uint32 }
+		seen := map[op]map[int]bool{}
+		for i, x := range n.Hosts {
+			require.Zero(rt, x.Errors)
+			require.NoError(rt, n.Receivers[i].Err())
+			require.Zero(rt, n.Receivers[i].Open(), "node %d has messages half reassembled", i)
+			for _, d := range x.Log {
+				o := op{d.Origin, d.Index}
+				if seen[o] == nil {
+					seen[o] = map[int]bool{}
+				}
+				require.False(rt, seen[o][i], "multicast %v twice at node %d", o, i)
+				seen[o][i] = true
+			}
+		}
+		var started uint64
+		for s, x := range n.Hosts {
+			started += x.Started
+			if x.Started > 0 {
+				require.Contains(rt, n.Sources, s)
+			}
+			for i := uint32(0); i < uint32(x.Started); i++ {
+				msg := n.Groups.Msg(uint32(s), i)
+				var want []int
+				for _, d := range n.Groups.Dests[s][n.Groups.Pick(msg)] {
+					want = append(want, int(d))
+				}
+				var got []int
+				for m := range seen[op{uint32(s), i}] {
+					got = append(got, m)
+				}
+				require.Equal(rt, want, sortedInts(got), "members of multicast %d of node %d", i, s)
+			}
+		}
+		require.Equal(rt, started, uint64(len(seen)))
+		r := n.Result(0)
+		if r.MulticastsMeasured > 0 {
+			require.Empty(rt, r.Error)
+			require.True(rt, r.Drained)
+			require.Equal(rt, r.MulticastsMeasured, r.MulticastsCompleted)
+		}
+	})
+}
+
+// The software reduction on random small fat-trees: the root's result is
+// the element-wise sum of every contribution (an independent fold), and it
+// completes at the analytic model's time — exactly when no message was
+// delayed, no earlier otherwise. The model: a leaf posts at 0; a node posts
+// to its binomial parent when it has its last child's partial; its message
+// leaves o_s later, arrives wire(h) after that, and the parent's host
+// takes arrivals one at a time, o_r each (c_k = max(a_k, c_{k−1}) + o_r).
+func TestSoftReduce(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		sets, k, levels := smallTree(rt)
+		nodes := 1
+		for i := 0; i < levels; i++ {
+			nodes *= k
+		}
+		sets = append(sets, "traffic.pattern=reduce", "traffic.multicast=software",
+			fmt.Sprintf("traffic.message_bytes=%d", rapid.IntRange(1, 1024).Draw(rt, "bytes")),
+			fmt.Sprintf("nic.send_overhead_ns=%d", rapid.IntRange(0, 1500).Draw(rt, "send_ns")),
+			fmt.Sprintf("nic.recv_overhead_ns=%d", rapid.IntRange(0, 1500).Draw(rt, "recv_ns")),
+			fmt.Sprintf("seed=%d", rapid.IntRange(1, 1<<20).Draw(rt, "seed")), "network.xp_buffer_packets=4")
+		cfg := configWith(rt, sets...)
+		n, err := experiment.NewSoftReduce(cfg)
+		require.NoError(rt, err)
+		for _, x := range n.Receivers {
+			x.Record = true
+		}
+		h := n.Harness()
+		require.NoError(rt, tb.Exec(h, 10_000_000).Err)
+		r := n.Result(0)
+		require.Empty(rt, r.Error)
+		require.True(rt, r.ReductionChecked && r.Stable)
+		sum := make([]int64, (cfg.Traffic.MessageBytes+7)/8)
+		for _, x := range n.Hosts {
+			for e, v := range x.Own {
+				sum[e] += v
+			}
+		}
+		require.Equal(rt, sum, n.Hosts[0].Partial)
+
+		tm, sh := n.Timing, n.Shape
+		os, or := tm.SendOverheadCycles, tm.RecvOverheadCycles
+		has := make([]uint64, nodes) // cycle node i has its partial
+		arrive := make([]uint64, nodes)
+		for i := nodes - 1; i >= 0; i-- { // children have larger positions
+			var as []uint64
+			for c := i + 1; c < nodes; c++ {
+				if c&^(1<<(bitsLen(c)-1)) == i {
+					as = append(as, arrive[c])
+				}
+			}
+			slices.Sort(as)
+			var t uint64
+			for _, a := range as {
+				t = max(a, t) + or
+			}
+			has[i] = t
+			if i > 0 {
+				parent := i &^ (1 << (bitsLen(i) - 1))
+				arrive[i] = t + os + wire(sh, tm, hopsModel(k, i, parent))
+			}
+		}
+		undelayed := true
+		for i, x := range n.Receivers {
+			for _, c := range x.Log {
+				if c.Sent != has[c.Src]+os || c.Arrived-c.Sent != wire(sh, tm, hopsModel(k, int(c.Src), i)) {
+					undelayed = false
+				}
+			}
+		}
+		if undelayed {
+			require.Equal(rt, has[0], r.CompletionCycles)
+		} else {
+			require.GreaterOrEqual(rt, r.CompletionCycles, has[0])
+		}
+	})
+}
+
+func bitsLen(x int) int {
+	n := 0
+	for ; x > 0; x >>= 1 {
+		n++
+	}
+	return n
+}
