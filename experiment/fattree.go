@@ -18,7 +18,7 @@ import (
 )
 
 // FatTreeNote goes into every fat-tree result: what sits at the nodes.
-const FatTreeNote = "open-loop sources and sinks at the nodes; no NIC model yet (nic.* overheads are not applied)"
+const FatTreeNote = "open-loop packet sources and sinks at the nodes (nic.model none: the nic.*_overhead_ns are not applied; nic.model overhead puts NICs there)"
 
 // FatTreeNet is a point-to-point load run on a k-ary n-tree (package
 // fattree): every node has an open-loop source (traffic.pattern over

@@ -146,7 +146,7 @@ func TestRunAndSweep(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	first, _, _ := strings.Cut(r.stdout, "\n")
 	require.Contains(t, first, "fat-tree", r.stdout)
-	require.Contains(t, r.stdout, "no NIC model yet")
+	require.Contains(t, r.stdout, "nic.model none")
 	r = runApp(append(ft, "--json")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	res = nil

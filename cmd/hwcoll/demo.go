@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -29,16 +30,38 @@ var (
 	}
 	demoLoads = []float64{0.3, 0.6, 0.9}
 
-	// demoReduce is one 4 KiB allreduce on a 32-port switch; the demo runs
-	// it with each of demoCombineUnits.
-	demoReduce = []string{
-		"name=allreduce-4KiB",
-		"network.topology=switch",
+	// demoMulticast is the NAMD synthetic benchmark (the OQ-router paper §4):
+	// 16 of the 256 nodes multicast 256-byte messages to random groups of
+	// mean fanout 16 through their NICs (1300 ns overheads), once in
+	// hardware and once with each software algorithm.
+	demoMulticast = []string{
+		"name=namd-256n-32p",
+		"network.topology=fattree",
+		"network.nodes=256",
 		"network.ports=32",
-		"traffic.pattern=allreduce",
+		"traffic.pattern=namd",
+		"traffic.fanout=16",
+		"traffic.load=0.005",
+		"run.warmup_cycles=5000",
+		"run.measure_cycles=100000",
+	}
+	demoMulticastRuns = [][]string{
+		{"traffic.multicast=hardware"},
+		{"traffic.multicast=software", "traffic.software=binomial"},
+		{"traffic.multicast=software", "traffic.software=sequential"},
+	}
+
+	// demoReduce is one 4 KiB reduction (int64 sum to node 0) over the
+	// 256-node fat-tree, with each of demoReduceNets (the OQ-router paper
+	// §3.2, Fig. 16).
+	demoReduce = []string{
+		"name=reduce-4KiB",
+		"network.topology=fattree",
+		"network.nodes=256",
+		"traffic.pattern=reduce",
 		"traffic.message_bytes=4096",
 	}
-	demoCombineUnits = []int{1, 5}
+	demoReduceNets = []struct{ ports, units int }{{8, 1}, {32, 1}, {32, 5}}
 
 	// demoTrace is the small fat-tree whose first leaf switch is traced.
 	demoTrace = []string{
@@ -72,9 +95,10 @@ func demoConfig(sets ...string) (config.Config, error) {
 
 // demo is the main job on embedded defaults: every testbench scenario
 // (traced into DIR/NAME.vcd + .gtkw, summary table), a short load sweep of
-// the 256-node fat-tree (table, DIR/results.* and plots), one allreduce
-// with one and with several combine units, and a trace of one leaf switch
-// of a small fat-tree (DIR/leaf0.vcd + .gtkw).
+// the 256-node fat-tree (table, DIR/results.* and plots), hardware vs
+// software multicast (NAMD synthetic), one reduction on 8- and 32-port
+// fat-trees with one and five combine units, and a trace of one leaf
+// switch of a small fat-tree (DIR/leaf0.vcd + .gtkw).
 func (a *app) demo(args []string) error {
 	fs := newFlagSet("demo")
 	dir := fs.String("out", defaultDemoDir, "directory for the traces, results and plots")
@@ -132,12 +156,17 @@ func (a *app) demo(args []string) error {
 		return err
 	}
 
-	a.demoHeading("3. One reduction: allreduce of 4 KiB (int64 sum) over a 32-port switch")
+	a.demoHeading("3. Hardware vs software multicast: NAMD synthetic, 16 of 256 nodes multicast 256 B to mean fanout 16 (32-port fat-tree, NICs with 1300 ns overheads, load 0.005)")
+	if err := a.demoMulticast(); err != nil {
+		return err
+	}
+
+	a.demoHeading("4. One reduction on the 256-node fat-tree: 4 KiB int64 sum to node 0")
 	if err := a.demoReduction(); err != nil {
 		return err
 	}
 
-	a.demoHeading("4. Trace of one leaf switch: fat-tree of 64 nodes, 8-port switches, load 0.5")
+	a.demoHeading("5. Trace of one leaf switch: fat-tree of 64 nodes, 8-port switches, load 0.5")
 	vcdPath := filepath.Join(*dir, demoTraceFile)
 	cfg, err := demoConfig(demoTrace...)
 	if err != nil {
@@ -146,9 +175,6 @@ func (a *app) demo(args []string) error {
 	if err := a.runExperiment(cfg, false, vcdPath, demoTraceGlob); err != nil {
 		return err
 	}
-
-	fmt.Fprintf(a.stdout, "\nNot in the demo yet: hardware vs software multicast. The model has no software collectives\n"+
-		"yet (hwcoll run refuses traffic.multicast=software with an error), so there is nothing to compare.\n")
 
 	show := outs[0]
 	for _, o := range outs {
@@ -175,43 +201,85 @@ func (a *app) demoHeading(s string) {
 	fmt.Fprintf(a.stdout, "\n%s\n", a.paint(s, bold))
 }
 
-// demoReduction runs the allreduce with each number of combine units and
-// prints the completion times.
-func (a *app) demoReduction() error {
-	header := []string{"combine units", "completion", "", "packets", "result"}
-	right := []bool{true, true, true, true, false}
+// demoMulticast runs the NAMD benchmark with hardware multicast and with
+// each software algorithm and prints the multicast latencies.
+func (a *app) demoMulticast() error {
+	header := []string{"multicast", "avg latency", "", "p99 latency", "multicasts", "stable", "result"}
+	right := []bool{false, true, true, true, true, false, false}
 	var rows [][]string
 	var bad []experiment.Result
-	for _, cu := range demoCombineUnits {
-		cfg, err := demoConfig(append(demoReduce, "network.combine_units="+strconv.Itoa(cu))...)
+	for _, sets := range demoMulticastRuns {
+		cfg, err := demoConfig(append(slices.Clone(demoMulticast), sets...)...)
 		if err != nil {
 			return err
 		}
 		r, err := experiment.Run(cfg, experiment.Options{})
 		if err != nil {
-			return &internalError{msg: fmt.Sprintf("demo allreduce: %v", err)}
+			return &internalError{msg: fmt.Sprintf("demo multicast: %v", err)}
 		}
 		result := "ok"
 		if r.Error != "" {
 			result = "ERROR"
 			bad = append(bad, r)
 		}
-		rows = append(rows, []string{strconv.Itoa(cu), grouped(r.CompletionCycles) + " cyc", num(r.CompletionNS) + " ns",
-			strconv.FormatUint(r.PacketsDelivered, 10) + "/" + strconv.FormatUint(r.PacketsInjected, 10), result})
+		name := cfg.Traffic.Multicast
+		if name == config.MulticastSoftware {
+			name += " (" + cfg.Traffic.Software + ")"
+		}
+		rows = append(rows, []string{name, num(r.LatencyAvgCycles) + " cyc", num(r.LatencyAvgNS) + " ns", num(r.LatencyP99Cycles) + " cyc",
+			strconv.FormatUint(r.MulticastsCompleted, 10), strconv.FormatBool(r.Stable), result})
 	}
+	a.demoTable(header, rows, right)
+	for _, r := range bad {
+		fmt.Fprintf(a.stdout, "%s multicast: %s\n", a.paint("error:", red), r.Error)
+	}
+	if len(bad) > 0 {
+		return exitStatus(exitFail)
+	}
+	return nil
+}
+
+// demoReduction runs the reduction on each fat-tree and prints the
+// completion times.
+func (a *app) demoReduction() error {
+	header := []string{"switches", "combine units", "levels", "completion", "", "result"}
+	right := []bool{false, true, true, true, true, false}
+	var rows [][]string
+	var bad []experiment.Result
+	for _, n := range demoReduceNets {
+		cfg, err := demoConfig(append(slices.Clone(demoReduce), "network.ports="+strconv.Itoa(n.ports), "network.combine_units="+strconv.Itoa(n.units))...)
+		if err != nil {
+			return err
+		}
+		r, err := experiment.Run(cfg, experiment.Options{})
+		if err != nil {
+			return &internalError{msg: fmt.Sprintf("demo reduce: %v", err)}
+		}
+		result := "ok"
+		if r.Error != "" {
+			result = "ERROR"
+			bad = append(bad, r)
+		}
+		rows = append(rows, []string{strconv.Itoa(n.ports) + "-port", strconv.Itoa(n.units), strconv.Itoa(r.Levels),
+			grouped(r.CompletionCycles) + " cyc", num(r.CompletionNS) + " ns", result})
+	}
+	a.demoTable(header, rows, right)
+	for _, r := range bad {
+		fmt.Fprintf(a.stdout, "%s reduce: %s\n", a.paint("error:", red), r.Error)
+	}
+	if len(bad) > 0 {
+		return exitStatus(exitFail)
+	}
+	return nil
+}
+
+func (a *app) demoTable(header []string, rows [][]string, right []bool) {
 	table(a.stdout, header, rows, right, func(row, col int, cell string) string {
 		if row < 0 {
 			return a.paint(cell, bold)
 		}
 		return cell
 	})
-	for _, r := range bad {
-		fmt.Fprintf(a.stdout, "%s allreduce: %s\n", a.paint("error:", red), r.Error)
-	}
-	if len(bad) > 0 {
-		return exitStatus(exitFail)
-	}
-	return nil
 }
 
 // scenarioTable prints the scenarios' summary table and their errors, and

@@ -187,7 +187,8 @@ func TestDemoWritesTracesAndSummary(t *testing.T) {
 }
 
 // requireDemoFiles checks the demo's experiments: the fat-tree sweep (table,
-// results, plots), the allreduce completion times, the leaf switch trace.
+// results, plots), hardware vs software multicast, the reduction
+// completion times, the leaf switch trace.
 func requireDemoFiles(t *testing.T, stdout, out string) {
 	t.Helper()
 	// The sweep: a table row per load, one CSV line per point, the plots.
@@ -213,16 +214,34 @@ func requireDemoFiles(t *testing.T, stdout, out string) {
 	}
 	require.Contains(t, stdout, filepath.Join(out, "latency.png"))
 
-	// The reduction: one completion time per number of combine units, and
-	// more units finish sooner.
-	m := regexp.MustCompile(`(?m)^ +(\d+) +([\d,]+) cyc +\d+ ns +512/512 +ok$`).FindAllStringSubmatch(stdout, -1)
-	require.Len(t, m, 2, stdout)
-	require.Equal(t, "1", m[0][1])
-	require.Equal(t, "5", m[1][1])
-	c1, _ := strconv.Atoi(strings.ReplaceAll(m[0][2], ",", ""))
-	c5, _ := strconv.Atoi(strings.ReplaceAll(m[1][2], ",", ""))
-	require.Positive(t, c5)
-	require.Less(t, c5, c1)
+	// Hardware vs software multicast: a row per algorithm, every run
+	// stable; hardware is the fastest and sequential the slowest.
+	mc := regexp.MustCompile(`(?m)^ *(hardware|software \((?:binomial|sequential)\)) +([\d.]+) cyc .* (\d+) +true +ok$`).FindAllStringSubmatch(stdout, -1)
+	require.Len(t, mc, 3, stdout)
+	lat := map[string]float64{}
+	for _, m := range mc {
+		v, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		lat[m[1]] = v
+		n, _ := strconv.Atoi(m[3])
+		require.Greater(t, n, 50, "multicasts completed in the window")
+	}
+	require.Less(t, lat["hardware"], lat["software (binomial)"])
+	require.Less(t, lat["software (binomial)"], lat["software (sequential)"])
+
+	// The reduction: one completion time per fat-tree; 8-port beats 32-port
+	// with one combine unit on 4 KiB, five units beat one.
+	m := regexp.MustCompile(`(?m)^ *(8|32)-port +(\d+) +(\d) +([\d,]+) cyc +[\d.]+ ns +ok$`).FindAllStringSubmatch(stdout, -1)
+	require.Len(t, m, 3, stdout)
+	c := make([]int, 3)
+	for i := range m {
+		c[i], _ = strconv.Atoi(strings.ReplaceAll(m[i][4], ",", ""))
+		require.Positive(t, c[i])
+	}
+	require.Equal(t, []string{"8", "1", "4"}, m[0][1:4])
+	require.Equal(t, []string{"32", "5", "2"}, m[2][1:4])
+	require.Less(t, c[0], c[1])
+	require.Less(t, c[2], c[1])
 
 	// The leaf switch trace.
 	leaf := filepath.Join(out, "leaf0.vcd")
@@ -237,7 +256,7 @@ func requireDemoFiles(t *testing.T, stdout, out string) {
 	gtkw := string(readFile(t, filepath.Join(out, "leaf0.gtkw")))
 	require.Contains(t, gtkw, "top.leaf(0).")
 	require.Contains(t, stdout, "gtkwave "+leaf+" "+filepath.Join(out, "leaf0.gtkw"))
-	require.Contains(t, stdout, "hardware vs software multicast")
+	require.Contains(t, stdout, "Hardware vs software multicast")
 }
 
 func TestDemoDefaultDirectory(t *testing.T) {
