@@ -8,7 +8,6 @@ import (
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/xpbuf"
 )
 
 // inPort receives packets, looks up their outputs (choosing one for an
@@ -22,8 +21,8 @@ type inPort struct {
 	sw     *Switch
 	idx    int
 	Rx     *link.Receiver
-	toXP   []rtl.LineOut[xpbuf.Entry]
-	done   []rtl.LineIn[uint16] // slots whose copy left output o
+	done   fifo[xpDone]         // copies the outputs have sent: slot, output, from when
+	batch  []xpDone             // scratch: the done notices of this cycle, by output
 	pkts   []packet.Packet      // per slot: the packet, read by the outputs until its last copy left
 	copies []uint16             // per slot: copies still in crosspoints
 	free   []uint16             // free slots (a stack)
@@ -32,7 +31,6 @@ type inPort struct {
 	owed   []credit.Token    // credits to return, one token per cycle
 	used   rtl.Probe[uint16] // slots in use, for the waveform
 	err    error
-	ready  *rtl.ReadySet     // done lines holding slot tokens
 	dsCred []*rtl.In[uint16] // Params.AdaptiveCredits: the registered credits of the outputs in the set (nil: not)
 }
 
@@ -44,15 +42,10 @@ func newInPort(s *Switch, i int) *inPort {
 	if s.P.CreditMode == credit.PerCrosspoint {
 		slots *= k
 	}
-	p := &inPort{sw: s, idx: i, toXP: make([]rtl.LineOut[xpbuf.Entry], k), done: make([]rtl.LineIn[uint16], k),
+	p := &inPort{sw: s, idx: i,
 		pkts: make([]packet.Packet, slots), copies: make([]uint16, slots), queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	p.Rx = link.NewReceiver(&p.Module, "rx")
-	p.ready = rtl.NewReadySet(k)
-	for o := 0; o < k; o++ {
-		p.toXP[o].Init(&p.Module, rtl.Idx("xp_write", o))
-		p.done[o].Init(&p.Module, rtl.Idx("xp_done", o))
-	}
 	for slot := slots - 1; slot >= 0; slot-- {
 		p.free = append(p.free, uint16(slot))
 	}
@@ -64,13 +57,24 @@ func (p *inPort) Eval() {
 	now := p.Now()
 	perXP := p.sw.P.CreditMode == credit.PerCrosspoint
 	var freed uint16
-	for m := p.ready.Word(0); m != 0; m &= m - 1 {
-		o := bits.TrailingZeros64(m)
-		for {
-			slot, ok := p.done[o].Recv()
-			if !ok {
-				break
+	if p.done.n > 0 && p.done.peek().at <= now {
+		// This cycle's notices (at most one per output, each output sends at
+		// most one packet a cycle), taken by output index as the done wires
+		// of a crossbar are: the credit tokens of per-crosspoint mode go
+		// upstream in that order.
+		b := p.batch[:0]
+		for p.done.n > 0 && p.done.peek().at <= now {
+			d := p.done.pop()
+			j := len(b)
+			b = append(b, d)
+			for ; j > 0 && b[j-1].out > d.out; j-- {
+				b[j] = b[j-1]
 			}
+			b[j] = d
+		}
+		p.batch = b
+		for _, d := range b {
+			o, slot := int(d.out), d.slot
 			p.copies[slot]--
 			p.queued[o]--
 			if perXP {
@@ -120,10 +124,10 @@ func (p *inPort) Eval() {
 		*sp = *pk
 		sp.Hops++
 		sp.InPort = uint8(p.idx)
-		e := xpbuf.Entry{Tag: sp.Tag(), Slot: slot}
+		w := xpWrite{at: now + p.sw.P.SwitchDelay, tag: sp.Tag(), slot: slot, in: uint16(p.idx)}
 		for m := mask; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
-			p.toXP[o].Send(e)
+			p.sw.outs[o].write(w)
 			p.queued[o]++
 		}
 	}

@@ -19,8 +19,8 @@ type outPort struct {
 	rtl.Module
 	sw     *Switch
 	idx    int
-	fromXP []rtl.LineIn[xpbuf.Entry]
-	done   []rtl.LineOut[uint16]
+	arr    fifo[xpWrite] // copies on their way to the crosspoints, in arrival order
+	arrAt  uint64        // the latest arrival cycle a wake-up is scheduled for
 	xp     []*xpbuf.Buf
 	Tx     *link.Sender
 	ds     Downstream
@@ -29,7 +29,6 @@ type outPort struct {
 	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
 	grants []uint64
 	err    error
-	ready  *rtl.ReadySet    // fromXP lines holding packets
 	full   uint64           // crosspoints holding packets (bit i: xp(i))
 	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
 }
@@ -45,20 +44,27 @@ func newOutPort(s *Switch, o int) *outPort {
 	case s.P.Downstream != nil:
 		ds = s.P.Downstream(o)
 	}
-	p := &outPort{sw: s, idx: o, fromXP: make([]rtl.LineIn[xpbuf.Entry], k), done: make([]rtl.LineOut[uint16], k),
+	p := &outPort{sw: s, idx: o,
 		ds: ds, grants: make([]uint64, k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
 	for i := 0; i < k; i++ {
-		p.fromXP[i].Init(&p.Module, rtl.Idx("xp_in", i))
-		p.done[i].Init(&p.Module, rtl.Idx("xp_done", i))
 		p.xp = append(p.xp, xpbuf.New(&p.Module, rtl.Idx("xp", i), s.P.XPPackets))
 	}
 	p.Tx = link.NewSender(&p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
-	p.ready = rtl.NewReadySet(k)
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
 	p.grant.Init(&p.Module, "grant", rtl.Width(8))
 	p.stall.Init(&p.Module, "credit_stall")
 	return p
+}
+
+// write is input w.in's copy entering the switch towards this output's
+// crosspoint; the output wakes when it arrives.
+func (p *outPort) write(w xpWrite) {
+	p.arr.push(w)
+	if p.arrAt != w.at {
+		p.arrAt = w.at
+		p.WakeAt(w.at)
+	}
 }
 
 func (p *outPort) lookahead(pk *packet.Packet) uint64 {
@@ -71,21 +77,15 @@ func (p *outPort) lookahead(pk *packet.Packet) uint64 {
 func (p *outPort) Eval() {
 	now := p.Now()
 	p.Tx.Tick(now)
-	// Only the lines the kernel marks as holding packets: O(arrivals), not
-	// O(ports), per evaluation.
-	for m := p.ready.Word(0); m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		for {
-			e, ok := p.fromXP[i].Recv()
-			if !ok {
-				break
-			}
-			e.At = now
-			if err := p.xp[i].Push(e); err != nil && p.err == nil {
-				p.err = err
-			}
-			p.full |= 1 << uint(i)
+	// The copies that reach their crosspoints now; all inputs write with
+	// the same switch delay, so they come in order.
+	for p.arr.n > 0 && p.arr.peek().at <= now {
+		w := p.arr.pop()
+		i := int(w.in)
+		if err := p.xp[i].Push(xpbuf.Entry{At: now, Tag: w.tag, Slot: w.slot}); err != nil && p.err == nil {
+			p.err = err
 		}
+		p.full |= 1 << uint(i)
 	}
 	k := len(p.xp)
 	granted, waiting := false, false
@@ -110,7 +110,9 @@ func (p *outPort) Eval() {
 				p.full &^= 1 << uint(i)
 			}
 			p.Tx.SendRef(now, pk, mask)
-			p.done[i].Send(e.Slot)
+			in := p.sw.ins[i]
+			in.done.push(xpDone{at: now + 1, slot: e.Slot, out: uint16(p.idx)})
+			in.WakeAt(now + 1)
 			p.ptr.Set(uint8((i + 1) % k))
 			p.grant.Set(uint8(i))
 			p.grants[i]++

@@ -155,20 +155,15 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 		return s, nil
 	}
 	s.Init(parent, name, s)
+	// The ports hand copies and done notices to each other through the
+	// switch's own queues (fifo), so they share a partition.
+	s.Together()
 	k := s.k
 	for i := 0; i < k; i++ {
 		s.ins = append(s.ins, newInPort(s, i))
 	}
 	for o := 0; o < k; o++ {
 		s.outs = append(s.outs, newOutPort(s, o))
-	}
-	for i, in := range s.ins {
-		for o, out := range s.outs {
-			rtl.ConnectLine(&in.toXP[o], &out.fromXP[i], p.SwitchDelay)
-			rtl.ConnectLine(&out.done[i], &in.done[o], 1)
-			out.fromXP[i].Notify(out.ready, i)
-			in.done[o].Notify(in.ready, o)
-		}
 	}
 	if p.AdaptiveCredits != 0 {
 		readers := p.AdaptiveInputs
@@ -379,7 +374,17 @@ func (s *Switch) CopiesHeld(i, o int) int {
 		return int(s.sc.ins[i].want[o])
 	}
 	in, out := s.ins[i], s.outs[o]
-	n := in.toXP[o].InFlight() + out.xp[i].Len() + out.done[i].InFlight()
+	n := out.xp[i].Len()
+	out.arr.each(func(w *xpWrite) {
+		if int(w.in) == i {
+			n++
+		}
+	})
+	in.done.each(func(d *xpDone) {
+		if int(d.out) == o {
+			n++
+		}
+	})
 	for _, t := range in.owed {
 		if int(t.XP) == o {
 			n += int(t.N)

@@ -29,6 +29,7 @@ type Module struct {
 	sleep  uint8  // decision of the last eval: awake, sleeping, timed
 
 	timerAt  uint64 // the latest timer entry in the heap (0: none)
+	together bool   // Together: every component below shares one partition
 	name     string
 	parent   *Module
 	children []*Module
@@ -113,6 +114,29 @@ func (m *Module) Wake() {
 	if m.idx >= 0 && m.sim.built {
 		m.sim.wake(m, m.sim.now)
 	}
+}
+
+// Together, called before Build, puts every component under m in one
+// partition of a parallel Sim (the one of its first component), so that
+// they are never evaluated concurrently. They may then exchange values
+// through plain memory, provided a value written in cycle t is read no
+// earlier than t+1 (a delay, as a line has), and wake each other with
+// WakeAt: a switch whose ports share its crosspoint buffers.
+func (m *Module) Together() {
+	if m.sim.built {
+		panic("rtl: Together after Build")
+	}
+	m.together = true
+}
+
+// WakeAt schedules the component that evaluates m for cycle c > now. Call
+// it from the Eval of a component in the same partition (see Together):
+// the hand-off of a value another component may read from cycle c on.
+func (m *Module) WakeAt(c uint64) {
+	if c <= m.sim.now {
+		panic("rtl: WakeAt of " + m.Path() + " for a cycle already begun")
+	}
+	m.part.wakeAt(m, c)
 }
 
 // Rand is the module's own deterministic stream, derived from the master seed

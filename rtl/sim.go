@@ -185,26 +185,47 @@ func (s *Sim) Build() error {
 			s.comps = append(s.comps, m)
 		}
 	})
-	// Contiguous blocks in tree order keep neighbours on one core.
+	// Contiguous blocks in tree order keep neighbours on one core; a
+	// Together subtree goes whole to the partition of its first component.
 	n := len(s.comps)
-	walk(&s.top, func(m *Module) {
+	var assign func(m *Module, forced *partition)
+	assign = func(m *Module, forced *partition) {
 		switch {
 		case m.self != nil:
 			m.comp = m
 		case m.parent != nil:
 			m.comp = m.parent.comp
 		}
-		if m.idx < 0 {
+		switch {
+		case forced != nil:
+			m.part = forced
+		case m.idx < 0:
 			// A sub-block without Eval (a FIFO, a counter) is driven by the
 			// component above it, so its registers commit in that partition.
 			m.part = s.parts[0]
 			if m.parent != nil && m.parent.part != nil {
 				m.part = m.parent.part
 			}
-			return
+		default:
+			m.part = s.parts[int(m.idx)*s.workers/max(n, 1)]
 		}
-		m.part = s.parts[int(m.idx)*s.workers/max(n, 1)]
-	})
+		if m.together && forced == nil {
+			first := int32(-1)
+			walk(m, func(c *Module) {
+				if first < 0 && c.idx >= 0 {
+					first = c.idx
+				}
+			})
+			if first >= 0 {
+				m.part = s.parts[int(first)*s.workers/max(n, 1)]
+			}
+			forced = m.part
+		}
+		for _, c := range m.children {
+			assign(c, forced)
+		}
+	}
+	assign(&s.top, nil)
 	walk(&s.top, func(m *Module) {
 		for _, e := range m.elems {
 			if b, ok := e.port.(binder); ok {
