@@ -21,11 +21,11 @@ type inPort struct {
 	sw     *Switch
 	idx    int
 	Rx     *link.Receiver
-	done   fifo[xpDone]         // copies the outputs have sent: slot, output, from when
-	batch  []xpDone             // scratch: the done notices of this cycle, by output
-	pkts   []packet.Packet      // per slot: the packet, read by the outputs until its last copy left
-	copies []uint16             // per slot: copies still in crosspoints
-	free   []uint16             // free slots (a stack)
+	done   fifo[xpDone]    // copies the outputs have sent: slot, output, from when
+	batch  []xpDone        // scratch: the done notices of this cycle, by output
+	pkts   []packet.Packet // per slot: the packet, read by the outputs until its last copy left
+	copies []uint16        // per slot: copies still in crosspoints
+	free   []uint16        // free slots (a stack)
 	inUse  int
 	queued []uint16          // per output: copies written to its crosspoint and not yet left
 	owed   []credit.Token    // credits to return, one token per cycle
