@@ -589,8 +589,9 @@ func (c *CollectiveNet) Run() Result {
 		Ports: cfg.Network.Ports, Inputs: cfg.Network.Inputs, XPBuffer: cfg.Network.XPBufferPackets,
 		Pattern: cfg.Traffic.Pattern, PacketCycles: c.Timing.PacketCycles, WallSeconds: wall,
 	}
+	r.CombineUnits, r.Multicast, r.Algorithm = cfg.Network.CombineUnits, config.MulticastHardware, config.MulticastHardware
 	if c.Net != nil {
-		r.Inputs, r.Nodes, r.Levels = cfg.Network.Nodes, cfg.Network.Nodes, c.Net.Levels()
+		r.Inputs, r.Nodes, r.Levels, r.TreeBuilder = cfg.Network.Nodes, cfg.Network.Nodes, c.Net.Levels(), cfg.Network.TreeBuilder
 	}
 	for _, m := range c.Members {
 		r.PacketsInjected += uint64(m.Sent())

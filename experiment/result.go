@@ -33,6 +33,7 @@ type Result struct {
 	Nodes         int     `json:"nodes,omitempty"`  // end nodes of a network (fattree)
 	Levels        int     `json:"levels,omitempty"` // switch levels of a fat-tree
 	XPBuffer      int     `json:"xp_buffer_packets"`
+	CombineUnits  int     `json:"combine_units,omitempty"` // per switch (collective runs)
 	Pattern       string  `json:"pattern"`
 	Process       string  `json:"process"`
 	Fanout        float64 `json:"mean_fanout,omitempty"` // measured mean fanout of multicast packets

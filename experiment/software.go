@@ -57,6 +57,14 @@ func NewSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
 	if cfg.Network.Topology != config.TopologyFatTree {
 		return nil, fmt.Errorf("network.topology: a software reduction runs on fattree only; allowed: fattree")
 	}
+	// The host program sums int64s; other reductions are refused rather
+	// than silently run as that.
+	if cfg.Combine.Op != "sum" {
+		return nil, fmt.Errorf("combine.op: a software reduction (traffic.multicast software) sums; allowed: sum (or traffic.multicast: hardware)")
+	}
+	if cfg.Combine.Type != "int64" {
+		return nil, fmt.Errorf("combine.type: a software reduction (traffic.multicast software) sums int64 elements; allowed: int64 (or traffic.multicast: hardware)")
+	}
 	tm := cfg.Timing()
 	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm)
 	if err != nil {

@@ -112,8 +112,17 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		state = a.paint("ERROR", red)
 	}
 	if experiment.IsCollective(r.Pattern) {
-		fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), one %s over %d nodes\n",
-			state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Pattern, r.Inputs)
+		how := fmt.Sprintf("%d combine unit(s) per switch", r.CombineUnits)
+		if r.Multicast == config.MulticastSoftware {
+			how = "software, " + r.Algorithm + " tree through the NICs"
+		}
+		if r.Topology == config.TopologyFatTree {
+			fmt.Fprintf(w, "%s  %s fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers), one %s over %d nodes (%s)\n",
+				state, r.Name, r.Nodes, r.Levels, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Pattern, r.Inputs, how)
+		} else {
+			fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), one %s over %d nodes (%s)\n",
+				state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Pattern, r.Inputs, how)
+		}
 		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d packets injected, %d delivered; %d cycles\n",
 			r.CompletionCycles, r.CompletionNS, r.PacketsInjected, r.PacketsDelivered, r.Cycles)
 		fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, wall %.3fs\n",
