@@ -1,6 +1,7 @@
 package rtl
 
 import (
+	"math/bits"
 	"slices"
 	"sync/atomic"
 )
@@ -22,7 +23,7 @@ type Sim struct {
 	comps []*Module
 	parts []*partition
 
-	timers  timerHeap
+	timers  timerWheel
 	changed []*signal // traced signals that changed in this commit
 
 	skipping   bool
@@ -305,8 +306,8 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 		}
 		if s.skipping && !s.alwaysEval && s.idle() {
 			t := end
-			if len(s.timers.h) > 0 && s.timers.h[0].at < t {
-				t = s.timers.h[0].at
+			if at, ok := s.timers.next(); ok && at < t {
+				t = at
 			}
 			if t > s.now {
 				s.stats.Skipped += t - s.now
@@ -347,16 +348,15 @@ func (s *Sim) step() {
 			m.stamp = now + 1
 			m.part.awake = append(m.part.awake, m)
 		}
-		for len(s.timers.h) > 0 && s.timers.h[0].at <= now {
-			s.timers.pop().m.timerAt = 0
+		for _, t := range s.timers.take(now) {
+			t.m.timerAt = 0
 		}
 		total = len(s.comps)
 	} else {
 		for _, p := range s.parts {
 			p.awake, p.next = p.next, p.awake[:0]
 		}
-		for len(s.timers.h) > 0 && s.timers.h[0].at <= now {
-			t := s.timers.pop()
+		for _, t := range s.timers.take(now) {
 			m := t.m
 			if t.timer {
 				if m.timerAt == t.at {
@@ -467,6 +467,86 @@ type timer struct {
 	at    uint64
 	m     *Module
 	timer bool
+}
+
+// timerWheel holds the timers: a calendar of one bucket per cycle for the
+// next wheelSize cycles (a line arrival, a link freeing: pushed and taken
+// in O(1)), and a heap for later ones (a source's next birth far ahead),
+// moved into the calendar as the clock approaches them.
+type timerWheel struct {
+	base uint64 // the calendar holds the timers of cycles base .. base+wheelSize-1
+	b    [][]timer
+	occ  [wheelSize / 64]uint64 // non-empty buckets
+	n    int                    // timers in the calendar
+	far  timerHeap
+}
+
+const (
+	wheelSize = 1024
+	wheelMask = wheelSize - 1
+)
+
+func (w *timerWheel) push(t timer) {
+	if t.at < w.base {
+		t.at = w.base // cannot happen: timers are for later cycles
+	}
+	if t.at >= w.base+wheelSize {
+		w.far.push(t)
+		return
+	}
+	if w.b == nil {
+		w.b = make([][]timer, wheelSize)
+	}
+	i := t.at & wheelMask
+	w.b[i] = append(w.b[i], t)
+	w.occ[i>>6] |= 1 << (i & 63)
+	w.n++
+}
+
+// take moves the calendar to start at now (≥ every earlier now, and no
+// timer is before it) and returns the timers of cycle now, which the
+// caller reads before the next push.
+func (w *timerWheel) take(now uint64) []timer {
+	w.base = now
+	for len(w.far.h) > 0 && w.far.h[0].at < now+wheelSize {
+		w.push(w.far.pop())
+	}
+	if w.n == 0 {
+		return nil
+	}
+	i := now & wheelMask
+	if w.occ[i>>6]&(1<<(i&63)) == 0 {
+		return nil
+	}
+	w.occ[i>>6] &^= 1 << (i & 63)
+	ts := w.b[i]
+	w.n -= len(ts)
+	w.b[i] = ts[:0]
+	return ts
+}
+
+// next returns the cycle of the earliest timer.
+func (w *timerWheel) next() (uint64, bool) {
+	if w.n > 0 {
+		start := w.base & wheelMask
+		for k := uint64(0); k <= wheelSize/64; k++ {
+			j := (start>>6 + k) % (wheelSize / 64)
+			word := w.occ[j]
+			if k == 0 {
+				word &= ^uint64(0) << (start & 63)
+			} else if k == wheelSize/64 {
+				word &= 1<<(start&63) - 1
+			}
+			if word != 0 {
+				i := j<<6 + uint64(bits.TrailingZeros64(word))
+				return w.base + (i-start)&wheelMask, true
+			}
+		}
+	}
+	if len(w.far.h) > 0 {
+		return w.far.h[0].at, true
+	}
+	return 0, false
 }
 
 // timerHeap is a binary min-heap on at, hand-written to avoid the interface
