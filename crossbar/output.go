@@ -21,7 +21,7 @@ type outPort struct {
 	idx    int
 	arr    fifo[xpWrite] // copies on their way to the crosspoints, in arrival order
 	arrAt  uint64        // the latest arrival cycle a wake-up is scheduled for
-	xp     []*xpbuf.Buf
+	xp     *xpbuf.Bank // xp(i): input i's crosspoint
 	Tx     *link.Sender
 	ds     Downstream
 	ptr    rtl.Reg[uint8]
@@ -47,9 +47,7 @@ func newOutPort(s *Switch, o int) *outPort {
 	p := &outPort{sw: s, idx: o,
 		ds: ds, grants: make([]uint64, k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
-	for i := 0; i < k; i++ {
-		p.xp = append(p.xp, xpbuf.New(&p.Module, rtl.Idx("xp", i), s.P.XPPackets))
-	}
+	p.xp = xpbuf.NewBank(&p.Module, k, s.P.XPPackets, func(i int) string { return rtl.Idx("xp", i) })
 	p.Tx = link.NewSender(&p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
 	p.grant.Init(&p.Module, "grant", rtl.Width(8))
@@ -82,12 +80,12 @@ func (p *outPort) Eval() {
 	for p.arr.n > 0 && p.arr.peek().at <= now {
 		w := p.arr.pop()
 		i := int(w.in)
-		if err := p.xp[i].Push(xpbuf.Entry{At: now, Tag: w.tag, Slot: w.slot}); err != nil && p.err == nil {
+		if err := p.xp.Push(i, xpbuf.Entry{At: now, Tag: w.tag, Slot: w.slot}); err != nil && p.err == nil {
 			p.err = err
 		}
 		p.full |= 1 << uint(i)
 	}
-	k := len(p.xp)
+	k := p.sw.k
 	granted, waiting := false, false
 	if p.Tx.Idle(now) && p.full != 0 {
 		// Round robin over the non-empty crosspoints from the pointer on:
@@ -99,14 +97,14 @@ func (p *outPort) Eval() {
 		}
 		for ; rot != 0; rot &= rot - 1 {
 			i := (start + bits.TrailingZeros64(rot)) % k
-			pk := &p.sw.ins[i].pkts[p.xp[i].Head().Slot]
+			pk := &p.sw.ins[i].pkts[p.xp.Head(i).Slot]
 			mask := p.lookahead(pk)
 			if !p.Tx.Credits.CanSend(mask) {
 				waiting = true
 				continue
 			}
-			e := p.xp[i].Pop()
-			if p.xp[i].Len() == 0 {
+			e := p.xp.Pop(i)
+			if p.xp.Len(i) == 0 {
 				p.full &^= 1 << uint(i)
 			}
 			p.Tx.SendRef(now, pk, mask)

@@ -350,7 +350,7 @@ func (s *Switch) XPOccupancy(i, o int) int {
 	if s.sc != nil {
 		return s.sc.occupancy(i, o)
 	}
-	return s.outs[o].xp[i].Len()
+	return s.outs[o].xp.Len(i)
 }
 
 // XPCapacity is the capacity of the buffer XPOccupancy reports: the
@@ -374,7 +374,7 @@ func (s *Switch) CopiesHeld(i, o int) int {
 		return int(s.sc.ins[i].want[o])
 	}
 	in, out := s.ins[i], s.outs[o]
-	n := out.xp[i].Len()
+	n := out.xp.Len(i)
 	out.arr.each(func(w *xpWrite) {
 		if int(w.in) == i {
 			n++

@@ -32,8 +32,9 @@ type Sim struct {
 	parMin     int
 	pool       *pool
 
-	tracer *tracer
-	stop   atomic.Bool
+	tracer     *tracer
+	traceEpoch uint64 // bumped by Trace and EndTrace
+	stop       atomic.Bool
 
 	order func([]*Module) // test hook: permutes each cycle's eval order
 

@@ -68,8 +68,14 @@ func (s *Sim) Trace(w *vcd.Writer, globs string) error {
 		return err
 	}
 	s.tracer = t
+	s.traceEpoch++
 	return nil
 }
+
+// TraceEpoch changes whenever tracing starts or ends: a component that
+// caches which of its probes are traced (to skip untraced ones without
+// reading them) refreshes the cache when it changes.
+func (s *Sim) TraceEpoch() uint64 { return s.traceEpoch }
 
 func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool) {
 	if !isTop {
@@ -146,6 +152,7 @@ func (s *Sim) EndTrace() error {
 	}
 	t := s.tracer
 	s.tracer = nil
+	s.traceEpoch++
 	for _, sig := range t.sigs {
 		sig.tid = -1
 		if sig.traced != nil {

@@ -89,3 +89,112 @@ func (b *Buf) trace() {
 		b.head.Set(b.ring[b.first].Tag)
 	}
 }
+
+// Bank is the crosspoint buffers of one output, xp(0) … xp(n−1), their
+// entries kept together in one block: the output reads and writes a
+// crosspoint without touching the buffer's module, whose probes (occupancy,
+// head_pkt) it updates only while one of them is traced. The waveform is
+// the same as with a Buf per crosspoint.
+type Bank struct {
+	ring     []Entry  // crosspoint i: ring[i*capacity : (i+1)*capacity]
+	first    []uint16 // per crosspoint
+	n        []uint16
+	capacity int
+	bufs     []*Buf // the modules, for names and probes
+	traced   bool   // some probe of the bank is traced (as of epoch)
+	epoch    uint64
+	sim      *rtl.Sim
+}
+
+// NewBank makes n crosspoint buffers of capacity packets under owner, named
+// name(i).
+func NewBank(owner *rtl.Module, n, capacity int, name func(i int) string) *Bank {
+	k := &Bank{ring: make([]Entry, n*capacity), first: make([]uint16, n), n: make([]uint16, n),
+		capacity: capacity, sim: owner.Sim(), epoch: ^uint64(0)}
+	for i := 0; i < n; i++ {
+		b := &Buf{}
+		b.Init(owner, name(i), b)
+		b.occ.Init(&b.Module, "occupancy")
+		b.head.Init(&b.Module, "head_pkt")
+		k.bufs = append(k.bufs, b)
+	}
+	return k
+}
+
+// Buf returns crosspoint i's module.
+func (k *Bank) Buf(i int) *Buf { return k.bufs[i] }
+
+// Cap is the capacity of each crosspoint in packets.
+func (k *Bank) Cap() int { return k.capacity }
+
+// Len is the number of packets in crosspoint i.
+func (k *Bank) Len(i int) int { return int(k.n[i]) }
+
+// Push appends a packet to crosspoint i; overflow is a broken credit
+// protocol, and the error says where.
+func (k *Bank) Push(i int, e Entry) error {
+	c := k.capacity
+	n := int(k.n[i])
+	if n == c {
+		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.bufs[i].Path(), e.Tag, n)
+	}
+	f := int(k.first[i])
+	j := f + n
+	if j >= c {
+		j -= c
+	}
+	k.ring[i*c+j] = e
+	k.n[i]++
+	if k.isTraced() {
+		k.show(i)
+	}
+	return nil
+}
+
+// Head returns crosspoint i's oldest packet, or nil.
+func (k *Bank) Head(i int) *Entry {
+	if k.n[i] == 0 {
+		return nil
+	}
+	return &k.ring[i*k.capacity+int(k.first[i])]
+}
+
+// Pop removes crosspoint i's oldest packet.
+func (k *Bank) Pop(i int) Entry {
+	c := k.capacity
+	f := int(k.first[i])
+	e := k.ring[i*c+f]
+	if f++; f == c {
+		f = 0
+	}
+	k.first[i] = uint16(f)
+	k.n[i]--
+	if k.isTraced() {
+		k.show(i)
+	}
+	return e
+}
+
+func (k *Bank) isTraced() bool {
+	if e := k.sim.TraceEpoch(); e != k.epoch {
+		k.epoch = e
+		k.traced = false
+		for _, b := range k.bufs {
+			if b.occ.Traced() || b.head.Traced() {
+				k.traced = true
+			}
+		}
+	}
+	return k.traced
+}
+
+// show sets crosspoint i's probes as Buf.trace does.
+func (k *Bank) show(i int) {
+	b := k.bufs[i]
+	b.occ.Set(k.n[i])
+	if k.n[i] == 0 {
+		b.head.Set(0)
+	} else {
+		b.head.Set(k.ring[i*k.capacity+int(k.first[i])].Tag)
+	}
+}
