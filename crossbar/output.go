@@ -21,7 +21,7 @@ type outPort struct {
 	idx    int
 	arr    fifo[xpWrite] // copies on their way to the crosspoints, in arrival order
 	arrAt  uint64        // the latest arrival cycle a wake-up is scheduled for
-	xp     *xpbuf.Bank // xp(i): input i's crosspoint
+	xp     *xpbuf.Bank   // xp(i): input i's crosspoint
 	Tx     *link.Sender
 	ds     Downstream
 	ptr    rtl.Reg[uint8]
