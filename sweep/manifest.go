@@ -51,11 +51,13 @@ type Metric struct {
 	//     its average latency at most Factor times that of the lowest load;
 	//   completion: the completion time in cycles at x = At (default: the
 	//     largest x); with Compare [A, B] also the x values where series A
-	//     completes sooner than series B.
+	//     completes sooner than series B, and B/A at At;
+	//   latency: the average latency in cycles at x = At (default: the
+	//     smallest x); Compare as for completion.
 	Kind    string             `yaml:"kind"`
 	Factor  float64            `yaml:"factor"`  // knee: latency factor (default 3)
-	At      float64            `yaml:"at"`      // completion: the x value
-	Compare []string           `yaml:"compare"` // completion: two series selectors
+	At      float64            `yaml:"at"`      // completion, latency: the x value
+	Compare []string           `yaml:"compare"` // completion, latency: two series selectors
 	Paper   map[string]float64 `yaml:"paper"`   // the paper's numbers by series selector ("" or "*": every series)
 	// Tolerance is how far ours may be from the paper's number for the
 	// comment to say "within" (default 0.05 for loads, 10% for times).
@@ -67,6 +69,7 @@ const (
 	Saturation = "saturation"
 	Knee       = "knee"
 	Completion = "completion"
+	Latency    = "latency"
 )
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -127,12 +130,12 @@ func ParseManifest(data []byte, dir string) (*Manifest, error) {
 		for j, mt := range e.Metrics {
 			switch mt.Kind {
 			case Saturation, Knee:
-			case Completion:
+			case Completion, Latency:
 				if len(mt.Compare) != 0 && len(mt.Compare) != 2 {
 					return nil, fmt.Errorf("%s: metrics[%d].compare: two series selectors, got %d", where, j, len(mt.Compare))
 				}
 			default:
-				return nil, fmt.Errorf("%s: metrics[%d].kind %q: allowed: %s | %s | %s", where, j, mt.Kind, Saturation, Knee, Completion)
+				return nil, fmt.Errorf("%s: metrics[%d].kind %q: allowed: %s | %s | %s | %s", where, j, mt.Kind, Saturation, Knee, Completion, Latency)
 			}
 			if mt.Factor < 0 || mt.Tolerance < 0 {
 				return nil, fmt.Errorf("%s: metrics[%d]: factor and tolerance must not be negative", where, j)

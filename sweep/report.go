@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,10 +25,12 @@ type Value struct {
 type Finding struct {
 	Metric Metric
 	Values []Value
-	// Completion with Compare [A, B]: the x values where A completes
-	// sooner, later, or at the same cycle as B.
+	// Completion or latency with Compare [A, B]: the x values where A
+	// completes sooner (has lower latency), later, or the same as B; and
+	// both at the metric's x.
 	Sooner, Later, Same []float64
 	A, B                string // the series the selectors matched
+	AtA, AtB, AtX       float64
 	Comment             string // generated from the numbers, never by judgement
 }
 
@@ -109,21 +112,24 @@ func Evaluate(m Metric, rows []Row) Finding {
 					v.Ours, v.At = r.X, r.X
 				}
 			}
-		case Completion:
+		case Completion, Latency:
 			at := m.At
 			if at == 0 && len(rs) > 0 {
 				at = rs[len(rs)-1].X
+				if m.Kind == Latency {
+					at = rs[0].X
+				}
 			}
 			for _, r := range rs {
 				if r.X == at {
-					v.Ours, v.At = float64(r.CompletionCycles), r.X
+					v.Ours, v.At = m.y(r), r.X
 				}
 			}
 		}
 		v.Paper, v.HasPaper = paperFor(m.Paper, l)
 		f.Values = append(f.Values, v)
 	}
-	if m.Kind == Completion && len(m.Compare) == 2 {
+	if (m.Kind == Completion || m.Kind == Latency) && len(m.Compare) == 2 {
 		pick := func(sel string) string {
 			for _, l := range labels {
 				if ok, _ := matches(sel, l); ok {
@@ -134,17 +140,24 @@ func Evaluate(m Metric, rows []Row) Finding {
 		}
 		f.A, f.B = pick(m.Compare[0]), pick(m.Compare[1])
 		if f.A != "" && f.B != "" && f.A != f.B {
-			bx := map[float64]uint64{}
+			bx := map[float64]float64{}
 			for _, r := range by[f.B] {
-				bx[r.X] = r.CompletionCycles
+				bx[r.X] = m.y(r)
 			}
+			for _, v := range f.Values {
+				if v.Series == f.A {
+					f.AtA, f.AtX = v.Ours, v.At
+				}
+			}
+			f.AtB = bx[f.AtX]
 			for _, r := range by[f.A] {
 				b, ok := bx[r.X]
+				a := m.y(r)
 				switch {
 				case !ok:
-				case r.CompletionCycles < b:
+				case a < b:
 					f.Sooner = append(f.Sooner, r.X)
-				case r.CompletionCycles > b:
+				case a > b:
 					f.Later = append(f.Later, r.X)
 				default:
 					f.Same = append(f.Same, r.X)
@@ -154,6 +167,14 @@ func Evaluate(m Metric, rows []Row) Finding {
 	}
 	f.Comment = f.comment()
 	return f
+}
+
+// y is the quantity a completion or latency metric reads from a row.
+func (m Metric) y(r Row) float64 {
+	if m.Kind == Latency {
+		return r.LatencyAvgCycles
+	}
+	return float64(r.CompletionCycles)
 }
 
 // ShortLabel shortens "network.ports=32 traffic.pattern=bitrev" to
@@ -178,10 +199,15 @@ func (m Metric) format(x float64) string {
 	if math.IsNaN(x) {
 		return "none"
 	}
-	if m.Kind == Completion {
+	if m.Kind == Completion || m.Kind == Latency {
 		return strconv.FormatFloat(x, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
+	// three decimals, trailing zeros dropped down to two: 0.93, 0.125, 0.838
+	t := strconv.FormatFloat(x, 'f', 3, 64)
+	if strings.HasSuffix(t, "0") {
+		t = t[:len(t)-1]
+	}
+	return t
 }
 
 // Text is the number of one value: "0.93", "≥ 1.00", "none".
@@ -196,7 +222,7 @@ func (f Finding) Text(v Value) string {
 // within reports whether ours is within the tolerance of the paper.
 func (f Finding) within(v Value) (bool, string) {
 	tol := f.Metric.Tolerance
-	if f.Metric.Kind == Completion {
+	if f.Metric.Kind == Completion || f.Metric.Kind == Latency {
 		if tol == 0 {
 			tol = 0.10
 		}
@@ -237,8 +263,8 @@ func (f Finding) comment() string {
 			in, tol := f.within(v)
 			d := v.Ours - v.Paper
 			rel := ""
-			if f.Metric.Kind == Completion && v.Paper != 0 {
-				rel = fmt.Sprintf(", %+.0f%%", 100*d/v.Paper)
+			if (f.Metric.Kind == Completion || f.Metric.Kind == Latency) && v.Paper != 0 {
+				rel = fmt.Sprintf(", %s%.0f%%", sign(d), math.Abs(100*d/v.Paper))
 			}
 			if in {
 				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s (within %s)", name, f.Text(v), f.Metric.format(v.Paper), tol))
@@ -247,7 +273,7 @@ func (f Finding) comment() string {
 			}
 		}
 	}
-	if len(noPaper) > 1 && f.Metric.Kind != Completion {
+	if len(noPaper) > 1 && f.Metric.Kind != Completion && f.Metric.Kind != Latency {
 		lo, hi := noPaper[0], noPaper[0]
 		for _, v := range noPaper {
 			if v.Ours < lo.Ours || math.IsNaN(lo.Ours) {
@@ -264,12 +290,19 @@ func (f Finding) comment() string {
 	}
 	if f.A != "" && f.B != "" {
 		a, b := ShortLabel(f.A), ShortLabel(f.B)
-		s := fmt.Sprintf("%s completes sooner than %s at x = %s", a, b, orNone(xs(f.Sooner)))
+		better, worse, same := "completes sooner than", "later", "at the same cycle"
+		if f.Metric.Kind == Latency {
+			better, worse, same = "has a lower average latency than", "higher", "the same"
+		}
+		s := fmt.Sprintf("%s %s %s at x = %s", a, better, b, orNone(xs(f.Sooner)))
 		if len(f.Later) > 0 {
-			s += fmt.Sprintf(", later at %s", xs(f.Later))
+			s += fmt.Sprintf(", %s at %s", worse, xs(f.Later))
 		}
 		if len(f.Same) > 0 {
-			s += fmt.Sprintf(", at the same cycle at %s", xs(f.Same))
+			s += fmt.Sprintf(", %s at %s", same, xs(f.Same))
+		}
+		if f.AtA > 0 && f.AtB > 0 {
+			s += fmt.Sprintf("; at x = %s, %s / %s = %.2f", strconv.FormatFloat(f.AtX, 'g', -1, 64), b, a, f.AtB/f.AtA)
 		}
 		parts = append(parts, s)
 	} else if len(f.Metric.Compare) == 2 {
@@ -287,7 +320,7 @@ func sign(d float64) string {
 
 func orNone(s string) string {
 	if s == "" {
-		return "none of the sizes"
+		return "none of the points"
 	}
 	return s
 }
@@ -316,6 +349,11 @@ func (m Metric) name() string {
 			return fmt.Sprintf("completion cycles at x = %g", m.At)
 		}
 		return "completion cycles at the largest x"
+	case Latency:
+		if m.At != 0 {
+			return fmt.Sprintf("average latency in cycles at x = %g", m.At)
+		}
+		return "average latency in cycles at the smallest x"
 	}
 	return m.Kind
 }
@@ -360,7 +398,9 @@ func WriteReport(w io.Writer, m *Manifest, outs []Outcome, figDir, docDir string
 				for _, v := range f.Values {
 					vs = append(vs, ShortLabel(v.Series)+" "+f.Text(v))
 				}
-				ours = append(ours, f.Metric.Kind+": "+strings.Join(vs, ", "))
+				if o := f.Metric.Kind + ": " + strings.Join(vs, ", "); !slices.Contains(ours, o) {
+					ours = append(ours, o)
+				}
 				if f.Comment != "" {
 					comments = append(comments, f.Comment)
 				}
