@@ -38,14 +38,28 @@ type Counter struct {
 	avail    []rtl.Reg[uint16]
 	capacity uint16
 	mode     Mode
+	one      [1]rtl.Reg[uint16] // avail of a single counter, kept inline
 }
 
 // New makes a counter under owner with n counters (1 in PerLink mode).
 func New(owner *rtl.Module, name string, mode Mode, n int, capacity uint16) *Counter {
+	c := &Counter{}
+	InitCounter(c, owner, name, mode, n, capacity)
+	return c
+}
+
+// InitCounter is New for a Counter the caller has allocated (inside the
+// block that owns it, so that a sender's counter shares its memory).
+func InitCounter(c *Counter, owner *rtl.Module, name string, mode Mode, n int, capacity uint16) {
 	if mode == PerLink {
 		n = 1
 	}
-	c := &Counter{avail: make([]rtl.Reg[uint16], n), capacity: capacity, mode: mode}
+	c.capacity, c.mode = capacity, mode
+	if n == 1 {
+		c.avail = c.one[:]
+	} else {
+		c.avail = make([]rtl.Reg[uint16], n)
+	}
 	c.Init(owner, name, c)
 	for i := range c.avail {
 		nm := "avail"
@@ -54,7 +68,6 @@ func New(owner *rtl.Module, name string, mode Mode, n int, capacity uint16) *Cou
 		}
 		c.avail[i].Init(&c.Module, nm).Reset(capacity)
 	}
-	return c
 }
 
 // Mode of the counter.

@@ -243,3 +243,29 @@ func TestAdaptiveUnicastGoesToOneCandidate(t *testing.T) {
 		require.InDelta(t, 0.5, float64(a)/float64(a+b), 0.2, "%s: %d and %d", org, a, b)
 	}
 }
+
+// The compact unicast table answers as a plain slice of port sets would,
+// also past 255 distinct sets (where it switches to the sets themselves).
+func TestUnicastTable(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		tab := NewTable(64)
+		model := map[uint32]uint64{}
+		distinct := rapid.IntRange(1, 600).Draw(rt, "distinct")
+		n := rapid.IntRange(1, 1000).Draw(rt, "entries")
+		for k := 0; k < n; k++ {
+			dst := uint32(rapid.IntRange(0, 700).Draw(rt, "dst"))
+			m := uint64(rapid.IntRange(0, distinct).Draw(rt, "set"))*0x9e3779b97f4a7c15 | 1
+			tab.SetUnicast(dst, m)
+			model[dst] = m
+		}
+		for dst := uint32(0); dst <= 701; dst++ {
+			got, err := tab.Lookup(&packet.Packet{Op: packet.Unicast, Dst: dst}, 0)
+			if want, ok := model[dst]; ok {
+				require.NoError(rt, err)
+				require.Equal(rt, want, got)
+			} else {
+				require.EqualError(rt, err, fmt.Sprintf("no route to node %d", dst))
+			}
+		}
+	})
+}

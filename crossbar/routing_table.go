@@ -15,8 +15,14 @@ const MaxPorts = 64
 // port chooses, for adaptive routing), collective entries map a collective
 // address to the bit vector of its ports.
 type Table struct {
-	ports   int
-	unicast []uint64
+	ports int
+	// Unicast entries, compact: a destination's index into the distinct
+	// port sets of the table (ucSet[0] = 0, no route), so that a lookup
+	// reads a byte; a table with more than 255 distinct sets keeps the
+	// sets themselves (ucWide) instead.
+	ucIdx  []uint8
+	ucSet  []uint64
+	ucWide []uint64
 	coll    map[uint32]uint64
 	root    map[uint32]int // collective address -> root (up) port, for the combine tree
 	units   int            // combine units on ports ports .. ports+units-1
@@ -68,10 +74,54 @@ func Leaf(p, ports, units int) int { return p * (units - 1) / ports }
 
 // SetUnicast routes destination node dst to the outputs in mask.
 func (t *Table) SetUnicast(dst uint32, mask uint64) {
-	for int(dst) >= len(t.unicast) {
-		t.unicast = append(t.unicast, 0)
+	if t.ucWide != nil {
+		for int(dst) >= len(t.ucWide) {
+			t.ucWide = append(t.ucWide, 0)
+		}
+		t.ucWide[dst] = mask
+		return
 	}
-	t.unicast[dst] = mask
+	if t.ucSet == nil {
+		t.ucSet = []uint64{0}
+	}
+	j := -1
+	for i, m := range t.ucSet {
+		if m == mask {
+			j = i
+			break
+		}
+	}
+	if j < 0 {
+		if len(t.ucSet) == 256 {
+			t.ucWide = make([]uint64, len(t.ucIdx))
+			for d, i := range t.ucIdx {
+				t.ucWide[d] = t.ucSet[i]
+			}
+			t.ucIdx, t.ucSet = nil, nil
+			t.SetUnicast(dst, mask)
+			return
+		}
+		j = len(t.ucSet)
+		t.ucSet = append(t.ucSet, mask)
+	}
+	for int(dst) >= len(t.ucIdx) {
+		t.ucIdx = append(t.ucIdx, 0)
+	}
+	t.ucIdx[dst] = uint8(j)
+}
+
+// unicast returns the outputs of destination dst (0: no route).
+func (t *Table) unicast(dst uint32) uint64 {
+	if t.ucWide != nil {
+		if int(dst) < len(t.ucWide) {
+			return t.ucWide[dst]
+		}
+		return 0
+	}
+	if int(dst) < len(t.ucIdx) {
+		return t.ucSet[t.ucIdx[dst]]
+	}
+	return 0
 }
 
 // SetCollective programs the port vector of a collective address.
@@ -98,10 +148,11 @@ func (t *Table) Collective(addr uint32) (uint64, bool) {
 func (t *Table) Lookup(p *packet.Packet, in int) (uint64, error) {
 	switch p.Op {
 	case packet.Unicast:
-		if int(p.Dst) >= len(t.unicast) || t.unicast[p.Dst] == 0 {
+		m := t.unicast(p.Dst)
+		if m == 0 {
 			return 0, fmt.Errorf("no route to node %d", p.Dst)
 		}
-		return t.unicast[p.Dst], nil
+		return m, nil
 	case packet.Multicast, packet.Broadcast:
 		m := p.Mask
 		if m == 0 {

@@ -24,6 +24,7 @@ type Sender struct {
 	pkt     rtl.Probe[uint32] // its packet.Tag
 	free    uint64            // first cycle the link is free
 	sent    uint64
+	cred    credit.Counter // *Credits, kept inline
 }
 
 // NewSender makes the sending end under owner.
@@ -34,7 +35,8 @@ func NewSender(owner *rtl.Module, name string, mode credit.Mode, counters int, c
 	s.Credit.Init(&s.Module, "credit_in")
 	s.valid.Init(&s.Module, "valid")
 	s.pkt.Init(&s.Module, "pkt")
-	s.Credits = credit.New(&s.Module, "credit", mode, counters, capacity)
+	credit.InitCounter(&s.cred, &s.Module, "credit", mode, counters, capacity)
+	s.Credits = &s.cred
 	return s
 }
 

@@ -25,6 +25,7 @@ type LineIn[T any] struct {
 	l     *line[T]
 	owner *Module
 	sig   *signal
+	ln    line[T] // the line, kept with its receiver (l = &ln once connected)
 }
 
 type timed[T any] struct {
@@ -70,7 +71,11 @@ func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
 
 // ConnectLine joins the two ends with the given latency in cycles.
 func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
-	l := &line[T]{recv: in.owner, latency: latency, out: out, in: in, pc: callerPC(1)}
+	l := &in.ln
+	if in.l != nil {
+		l = new(line[T]) // connected twice: reported at Build
+	}
+	*l = line[T]{recv: in.owner, latency: latency, out: out, in: in, pc: callerPC(1)}
 	if in.owner != nil {
 		l.sim = in.owner.sim
 	}
