@@ -23,9 +23,9 @@ type Table struct {
 	ucIdx  []uint8
 	ucSet  []uint64
 	ucWide []uint64
-	coll    map[uint32]uint64
-	root    map[uint32]int // collective address -> root (up) port, for the combine tree
-	units   int            // combine units on ports ports .. ports+units-1
+	coll   map[uint32]uint64
+	root   map[uint32]int // collective address -> root (up) port, for the combine tree
+	units  int            // combine units on ports ports .. ports+units-1
 }
 
 // NewTable makes an empty table for a switch of the given radix.
