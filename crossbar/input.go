@@ -18,20 +18,20 @@ import (
 // or one credit per copy in per-crosspoint mode.
 type inPort struct {
 	rtl.Module
-	sw     *Switch
-	idx    int
-	Rx     *link.Receiver
-	done   fifo[xpDone]    // copies the outputs have sent: slot, output, from when
-	batch  []xpDone        // scratch: the done notices of this cycle, by output
-	pkts   []packet.Packet // per slot: the packet, read by the outputs until its last copy left
-	copies []uint16        // per slot: copies still in crosspoints
-	free   []uint16        // free slots (a stack)
-	inUse  int
-	queued []uint16          // per output: copies written to its crosspoint and not yet left
-	owed   []credit.Token    // credits to return, one token per cycle
-	used   rtl.Probe[uint16] // slots in use, for the waveform
-	err    error
-	dsCred []*rtl.In[uint16] // Params.AdaptiveCredits: the registered credits of the outputs in the set (nil: not)
+	sw       *Switch
+	idx      int
+	Rx       *link.Receiver
+	done     fifo[xpDone]    // copies the outputs have sent: slot, output, from when
+	batch    []xpDone        // scratch: the done notices of this cycle, by output
+	pkts     []packet.Packet // per slot: the packet, read by the outputs until its last copy left
+	copies   []uint16        // per slot: copies still in crosspoints
+	free     []uint16        // free slots (a stack)
+	inUse    int
+	queued   []uint16          // per output: copies written to its crosspoint and not yet left
+	owed     []credit.Token    // credits to return, one token per cycle
+	used     rtl.Probe[uint16] // slots in use, for the waveform
+	err      error
+	adaptive bool // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 }
 
 func newInPort(s *Switch, i int) *inPort {
@@ -154,10 +154,11 @@ func (p *inPort) Eval() {
 // per-crosspoint credit mode the upstream's look-ahead must make the same
 // choice.)
 func (p *inPort) leastLoaded(mask uint64) uint64 {
-	if p.dsCred != nil {
+	if p.adaptive {
+		now := p.Now()
 		mask = mostCredits(mask, func(o int) uint16 {
-			if o < len(p.dsCred) && p.dsCred[o] != nil {
-				return p.dsCred[o].Get()
+			if out := p.sw.outs[o]; out.dsCred != nil {
+				return out.published(now)
 			}
 			return 0
 		})

@@ -31,6 +31,8 @@ type outPort struct {
 	err    error
 	full   uint64           // crosspoints holding packets (bit i: xp(i))
 	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
+	dsAt   uint64           // 1 + the cycle of dsSnap
+	dsSnap uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
 }
 
 func newOutPort(s *Switch, o int) *outPort {
@@ -55,6 +57,18 @@ func newOutPort(s *Switch, o int) *outPort {
 	return p
 }
 
+// published is the credit count this output (in Params.AdaptiveCredits)
+// shows its inputs in cycle now, as the registered ds_credits: the counter
+// after every credit that came back and every packet sent by the end of
+// cycle now−1. It reads the same whether or not the output has been
+// evaluated yet in this cycle.
+func (p *outPort) published(now uint64) uint16 {
+	if p.dsAt == now+1 {
+		return p.dsSnap
+	}
+	return p.Tx.Available(0)
+}
+
 // write is input w.in's copy entering the switch towards this output's
 // crosspoint; the output wakes when it arrives.
 func (p *outPort) write(w xpWrite) {
@@ -74,6 +88,10 @@ func (p *outPort) lookahead(pk *packet.Packet) uint64 {
 
 func (p *outPort) Eval() {
 	now := p.Now()
+	if p.dsCred != nil {
+		// What the inputs read in this cycle, before Tick takes credits.
+		p.dsSnap, p.dsAt = p.Tx.Available(0), now+1
+	}
 	p.Tx.Tick(now)
 	// The copies that reach their crosspoints now; all inputs write with
 	// the same switch delay, so they come in order.
@@ -119,10 +137,11 @@ func (p *outPort) Eval() {
 		}
 	}
 	p.stall.Set(waiting && !granted)
-	if p.dsCred != nil {
+	track := p.dsCred != nil && p.dsCred.Traced()
+	if track {
 		p.dsCred.Set(p.Tx.Credits.Avail(0))
 	}
-	p.Tx.Settle(waiting && !granted || p.dsCred != nil)
+	p.Tx.Settle(waiting && !granted || track)
 	if free, ok := p.Tx.WakeAt(now, p.full != 0); ok {
 		p.SleepUntil(free)
 	} else {

@@ -69,9 +69,11 @@ type Params struct {
 	// of the set publishes its per-link credit count in a registered port
 	// (out(o).ds_credits, set in cycle t, read by the inputs in t+1), so the
 	// choice reads only registered state and does not depend on evaluation
-	// order; such an output also wakes for every credit that comes back,
-	// and the reading inputs look at them when a packet arrives (a change
-	// does not wake them). AdaptiveInputs is the set of
+	// order. An input reads it when a packet arrives, as the counter plus
+	// the credits that had come back by the end of the previous cycle
+	// (what the register holds; the output updates the register itself,
+	// waking for every credit that comes back, only while it is traced).
+	// AdaptiveInputs is the set of
 	// inputs that read them (0: every input; the others fall back to the
 	// fewest queued copies). iq-fifo, voq: the scheduler reads its outputs'
 	// counters. Per-crosspoint credit mode weighs counter 0. 0 (every
@@ -174,25 +176,15 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			if p.AdaptiveCredits&(1<<uint(out.idx)) == 0 {
 				continue
 			}
+			// The register is what the waveform shows; the inputs read the
+			// same value from the counter (outPort.published), so no wire
+			// and no wake-up per credit is needed while it is not traced.
 			out.dsCred = new(rtl.Out[uint16])
 			out.dsCred.Init(&out.Module, "ds_credits").Reset(out.Tx.Credits.Q(0))
-			for _, in := range s.ins[:p.Ports] {
-				if readers&(1<<uint(in.idx)) == 0 {
-					continue
-				}
-				if in.dsCred == nil {
-					in.dsCred = make([]*rtl.In[uint16], p.Ports)
-				}
-				c := new(rtl.In[uint16])
-				c.Init(&in.Module, rtl.Idx("ds_credits", out.idx))
-				// An input reads the credits only when a packet arrives,
-				// which wakes it anyway: a change need not wake it.
-				rtl.ConnectQuiet(out.dsCred, c)
-				in.dsCred[out.idx] = c
-			}
-			if readers&(1<<uint(p.Ports)-1) == 0 {
-				out.dsCred.TieOff()
-			}
+			out.dsCred.TieOff()
+		}
+		for _, in := range s.ins[:p.Ports] {
+			in.adaptive = readers&(1<<uint(in.idx)) != 0
 		}
 	}
 	s.Table.units = p.CombineUnits
