@@ -28,16 +28,22 @@ type Module struct {
 	idx    int32  // component index, -1 for pure hierarchy
 	sleep  uint8  // decision of the last eval: awake, sleeping, timed
 
-	timerAt  uint64 // the latest timer entry in the heap (0: none)
-	together bool   // Together: every component below shares one partition
+	timerAt uint64 // the latest timer entry in the heap (0: none)
+	rng     *rand.Rand
+	// What only construction, elaboration and tracing read lives apart,
+	// so that a block's own fields start close to its scheduling state.
+	*moduleInfo
+}
+
+type moduleInfo struct {
 	name     string
 	parent   *Module
 	children []*Module
 	pc       uintptr // where Init was called, for elaboration errors
 	signals  []*signal
 	elems    []elem // ports, registers, lines: for elaboration checks
-	rng      *rand.Rand
 	path     string
+	together bool // Together: every component below shares one partition
 }
 
 const (
@@ -55,8 +61,7 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if parent.sim.built {
 		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
 	}
-	m.name = name
-	m.parent = parent
+	m.moduleInfo = &moduleInfo{name: name, parent: parent}
 	m.sim = parent.sim
 	m.idx = -1
 	m.pc = callerPC(2)

@@ -98,7 +98,7 @@ func NewSim(opts Options) *Sim {
 	if s.periodPS == 0 {
 		s.periodPS = 4000
 	}
-	s.top.name = "top"
+	s.top.moduleInfo = &moduleInfo{name: "top"}
 	s.top.sim = s
 	s.top.idx = -1
 	s.parts = []*partition{{sim: s}}
