@@ -57,4 +57,5 @@ type xpDone struct {
 	at   uint64
 	slot uint16
 	out  uint16
+	last bool // the slot's last copy: the slot frees
 }

@@ -24,7 +24,9 @@ type inPort struct {
 	done     fifo[xpDone]    // copies the outputs have sent: slot, output, from when
 	batch    []xpDone        // scratch: the done notices of this cycle, by output
 	pkts     []packet.Packet // per slot: the packet, read by the outputs until its last copy left
-	copies   []uint16        // per slot: copies still in crosspoints
+	copies   []uint16        // per slot: copies still in crosspoints, as the input has taken the done notices
+	left     []uint16        // per slot: copies not yet sent, counted down by the outputs as they send
+	credited []bool          // per slot: its credit was scheduled when the last copy left (sent)
 	free     []uint16        // free slots (a stack)
 	inUse    int
 	queued   []uint16          // per output: copies written to its crosspoint and not yet left
@@ -43,7 +45,7 @@ func newInPort(s *Switch, i int) *inPort {
 		slots *= k
 	}
 	p := &inPort{sw: s, idx: i,
-		pkts: make([]packet.Packet, slots), copies: make([]uint16, slots), queued: make([]uint16, k)}
+		pkts: make([]packet.Packet, slots), copies: make([]uint16, slots), left: make([]uint16, slots), credited: make([]bool, slots), queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	p.Rx = link.NewReceiver(&p.Module, "rx")
 	for slot := slots - 1; slot >= 0; slot-- {
@@ -67,7 +69,7 @@ func (p *inPort) Eval() {
 			d := p.done.pop()
 			j := len(b)
 			b = append(b, d)
-			for ; j > 0 && b[j-1].out > d.out; j-- {
+			for ; j > 0 && (b[j-1].at > d.at || b[j-1].at == d.at && b[j-1].out > d.out); j-- {
 				b[j] = b[j-1]
 			}
 			b[j] = d
@@ -83,7 +85,11 @@ func (p *inPort) Eval() {
 			if p.copies[slot] == 0 {
 				p.free = append(p.free, slot)
 				p.inUse--
-				freed++
+				// The notice of the last copy sent may come before another
+				// of the same cycle in output order: ask the slot.
+				if !p.credited[slot] {
+					freed++
+				}
 			}
 		}
 	}
@@ -115,6 +121,8 @@ func (p *inPort) Eval() {
 		p.free = p.free[:len(p.free)-1]
 		p.inUse++
 		p.copies[slot] = uint16(bits.OnesCount64(mask))
+		p.left[slot] = p.copies[slot]
+		p.credited[slot] = false
 		// The slot holds the packet until its last copy has left; the
 		// crosspoints get the slot. The outputs read p.pkts[slot] only
 		// after the switch delay and the slot is written again only after
@@ -144,6 +152,36 @@ func (p *inPort) Eval() {
 		p.SleepUntil(t) // lower the receive probe after the tail
 	default:
 		p.Sleep()
+	}
+}
+
+// sent is output out's notice, in cycle now, that it has sent its copy of
+// slot: the crosspoint's done wire, which the input sees from now+1 on.
+// In per-link credit mode nothing the input does with it in now+1 can be
+// seen unless it frees the slot, and then only the credit it returns
+// upstream and its slots_used probe. The output schedules that credit on
+// the input's behalf (the input would return it in now+1, merged with the
+// other slots freed then), so the input wakes in now+1 only while the
+// probe is traced or the credit cannot be scheduled; otherwise it takes
+// the notice when it next wakes (a packet arriving). Per-crosspoint mode
+// returns a credit per copy, queued, and always wakes the input.
+func (p *inPort) sent(now uint64, slot uint16, out int) {
+	p.left[slot]--
+	d := xpDone{at: now + 1, slot: slot, out: uint16(out), last: p.left[slot] == 0}
+	wake := true
+	if p.sw.P.CreditMode == credit.PerLink {
+		wake = false
+		if d.last {
+			if p.Rx.CanSchedule() {
+				p.Rx.ScheduleCredit(now+1, 1)
+				p.credited[slot] = true
+			}
+			wake = !p.credited[slot] || p.used.Traced()
+		}
+	}
+	p.done.push(d)
+	if wake {
+		p.WakeAt(now + 1)
 	}
 }
 

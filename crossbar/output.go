@@ -126,9 +126,7 @@ func (p *outPort) Eval() {
 				p.full &^= 1 << uint(i)
 			}
 			p.Tx.SendRef(now, pk, mask)
-			in := p.sw.ins[i]
-			in.done.push(xpDone{at: now + 1, slot: e.Slot, out: uint16(p.idx)})
-			in.WakeAt(now + 1)
+			p.sw.ins[i].sent(now, e.Slot, p.idx)
 			p.ptr.Set(uint8((i + 1) % k))
 			p.grant.Set(uint8(i))
 			p.grants[i]++

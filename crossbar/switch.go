@@ -320,7 +320,17 @@ func (s *Switch) Buffered(i int) int {
 	if s.sc != nil {
 		return s.sc.ins[i].used
 	}
-	return s.ins[i].inUse
+	in := s.ins[i]
+	n := in.inUse
+	// Slots freed by done notices the input has not taken yet (it takes
+	// them when it next wakes) but would have by now.
+	now := s.Now()
+	in.done.each(func(d *xpDone) {
+		if d.last && d.at+1 <= now {
+			n--
+		}
+	})
+	return n
 }
 
 // PendingCredits counts credits input i owes upstream and has not sent yet.

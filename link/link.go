@@ -203,6 +203,20 @@ func (r *Receiver) TailDone(now uint64) (uint64, bool) {
 // ReturnCredit sends a credit token upstream; at most one per cycle.
 func (r *Receiver) ReturnCredit(t credit.Token) { r.Credit.Send(t) }
 
+// CanSchedule reports whether ScheduleCredit may be used: the credit line's
+// two ends share a partition (rtl.LineOut.Direct).
+func (r *Receiver) CanSchedule() bool { return r.Credit.Direct() }
+
+// ScheduleCredit returns a per-link credit in cycle c > now on behalf of
+// the owner, decided now by a component of its partition; credits
+// scheduled for one cycle go as one token, as the owner would send them.
+// The owner must not ReturnCredit in cycle c.
+func (r *Receiver) ScheduleCredit(c uint64, n uint16) {
+	r.Credit.Schedule(c, credit.Token{N: n}, addCredit)
+}
+
+func addCredit(t *credit.Token, v credit.Token) { t.N += v.N }
+
 // Connect joins a sender and a receiver with the channel delay in cycles.
 func Connect(s *Sender, r *Receiver, delay uint64) {
 	rtl.ConnectLine(&s.Data, &r.Data, delay)

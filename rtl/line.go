@@ -131,7 +131,50 @@ func (o *LineOut[T]) Latency() uint64 { return o.l.latency }
 
 // InFlight counts values sent and not yet taken by the receiver (for
 // invariant monitors: credits + in flight + buffered = capacity).
-func (o *LineOut[T]) InFlight() int { return o.l.n }
+func (o *LineOut[T]) InFlight() int { return o.l.sent() }
+
+// sent counts the values on the line sent before the current cycle: all
+// but those a sender placed early for this or a later cycle (a direct send
+// in this cycle, Schedule), which a monitor between cycles must not see
+// before the cycle they are sent in has ended.
+func (l *line[T]) sent() int {
+	n := l.n
+	for n > 0 && l.ring[(l.head+n-1)&(len(l.ring)-1)].at >= l.sim.now+l.latency {
+		n--
+	}
+	return n
+}
+
+// Direct reports whether the line's two ends share a partition (see
+// SendRef), which Schedule needs. False before Build.
+func (o *LineOut[T]) Direct() bool { return o.l != nil && o.l.direct }
+
+// Schedule sends v in cycle c > now, settled now: a sender whose value for
+// the next cycle is decided by another component of its partition (an
+// output port returning its input's credit when the last copy of a packet
+// leaves) need not be evaluated in that cycle. Values scheduled for one
+// cycle are combined by merge(&scheduled, v); the sender must not Send in
+// cycle c itself. Monitors see the value on the line from cycle c on, as if
+// sent then. Only on a Direct line.
+func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
+	l := o.l
+	if !l.direct || c <= l.sim.now {
+		panic("rtl: " + o.sig.path() + ": Schedule needs a direct line and a later cycle")
+	}
+	at := c + l.latency
+	if l.n > 0 {
+		last := &l.ring[(l.head+l.n-1)&(len(l.ring)-1)]
+		if last.at == at {
+			merge(&last.v, v)
+			return
+		}
+		if last.at > at {
+			panic("rtl: " + o.sig.path() + ": Schedule before a value already on the line")
+		}
+	}
+	o.last = c + 1
+	l.push(&v, at, o.owner.part)
+}
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
@@ -228,7 +271,7 @@ func (i *LineIn[T]) Peek() (T, bool) {
 }
 
 // Pending counts values on the line, arrived or not.
-func (i *LineIn[T]) Pending() int { return i.l.n }
+func (i *LineIn[T]) Pending() int { return i.l.sent() }
 
 // Latency of the connected line.
 func (i *LineIn[T]) Latency() uint64 { return i.l.latency }
@@ -253,7 +296,7 @@ func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
 // account for what is in flight; not for use by the receiving component).
 func (o *LineOut[T]) Each(f func(v T)) {
 	l := o.l
-	for i := 0; i < l.n; i++ {
+	for i, n := 0, l.sent(); i < n; i++ {
 		f(l.ring[(l.head+i)&(len(l.ring)-1)].v)
 	}
 }
@@ -261,7 +304,7 @@ func (o *LineOut[T]) Each(f func(v T)) {
 // Each calls f for every value on the line, oldest first.
 func (i *LineIn[T]) Each(f func(v T)) {
 	l := i.l
-	for k := 0; k < l.n; k++ {
+	for k, n := 0, l.sent(); k < n; k++ {
 		f(l.ring[(l.head+k)&(len(l.ring)-1)].v)
 	}
 }
