@@ -20,7 +20,8 @@ type inPort struct {
 	rtl.Module
 	sw       *Switch
 	idx      int
-	Rx       *link.Receiver
+	Rx       *link.Receiver // = &rx
+	rx       link.Receiver
 	done     fifo[xpDone]    // copies the outputs have sent: slot, output, from when
 	batch    []xpDone        // scratch: the done notices of this cycle, by output
 	pkts     []packet.Packet // per slot: the packet, read by the outputs until its last copy left
@@ -47,7 +48,8 @@ func newInPort(s *Switch, i int) *inPort {
 	p := &inPort{sw: s, idx: i,
 		pkts: make([]packet.Packet, slots), copies: make([]uint16, slots), left: make([]uint16, slots), credited: make([]bool, slots), queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
-	p.Rx = link.NewReceiver(&p.Module, "rx")
+	link.InitReceiver(&p.rx, &p.Module, "rx")
+	p.Rx = &p.rx
 	for slot := slots - 1; slot >= 0; slot-- {
 		p.free = append(p.free, uint16(slot))
 	}

@@ -21,13 +21,14 @@ type outPort struct {
 	idx    int
 	arr    fifo[xpWrite] // copies on their way to the crosspoints, in arrival order
 	arrAt  uint64        // the latest arrival cycle a wake-up is scheduled for
-	xp     *xpbuf.Bank   // xp(i): input i's crosspoint
-	Tx     *link.Sender
+	xp     xpbuf.Bank    // xp(i): input i's crosspoint
+	Tx     *link.Sender  // = &tx
 	ds     Downstream
 	ptr    rtl.Reg[uint8]
 	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
 	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
 	grants []uint64
+	tx     link.Sender
 	err    error
 	full   uint64           // crosspoints holding packets (bit i: xp(i))
 	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
@@ -49,8 +50,9 @@ func newOutPort(s *Switch, o int) *outPort {
 	p := &outPort{sw: s, idx: o,
 		ds: ds, grants: make([]uint64, k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
-	p.xp = xpbuf.NewBank(&p.Module, k, s.P.XPPackets, func(i int) string { return rtl.Idx("xp", i) })
-	p.Tx = link.NewSender(&p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
+	xpbuf.InitBank(&p.xp, &p.Module, k, s.P.XPPackets, func(i int) string { return rtl.Idx("xp", i) })
+	link.InitSender(&p.tx, &p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
+	p.Tx = &p.tx
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
 	p.grant.Init(&p.Module, "grant", rtl.Width(8))
 	p.stall.Init(&p.Module, "credit_stall")

@@ -30,6 +30,13 @@ type Sender struct {
 // NewSender makes the sending end under owner.
 func NewSender(owner *rtl.Module, name string, mode credit.Mode, counters int, capacity uint16) *Sender {
 	s := &Sender{}
+	InitSender(s, owner, name, mode, counters, capacity)
+	return s
+}
+
+// InitSender is NewSender for a Sender the caller has allocated (inside the
+// port that owns it, so that the two share their memory).
+func InitSender(s *Sender, owner *rtl.Module, name string, mode credit.Mode, counters int, capacity uint16) {
 	s.Init(owner, name, s)
 	s.Data.Init(&s.Module, "data")
 	s.Credit.Init(&s.Module, "credit_in")
@@ -37,7 +44,6 @@ func NewSender(owner *rtl.Module, name string, mode credit.Mode, counters int, c
 	s.pkt.Init(&s.Module, "pkt")
 	credit.InitCounter(&s.cred, &s.Module, "credit", mode, counters, capacity)
 	s.Credits = &s.cred
-	return s
 }
 
 // Tick takes the credits that arrived and lowers valid after a tail. Call it
@@ -149,12 +155,17 @@ type Receiver struct {
 // NewReceiver makes the receiving end under owner.
 func NewReceiver(owner *rtl.Module, name string) *Receiver {
 	r := &Receiver{}
+	InitReceiver(r, owner, name)
+	return r
+}
+
+// InitReceiver is NewReceiver for a Receiver the caller has allocated.
+func InitReceiver(r *Receiver, owner *rtl.Module, name string) {
 	r.Init(owner, name, r)
 	r.Data.Init(&r.Module, "data")
 	r.Credit.Init(&r.Module, "credit_out")
 	r.valid.Init(&r.Module, "valid")
 	r.pkt.Init(&r.Module, "pkt")
-	return r
 }
 
 // Recv takes a head that arrived by now and shows it on the probes until its

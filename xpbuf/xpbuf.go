@@ -109,7 +109,16 @@ type Bank struct {
 // NewBank makes n crosspoint buffers of capacity packets under owner, named
 // name(i).
 func NewBank(owner *rtl.Module, n, capacity int, name func(i int) string) *Bank {
-	k := &Bank{ring: make([]Entry, n*capacity), first: make([]uint16, n), n: make([]uint16, n),
+	k := &Bank{}
+	InitBank(k, owner, n, capacity, name)
+	return k
+}
+
+// InitBank is NewBank for a Bank the caller has allocated (inside the
+// output port that reads it).
+func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name func(i int) string) {
+	meta := make([]uint16, 2*n)
+	*k = Bank{ring: make([]Entry, n*capacity), first: meta[:n:n], n: meta[n:],
 		capacity: capacity, sim: owner.Sim(), epoch: ^uint64(0)}
 	for i := 0; i < n; i++ {
 		b := &Buf{}
@@ -118,7 +127,6 @@ func NewBank(owner *rtl.Module, n, capacity int, name func(i int) string) *Bank 
 		b.head.Init(&b.Module, "head_pkt")
 		k.bufs = append(k.bufs, b)
 	}
-	return k
 }
 
 // Buf returns crosspoint i's module.
