@@ -102,13 +102,21 @@ func Bases(rows []Row) []string {
 // offered load and accepted vs offered load (with accepted = offered).
 // Over another key: completion time vs that key for collectives, else
 // latency and accepted load vs that key. One series per SeriesKey; the x
-// axis is logarithmic when its values span a factor of 16 or more.
+// axis is logarithmic when its values span a factor of 16 or more, the
+// latency and completion axes when theirs span a factor of 100.
 func Figures(rows []Row) []Figure {
 	key := SeriesKey(rows)
 	xkey := LoadKey
 	if len(rows) > 0 && rows[0].XKey != "" {
 		xkey = rows[0].XKey
 	}
+	// latency on a log axis when it spans a factor of 100 or more (a
+	// saturated series beside one that is not)
+	latLo, latHi := math.Inf(1), 0.0
+	for _, r := range rows {
+		latLo, latHi = min(latLo, r.LatencyAvgCycles), max(latHi, r.LatencyAvgCycles)
+	}
+	logLat := latLo > 0 && latHi/latLo >= 100
 	if xkey == LoadKey {
 		return []Figure{
 			{
@@ -117,6 +125,7 @@ func Figures(rows []Row) []Figure {
 				XLabel: "offered load (fraction of link bandwidth)",
 				YLabel: "latency (cycles)",
 				Series: SeriesBy(rows, key, func(r Row) float64 { return r.LatencyAvgCycles }),
+				LogY:   logLat,
 			},
 			{
 				Base:     "accepted",
@@ -157,6 +166,7 @@ func Figures(rows []Row) []Figure {
 			YLabel: "latency (cycles)",
 			Series: SeriesBy(rows, key, func(r Row) float64 { return r.LatencyAvgCycles }),
 			LogX:   logX,
+			LogY:   logLat,
 		},
 		{
 			Base:   "accepted",
