@@ -18,6 +18,7 @@ type LineOut[T any] struct {
 	staged T
 	sent   bool
 	last   uint64 // 1 + the cycle of the last direct send
+	direct bool   // a copy of the line's, read without touching the line
 }
 
 // LineIn is the receiving end of a delay line.
@@ -147,7 +148,7 @@ func (l *line[T]) sent() int {
 
 // Direct reports whether the line's two ends share a partition (see
 // SendRef), which Schedule needs. False before Build.
-func (o *LineOut[T]) Direct() bool { return o.l != nil && o.l.direct }
+func (o *LineOut[T]) Direct() bool { return o.direct }
 
 // Schedule sends v in cycle c > now, settled now: a sender whose value for
 // the next cycle is decided by another component of its partition (an
@@ -206,6 +207,7 @@ func (l *line[T]) push(v *T, at uint64, p *partition) {
 func (o *LineOut[T]) bind() {
 	if l := o.l; l != nil && l.recv != nil {
 		l.direct = o.owner.part == l.recv.part
+		o.direct = l.direct
 	}
 }
 
