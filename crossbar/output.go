@@ -20,7 +20,7 @@ type outPort struct {
 	sw     *Switch
 	idx    int
 	arr    fifo[xpWrite] // copies on their way to the crosspoints, in arrival order
-	arrAt  uint64        // the latest arrival cycle a wake-up is scheduled for
+	arrAt  uint64        // the latest wake-up scheduled for arrivals (write)
 	xp     xpbuf.Bank    // xp(i): input i's crosspoint
 	Tx     *link.Sender  // = &tx
 	ds     Downstream
@@ -72,13 +72,36 @@ func (p *outPort) published(now uint64) uint16 {
 }
 
 // write is input w.in's copy entering the switch towards this output's
-// crosspoint; the output wakes when it arrives.
+// crosspoint, where it arrives in cycle w.at. A copy that arrives while the
+// link is busy cannot leave before the link frees, and taking it into the
+// crosspoint changes nothing else the output shows (while the crosspoint
+// and stall probes are not traced), so the output wakes for it only when
+// the link frees; it takes every copy that has arrived at the start of
+// each evaluation. (Should the output send again in this cycle after this
+// read, the link stays busy longer and the output wakes before it frees,
+// as often as it did before.)
 func (p *outPort) write(w xpWrite) {
 	p.arr.push(w)
-	if p.arrAt != w.at {
-		p.arrAt = w.at
-		p.WakeAt(w.at)
+	c := w.at
+	if free, busy := p.Tx.Busy(c); busy && !p.xp.Traced() && !p.stall.Traced() {
+		c = free
 	}
+	if p.arrAt != c {
+		p.arrAt = c
+		p.WakeAt(c)
+	}
+}
+
+// arrived counts input i's copies that have reached crosspoint xp(i) by
+// the end of cycle now−1 but that the output has not taken yet (write).
+func (p *outPort) arrived(i int, now uint64) int {
+	n := 0
+	p.arr.each(func(w *xpWrite) {
+		if int(w.in) == i && w.at < now {
+			n++
+		}
+	})
+	return n
 }
 
 func (p *outPort) lookahead(pk *packet.Packet) uint64 {

@@ -352,7 +352,8 @@ func (s *Switch) XPOccupancy(i, o int) int {
 	if s.sc != nil {
 		return s.sc.occupancy(i, o)
 	}
-	return s.outs[o].xp.Len(i)
+	out := s.outs[o]
+	return out.xp.Len(i) + out.arrived(i, s.Now())
 }
 
 // XPCapacity is the capacity of the buffer XPOccupancy reports: the

@@ -183,6 +183,9 @@ func (k *Bank) Pop(i int) Entry {
 	return e
 }
 
+// Traced reports whether a probe of the bank is in the waveform.
+func (k *Bank) Traced() bool { return k.isTraced() }
+
 func (k *Bank) isTraced() bool {
 	if e := k.sim.TraceEpoch(); e != k.epoch {
 		k.epoch = e
