@@ -80,12 +80,16 @@ func (s *Sender) Available(i int) uint16 {
 	if now == 0 {
 		return v
 	}
-	s.Credit.EachArrivedBy(now-1, func(t credit.Token) {
-		if s.Credits.Mode() == credit.PerLink || int(t.XP) == i {
+	perLink := s.Credits.Mode() == credit.PerLink
+	for k := 0; ; k++ {
+		t, ok := s.Credit.Arrived(k, now-1)
+		if !ok {
+			return v
+		}
+		if perLink || int(t.XP) == i {
 			v += t.N
 		}
-	})
-	return v
+	}
 }
 
 // Returning returns counter i plus every credit on its way back, arrived or

@@ -356,6 +356,21 @@ func (i *LineIn[T]) SetWake(on bool) {
 	}
 }
 
+// Arrived returns the k-th oldest value on the line if it has arrived by
+// cycle c (received or not): EachArrivedBy without a function value, for
+// a loop on a hot path.
+func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
+	l := i.l
+	if k >= l.n {
+		return nil, false
+	}
+	e := &l.ring[(l.head+k)&(len(l.ring)-1)]
+	if e.at > c {
+		return nil, false
+	}
+	return &e.v, true
+}
+
 // EachArrivedBy calls f for every value on the line that has arrived by cycle
 // c (received or not), oldest first; for monitors.
 func (i *LineIn[T]) EachArrivedBy(c uint64, f func(v T)) {
