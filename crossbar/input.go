@@ -37,7 +37,7 @@ type inPort struct {
 	adaptive bool // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 }
 
-func newInPort(s *Switch, i int) *inPort {
+func newInPort(s *Switch, i int, p *inPort) *inPort {
 	k := s.k
 	// One slot per packet the upstream may have in the switch: its credits,
 	// which in per-crosspoint mode are a full crosspoint's worth per output.
@@ -45,8 +45,9 @@ func newInPort(s *Switch, i int) *inPort {
 	if s.P.CreditMode == credit.PerCrosspoint {
 		slots *= k
 	}
-	p := &inPort{sw: s, idx: i,
-		pkts: make([]packet.Packet, slots), copies: make([]uint16, slots), left: make([]uint16, slots), credited: make([]bool, slots), queued: make([]uint16, k)}
+	u := make([]uint16, 2*slots+k) // one block for the small per-slot and per-output counts
+	*p = inPort{sw: s, idx: i, pkts: make([]packet.Packet, slots), credited: make([]bool, slots),
+		copies: u[:slots:slots], left: u[slots : 2*slots : 2*slots], queued: u[2*slots:]}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
 	p.Rx = &p.rx

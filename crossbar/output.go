@@ -36,7 +36,7 @@ type outPort struct {
 	dsSnap uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
 }
 
-func newOutPort(s *Switch, o int) *outPort {
+func newOutPort(s *Switch, o int, p *outPort) *outPort {
 	k := s.k
 	ds := Downstream{Mode: credit.PerLink, Counters: 1, Capacity: uint16(s.P.XPPackets)}
 	switch {
@@ -47,7 +47,7 @@ func newOutPort(s *Switch, o int) *outPort {
 	case s.P.Downstream != nil:
 		ds = s.P.Downstream(o)
 	}
-	p := &outPort{sw: s, idx: o,
+	*p = outPort{sw: s, idx: o,
 		ds: ds, grants: make([]uint64, k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
 	xpbuf.InitBank(&p.xp, &p.Module, k, s.P.XPPackets, func(i int) string { return rtl.Idx("xp", i) })

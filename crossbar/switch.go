@@ -161,11 +161,13 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	// switch's own queues (fifo), so they share a partition.
 	s.Together()
 	k := s.k
+	// The ports of a switch side by side: they hand each other work.
+	inArr, outArr := make([]inPort, k), make([]outPort, k)
 	for i := 0; i < k; i++ {
-		s.ins = append(s.ins, newInPort(s, i))
+		s.ins = append(s.ins, newInPort(s, i, &inArr[i]))
 	}
 	for o := 0; o < k; o++ {
-		s.outs = append(s.outs, newOutPort(s, o))
+		s.outs = append(s.outs, newOutPort(s, o, &outArr[o]))
 	}
 	if p.AdaptiveCredits != 0 {
 		readers := p.AdaptiveInputs

@@ -120,8 +120,9 @@ func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name func(i int) stri
 	meta := make([]uint16, 2*n)
 	*k = Bank{ring: make([]Entry, n*capacity), first: meta[:n:n], n: meta[n:],
 		capacity: capacity, sim: owner.Sim(), epoch: ^uint64(0)}
+	bufs := make([]Buf, n)
 	for i := 0; i < n; i++ {
-		b := &Buf{}
+		b := &bufs[i]
 		b.Init(owner, name(i), b)
 		b.occ.Init(&b.Module, "occupancy")
 		b.head.Init(&b.Module, "head_pkt")
