@@ -352,7 +352,7 @@ func (i *LineIn[T]) SetWake(on bool) {
 	m := i.owner.comp
 	for k := 0; k < l.n; k++ {
 		at := max(l.ring[(l.head+k)&(len(l.ring)-1)].at, m.sim.now+1)
-		m.part.timers = append(m.part.timers, timer{at: at, m: m})
+		m.part.addTimer(timer{at: at, m: m})
 	}
 }
 

@@ -80,6 +80,19 @@ func (p *partition) wakeNext(m *Module) {
 	}
 }
 
+// addTimer schedules t: straight into the Sim's calendar when there is
+// one partition, else through the partition's list, merged after the
+// cycle. (The calendar's bucket of the current cycle, which step is
+// reading, takes nothing: every new timer is for a later cycle, and the
+// calendar spans fewer cycles than would wrap around to it.)
+func (p *partition) addTimer(t timer) {
+	if p.sim.workers == 1 {
+		p.sim.timers.push(t)
+		return
+	}
+	p.timers = append(p.timers, t)
+}
+
 // wakeAt schedules m for cycle c (a line arrival).
 func (p *partition) wakeAt(m *Module, c uint64) {
 	if m = m.comp; m == nil {
@@ -89,7 +102,7 @@ func (p *partition) wakeAt(m *Module, c uint64) {
 		p.wakeNext(m)
 		return
 	}
-	p.timers = append(p.timers, timer{at: c, m: m})
+	p.addTimer(timer{at: c, m: m})
 }
 
 // NewSim returns an empty simulator whose root module is named "top".
@@ -448,7 +461,7 @@ func (p *partition) commit() {
 		case sleepTimed:
 			if m.timerAt != m.wakeAt { // one entry per wake-up time
 				m.timerAt = m.wakeAt
-				p.timers = append(p.timers, timer{at: m.wakeAt, m: m, timer: true})
+				p.addTimer(timer{at: m.wakeAt, m: m, timer: true})
 			}
 		}
 	}
