@@ -65,10 +65,12 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 // cycle now−1. It reads the same whether or not the output has been
 // evaluated yet in this cycle.
 func (p *outPort) published(now uint64) uint16 {
-	if p.dsAt == now+1 {
-		return p.dsSnap
+	if p.dsAt != now+1 {
+		// The same value whoever asks first in this cycle, as long as
+		// it is before the output's Tick (Eval takes it first thing).
+		p.dsSnap, p.dsAt = p.Tx.Available(0), now+1
 	}
-	return p.Tx.Available(0)
+	return p.dsSnap
 }
 
 // write is input w.in's copy entering the switch towards this output's
@@ -114,8 +116,7 @@ func (p *outPort) lookahead(pk *packet.Packet) uint64 {
 func (p *outPort) Eval() {
 	now := p.Now()
 	if p.dsCred != nil {
-		// What the inputs read in this cycle, before Tick takes credits.
-		p.dsSnap, p.dsAt = p.Tx.Available(0), now+1
+		p.published(now) // what the inputs read in this cycle, before Tick takes credits
 	}
 	p.Tx.Tick(now)
 	// The copies that reach their crosspoints now; all inputs write with

@@ -79,12 +79,11 @@ func (s *Source) Eval() {
 			mask = s.Lookahead(p)
 		}
 		if s.Tx.CanSend(now, mask) {
-			pk := *p
+			p.Sent = now
+			s.Tx.SendRef(now, p, mask)
 			*p = packet.Packet{}
 			s.first = (s.first + 1) % len(s.queue)
 			s.n--
-			pk.Sent = now
-			s.Tx.Send(now, pk, mask)
 			s.Injected++
 			if s.Win.In(now) {
 				s.InjectedInWindow++
@@ -202,7 +201,7 @@ func NewSink(parent *rtl.Module, name string, node uint32) *Sink {
 func (k *Sink) Eval() {
 	now := k.Now()
 	for {
-		p, ok := k.Rx.Recv(now)
+		p, ok := k.Rx.RecvRef(now) // on the line, valid until Eval returns
 		if !ok {
 			break
 		}
@@ -210,7 +209,9 @@ func (k *Sink) Eval() {
 		tail := now + uint64(p.Cycles) - 1
 		k.Received++
 		k.Hops += uint64(p.Hops)
-		k.cur = p // a field, so passing its address to Accept does not allocate
+		if k.Accept != nil || k.fed {
+			k.cur = *p // a copy the callbacks may keep a pointer to
+		}
 		if k.Accept != nil && !k.Accept(&k.cur) {
 			k.Misrouted++
 		}
@@ -225,7 +226,7 @@ func (k *Sink) Eval() {
 			k.Log = append(k.Log, Delivery{ID: p.ID, Src: p.Src, Tail: tail})
 		}
 		if k.fed && k.Forward(&k.cur) {
-			k.pending = append(k.pending, Arrival{P: p, Tail: tail})
+			k.pending = append(k.pending, Arrival{P: *p, Tail: tail})
 		}
 	}
 	if len(k.pending) > 0 {
