@@ -32,18 +32,18 @@ func (o Op) String() string {
 
 // Packet is the header and, for reductions, the payload of one packet.
 type Packet struct {
+	// (Fields are ordered so the struct packs into 88 bytes: a packet is
+	// copied onto every link it crosses.)
 	ID     uint64 // unique per run: source << 40 | sequence at the source
 	Src    uint32 // source node
 	Dst    uint32 // destination node (Unicast) or collective address
 	Mask   uint64 // Multicast in a single-switch experiment: the destination port set drawn by the source; 0 means look Dst up in the routing table
-	Op     Op
-	VL, SL uint8
 	Msg    uint32 // message id at the source
-	Seq    uint16 // packet index within the message
 	Bytes  uint32
 	Cycles uint32 // cycles the packet holds a link: ceil(Bytes / link bytes per cycle)
-	Born   uint64 // cycle the packet entered its source queue (latency starts here)
-	Sent   uint64 // cycle its head left the source
+	Seq    uint16 // packet index within the message
+	Op     Op
+	VL, SL uint8
 	Hops   uint8
 	// InPort is the switch input the packet last arrived on, written by the
 	// input port with the packet into its crosspoints: a combine unit marks
@@ -56,6 +56,8 @@ type Packet struct {
 	// for the aligned mantissas of a two-phase float sum. A combine unit
 	// keeps separate state per pass and folds with that pass's ALU.
 	Pass uint8
+	Born uint64 // cycle the packet entered its source queue (latency starts here)
+	Sent uint64 // cycle its head left the source
 	// Payload is a Reduce packet's contribution or partial result as ALU
 	// wire words (alu.Spec.Encode); nil for every other packet and for a
 	// Barrier. Never written after the packet is sent: copies share it.

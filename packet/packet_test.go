@@ -2,6 +2,7 @@ package packet
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -24,4 +25,9 @@ func TestIDAndTag(t *testing.T) {
 func TestOpNames(t *testing.T) {
 	require.Equal(t, "unicast multicast reduce barrier broadcast op(9)",
 		Unicast.String()+" "+Multicast.String()+" "+Reduce.String()+" "+Barrier.String()+" "+Broadcast.String()+" "+Op(9).String())
+}
+
+// A packet is copied onto every link it crosses: keep it small.
+func TestPacketSize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(Packet{}), uintptr(88))
 }
