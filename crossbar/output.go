@@ -19,10 +19,9 @@ type outPort struct {
 	rtl.Module
 	sw     *Switch
 	idx    int
-	arr    fifo[xpWrite] // copies on their way to the crosspoints, in arrival order
-	arrAt  uint64        // the latest wake-up scheduled for arrivals (write)
-	xp     xpbuf.Bank    // xp(i): input i's crosspoint
-	Tx     *link.Sender  // = &tx
+	arrAt  uint64       // the latest wake-up scheduled for arrivals (write)
+	xp     xpbuf.Bank   // xp(i): input i's crosspoint
+	Tx     *link.Sender // = &tx
 	ds     Downstream
 	ptr    rtl.Reg[uint8]
 	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
@@ -30,7 +29,7 @@ type outPort struct {
 	grants []uint64
 	tx     link.Sender
 	err    error
-	full   uint64           // crosspoints holding packets (bit i: xp(i))
+	full   uint64           // crosspoints holding packets, arrived or on their way (bit i: xp(i))
 	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
 	dsAt   uint64           // 1 + the cycle of dsSnap
 	dsSnap uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
@@ -74,16 +73,21 @@ func (p *outPort) published(now uint64) uint16 {
 }
 
 // write is input w.in's copy entering the switch towards this output's
-// crosspoint, where it arrives in cycle w.at. A copy that arrives while the
-// link is busy cannot leave before the link frees, and taking it into the
-// crosspoint changes nothing else the output shows (while the crosspoint
-// and stall probes are not traced), so the output wakes for it only when
-// the link frees; it takes every copy that has arrived at the start of
-// each evaluation. (Should the output send again in this cycle after this
-// read, the link stays busy longer and the output wakes before it frees,
-// as often as it did before.)
+// crosspoint xp(w.in), where it arrives in cycle w.at: it goes into the
+// crosspoint at once, marked with that cycle, and the output sees it from
+// then on (the ports share a partition, and w.at is a later cycle). A copy
+// that arrives while the link is busy cannot leave before the link frees
+// and changes nothing else the output shows (while the crosspoint and
+// stall probes are not traced), so the output wakes for it only when the
+// link frees. (Should the output send again in this cycle after this read,
+// the link stays busy longer and the output wakes before it frees, as
+// often as it did before.)
 func (p *outPort) write(w xpWrite) {
-	p.arr.push(w)
+	i := int(w.in)
+	if err := p.xp.Push(i, xpbuf.Entry{At: w.at, Tag: w.tag, Slot: w.slot}); err != nil && p.err == nil {
+		p.err = err
+	}
+	p.full |= 1 << uint(i)
 	c := w.at
 	if free, busy := p.Tx.Busy(c); busy && !p.xp.Traced() && !p.stall.Traced() {
 		c = free
@@ -92,18 +96,6 @@ func (p *outPort) write(w xpWrite) {
 		p.arrAt = c
 		p.WakeAt(c)
 	}
-}
-
-// arrived counts input i's copies that have reached crosspoint xp(i) by
-// the end of cycle now−1 but that the output has not taken yet (write).
-func (p *outPort) arrived(i int, now uint64) int {
-	n := 0
-	p.arr.each(func(w *xpWrite) {
-		if int(w.in) == i && w.at < now {
-			n++
-		}
-	})
-	return n
 }
 
 func (p *outPort) lookahead(pk *packet.Packet) uint64 {
@@ -119,15 +111,11 @@ func (p *outPort) Eval() {
 		p.published(now) // what the inputs read in this cycle, before Tick takes credits
 	}
 	p.Tx.Tick(now)
-	// The copies that reach their crosspoints now; all inputs write with
-	// the same switch delay, so they come in order.
-	for p.arr.n > 0 && p.arr.peek().at <= now {
-		w := p.arr.pop()
-		i := int(w.in)
-		if err := p.xp.Push(i, xpbuf.Entry{At: now, Tag: w.tag, Slot: w.slot}); err != nil && p.err == nil {
-			p.err = err
+	if p.xp.Traced() {
+		// The crosspoints' probes show the copies that have arrived.
+		for m := p.full; m != 0; m &= m - 1 {
+			p.xp.Show(bits.TrailingZeros64(m), now)
 		}
-		p.full |= 1 << uint(i)
 	}
 	k := p.sw.k
 	granted, waiting := false, false
@@ -141,7 +129,11 @@ func (p *outPort) Eval() {
 		}
 		for ; rot != 0; rot &= rot - 1 {
 			i := (start + bits.TrailingZeros64(rot)) % k
-			pk := &p.sw.ins[i].pkts[p.xp.Head(i).Slot]
+			h := p.xp.Head(i)
+			if h.At > now {
+				continue // still on its way through the switch
+			}
+			pk := &p.sw.ins[i].pkts[h.Slot]
 			mask := p.lookahead(pk)
 			if !p.Tx.Credits.CanSend(mask) {
 				waiting = true

@@ -354,8 +354,13 @@ func (s *Switch) XPOccupancy(i, o int) int {
 	if s.sc != nil {
 		return s.sc.occupancy(i, o)
 	}
-	out := s.outs[o]
-	return out.xp.Len(i) + out.arrived(i, s.Now())
+	// What has arrived by the end of the last cycle (copies on their way
+	// through the switch are in the bank ahead of time).
+	now := s.Now()
+	if now == 0 {
+		return 0
+	}
+	return s.outs[o].xp.Arrived(i, now-1)
 }
 
 // XPCapacity is the capacity of the buffer XPOccupancy reports: the
@@ -379,12 +384,7 @@ func (s *Switch) CopiesHeld(i, o int) int {
 		return int(s.sc.ins[i].want[o])
 	}
 	in, out := s.ins[i], s.outs[o]
-	n := out.xp.Len(i)
-	out.arr.each(func(w *xpWrite) {
-		if int(w.in) == i {
-			n++
-		}
-	})
+	n := out.xp.Len(i) // arrived or on the way
 	in.done.each(func(d *xpDone) {
 		if int(d.out) == o {
 			n++

@@ -154,8 +154,8 @@ func (k *Bank) Push(i int, e Entry) error {
 	}
 	k.ring[i*c+j] = e
 	k.n[i]++
-	if k.isTraced() {
-		k.show(i)
+	if e.At <= k.sim.Now() && k.isTraced() {
+		k.show(i, e.At)
 	}
 	return nil
 }
@@ -179,9 +179,29 @@ func (k *Bank) Pop(i int) Entry {
 	k.first[i] = uint16(f)
 	k.n[i]--
 	if k.isTraced() {
-		k.show(i)
+		k.show(i, k.sim.Now())
 	}
 	return e
+}
+
+// Arrived counts the packets in crosspoint i visible by cycle c (At ≤ c).
+// A bank may hold packets on their way in, pushed ahead with the cycle
+// they arrive (At): they count in Len, not here, and Head may be one.
+func (k *Bank) Arrived(i int, c uint64) int {
+	n := int(k.n[i])
+	for n > 0 && k.ring[i*k.capacity+(int(k.first[i])+n-1)%k.capacity].At > c {
+		n--
+	}
+	return n
+}
+
+// Show sets crosspoint i's probes to what has arrived by now (for a bank
+// with packets pushed ahead: call it in every cycle one arrives, while
+// Traced).
+func (k *Bank) Show(i int, now uint64) {
+	if k.isTraced() {
+		k.show(i, now)
+	}
 }
 
 // Traced reports whether a probe of the bank is in the waveform.
@@ -200,11 +220,13 @@ func (k *Bank) isTraced() bool {
 	return k.traced
 }
 
-// show sets crosspoint i's probes as Buf.trace does.
-func (k *Bank) show(i int) {
+// show sets crosspoint i's probes as Buf.trace does, counting what has
+// arrived by cycle c.
+func (k *Bank) show(i int, c uint64) {
 	b := k.bufs[i]
-	b.occ.Set(k.n[i])
-	if k.n[i] == 0 {
+	n := k.Arrived(i, c)
+	b.occ.Set(uint16(n))
+	if n == 0 {
 		b.head.Set(0)
 	} else {
 		b.head.Set(k.ring[i*k.capacity+int(k.first[i])].Tag)
