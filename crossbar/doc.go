@@ -8,12 +8,19 @@
 // buffer of every output it goes to in one crossbar pass (multicast
 // replication); K×K crosspoint buffers; per-output round-robin arbiters send
 // a crosspoint's head packet when the downstream credits allow. Every output
-// decides alone, so inputs and outputs are separate components joined by
-// delay lines (input.go, output.go).
+// decides alone, so inputs and outputs are separate components (input.go,
+// output.go). They share one partition of the kernel (rtl.Module.Together)
+// and hand each other work through the switch's own memory, always for a
+// later cycle: a copy goes into the output's crosspoint bank at once,
+// marked with the cycle it arrives after the switch delay; a sent copy's
+// done notice reaches its input a cycle later. The packet itself stays in
+// the input's slot until its last copy has left; crosspoints hold the slot.
 //
 // Credits (per-link mode): the upstream counter starts at XPPackets; input i
 // keeps one slot per packet it holds and returns the credit when the last
-// copy has left its crosspoint. Per-crosspoint mode: one counter per
+// copy has left its crosspoint (the output that sends the last copy
+// schedules that credit for the next cycle on the input's behalf, so the
+// input need not wake for it). Per-crosspoint mode: one counter per
 // downstream output, one credit back per copy.
 //
 // # iq-fifo and voq: input-queued baselines with one central scheduler
@@ -97,7 +104,9 @@
 // choice: Params.AdaptiveCredits first keeps the candidates with the most
 // downstream credits (oq-xp: each output of the set registers its credit
 // count in out(o).ds_credits, read by the inputs a cycle later, so the
-// choice does not depend on evaluation order), and Params.RandomTies (implied by it)
+// choice does not depend on evaluation order; the inputs compute the
+// register's value from the counter, and the output updates the register
+// only while it is traced), and Params.RandomTies (implied by it)
 // breaks the remaining ties by a draw from the input port's own random
 // stream instead of the lowest index. Neither is set for a single switch.
 //

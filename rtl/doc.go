@@ -18,4 +18,14 @@
 //     sleep claims of a component are tested.
 //   - Randomness: every module draws from its own stream derived from the
 //     master seed and its hierarchical path.
+//
+// Speed (DESIGN §10): timers live in a calendar of the next 1024 cycles
+// (a heap beyond); a delay line whose two ends share a partition takes a
+// value at the send instead of at the commit (it cannot be seen before
+// now+latency anyway), and may take one settled early for a later cycle
+// (LineOut.Schedule); components that must share state (a switch's ports)
+// are kept in one partition (Module.Together) and wake each other with
+// Module.WakeAt; registers and lines keep what the hot path needs (owner,
+// traced flag, the line itself) inline rather than behind the signal
+// record.
 package rtl
