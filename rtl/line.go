@@ -12,13 +12,13 @@ import (
 
 // LineOut is the sending end of a delay line.
 type LineOut[T any] struct {
-	owner  *Module // whose partition commits the send
-	sig    *signal
 	l      *line[T]
-	staged T
+	owner  *Module // whose partition commits the send
+	last   uint64  // 1 + the cycle of the last direct send
+	direct bool    // a copy of the line's, read without touching the line
 	sent   bool
-	last   uint64 // 1 + the cycle of the last direct send
-	direct bool   // a copy of the line's, read without touching the line
+	sig    *signal
+	staged T // the value sent in this cycle, until the commit (lines across partitions)
 }
 
 // LineIn is the receiving end of a delay line.
@@ -35,20 +35,22 @@ type timed[T any] struct {
 }
 
 type line[T any] struct {
+	// what a send or a receive reads first
 	sim     *Sim
-	recv    *Module // the receiver's owner (arrivals wake its component)
-	latency uint64
-	out     *LineOut[T]
-	in      *LineIn[T]
 	ring    []timed[T]
 	head, n int
-	pc      uintptr
-	bad     string
+	latency uint64
+	recv    *Module   // the receiver's owner (arrivals wake its component)
 	set     *ReadySet // raised while the line holds values
+	lazy    bool      // arrivals do not wake the receiver (SetWake)
+	direct  bool      // both ends in one partition: sends go in at once (bind)
 	word    int
 	bit     uint64
-	lazy    bool // arrivals do not wake the receiver (SetWake)
-	direct  bool // both ends in one partition: sends go in at once (bind)
+	// for elaboration
+	out *LineOut[T]
+	in  *LineIn[T]
+	pc  uintptr
+	bad string
 }
 
 // Init declares the sending end under owner.
