@@ -39,7 +39,7 @@ func (s *Sim) elaborate() error {
 		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
 	}
 	walk(&s.top, func(m *Module) {
-		seen := make(map[string]uintptr, len(m.children)+len(m.elems))
+		seen := make(map[string]uintptr, len(m.children)+len(m.signals))
 		check := func(name string, pc uintptr) {
 			if !validName(name) {
 				add(m.Path()+"."+name, pc, fmt.Sprintf("invalid name %q: use letters, digits, '_' and (i) indices", name))
@@ -53,10 +53,14 @@ func (s *Sim) elaborate() error {
 		for _, c := range m.children {
 			check(c.name, c.pc)
 		}
-		for _, e := range m.elems {
-			check(e.name, e.pc)
-			if e.port != nil {
-				e.port.problems(add)
+		// Every register, probe and port declares a signal, in order; the
+		// ports are also in elems, in the same order.
+		j := 0
+		for _, sig := range m.signals {
+			check(sig.name, sig.pc)
+			if j < len(m.elems) && m.elems[j].sig == sig {
+				m.elems[j].port.problems(add)
+				j++
 			}
 		}
 	})

@@ -58,17 +58,16 @@ func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 	o.owner = owner
 	o.sig = newSignal[T](owner, name, callerPC(2), nil, &o.staged)
 	o.sig.noTrace = true
-	owner.elems = append(owner.elems, elem{kind: elemLineOut, name: name, pc: o.sig.pc, port: o})
+	owner.elems = append(owner.elems, elem{sig: o.sig, port: o})
 	return o
 }
 
 // Init declares the receiving end under owner.
 func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
-	var zero T
 	i.owner = owner
-	i.sig = newSignal[T](owner, name, callerPC(2), nil, &zero)
+	i.sig = newSignal[T](owner, name, callerPC(2), nil, nil) // never traced
 	i.sig.noTrace = true
-	owner.elems = append(owner.elems, elem{kind: elemLineIn, name: name, pc: i.sig.pc, port: i})
+	owner.elems = append(owner.elems, elem{sig: i.sig, port: i})
 	return i
 }
 

@@ -41,7 +41,7 @@ type moduleInfo struct {
 	children []*Module
 	pc       uintptr // where Init was called, for elaboration errors
 	signals  []*signal
-	elems    []elem // ports, registers, lines: for elaboration checks
+	elems    []elem // ports and lines: for elaboration checks
 	path     string
 	together bool // Together: every component below shares one partition
 }

@@ -5,22 +5,11 @@ import (
 	"reflect"
 )
 
-type elemKind uint8
-
-const (
-	elemReg elemKind = iota
-	elemIn
-	elemOut
-	elemLineIn
-	elemLineOut
-)
-
-// elem is what the elaboration checks know about a declared port or register.
+// elem is what the elaboration checks know about a declared port (the
+// registers' names they find among the module's signals).
 type elem struct {
-	kind elemKind
-	name string
-	pc   uintptr
-	port port // nil for registers
+	sig  *signal // its name and declaration site
+	port port
 }
 
 type port interface {
@@ -38,7 +27,7 @@ type Out[T comparable] struct {
 // Init declares the output under owner.
 func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
 	o.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &o.q))
-	owner.elems = append(owner.elems, elem{kind: elemOut, name: name, pc: o.sig.pc, port: o})
+	owner.elems = append(owner.elems, elem{sig: o.sig, port: o})
 	return o
 }
 
@@ -63,10 +52,10 @@ type In[T comparable] struct {
 
 // Init declares the input under owner.
 func (i *In[T]) Init(owner *Module, name string, opts ...Opt) *In[T] {
-	var zero T
-	i.sig = newSignal[T](owner, name, callerPC(2), opts, &zero)
-	i.sig.noTrace = true // the driving output is traced
-	owner.elems = append(owner.elems, elem{kind: elemIn, name: name, pc: i.sig.pc, port: i})
+	// Never traced (the driving output is), so no value to show.
+	i.sig = newSignal[T](owner, name, callerPC(2), opts, nil)
+	i.sig.noTrace = true
+	owner.elems = append(owner.elems, elem{sig: i.sig, port: i})
 	return i
 }
 

@@ -59,7 +59,10 @@ func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T
 	if owner.sim.built {
 		panic("rtl: signal " + owner.Path() + "." + name + " declared after Build")
 	}
-	s := &signal{owner: owner, name: name, pc: pc, tid: -1, val: unsafe.Pointer(val)}
+	s := &signal{owner: owner, name: name, pc: pc, tid: -1}
+	if val != nil {
+		s.val = unsafe.Pointer(val)
+	}
 	s.typ = reflect.TypeFor[T]()
 	s.enc, s.width = encodingOf(s.typ)
 	for _, o := range opts {
@@ -166,7 +169,6 @@ type Reg[T comparable] struct {
 // Init declares the register under owner. Call it from the constructor.
 func (r *Reg[T]) Init(owner *Module, name string, opts ...Opt) *Reg[T] {
 	r.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &r.q))
-	owner.elems = append(owner.elems, elem{kind: elemReg, name: name, pc: r.sig.pc})
 	return r
 }
 
@@ -242,6 +244,5 @@ func (p *Probe[T]) Set(v T) {
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
 	p.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &p.q))
-	owner.elems = append(owner.elems, elem{kind: elemReg, name: name, pc: p.sig.pc})
 	return p
 }
