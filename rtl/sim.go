@@ -509,7 +509,14 @@ func (w *timerWheel) push(t timer) {
 		return
 	}
 	if w.b == nil {
+		// Buckets of a few timers each carved from one block, so a
+		// calendar costs two allocations until a bucket outgrows its share.
+		const per = 4
+		block := make([]timer, wheelSize*per)
 		w.b = make([][]timer, wheelSize)
+		for i := range w.b {
+			w.b[i] = block[i*per : i*per : (i+1)*per]
+		}
 	}
 	i := t.at & wheelMask
 	w.b[i] = append(w.b[i], t)
