@@ -569,13 +569,7 @@ func (c *CollectiveNet) Harness() *tb.Harness {
 }
 
 // Trace records the selected signals of the run into w (a VCD stream).
-func (c *CollectiveNet) Trace(w io.Writer, globs string) error {
-	vw, err := c.Sim.NewTraceWriter(w)
-	if err != nil {
-		return err
-	}
-	return c.Sim.Trace(vw, globs)
-}
+func (c *CollectiveNet) Trace(w io.Writer, globs string) error { return traceInto(c.Sim, w, globs) }
 
 // Run runs the collective to completion (or run.max_cycles) and reports.
 func (c *CollectiveNet) Run() Result {

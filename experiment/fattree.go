@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"time"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
@@ -321,29 +320,14 @@ func (n *FatTreeNICNet) measuredDone() bool {
 // Harness wraps the netlist for testbenches: done when every measured
 // message completed, the credit invariant as a monitor.
 func (n *FatTreeNICNet) Harness() *tb.Harness {
-	return &tb.Harness{
-		Sim:      n.Sim,
-		Done:     n.measuredDone,
-		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.Conservation}},
-		Check:    n.Err,
-	}
+	return harness(n.Sim, n.measuredDone, n.Conservation, n.Err)
 }
 
 // Trace records the selected signals of the run into w (a VCD stream).
-func (n *FatTreeNICNet) Trace(w io.Writer, globs string) error {
-	vw, err := n.Sim.NewTraceWriter(w)
-	if err != nil {
-		return err
-	}
-	return n.Sim.Trace(vw, globs)
-}
+func (n *FatTreeNICNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }
 
 // Run drives warm-up, the measurement window and the drain, then reports.
-func (n *FatTreeNICNet) Run() Result {
-	start := time.Now()
-	n.Sim.RunUntil(n.measuredDone, uint64(n.Cfg.Run.MaxCycles))
-	return n.Result(time.Since(start).Seconds())
-}
+func (n *FatTreeNICNet) Run() Result { return runTimed(n.Sim, n.measuredDone, n.Cfg, n.Result) }
 
 func (n *FatTreeNICNet) sim() *rtl.Sim { return n.Sim }
 

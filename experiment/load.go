@@ -33,30 +33,44 @@ func (n *loadNet) measuredDone() bool { return measuredDone(n.Sim, n.Win, n.Srcs
 
 // Harness wraps the netlist for testbenches: done when drained, the credit
 // invariant as a monitor.
-func (n *loadNet) Harness() *tb.Harness {
-	return &tb.Harness{
-		Sim:      n.Sim,
-		Done:     n.measuredDone,
-		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.conserve}},
-		Check:    n.netErr,
-	}
-}
+func (n *loadNet) Harness() *tb.Harness { return harness(n.Sim, n.measuredDone, n.conserve, n.netErr) }
 
 // Trace records the selected signals of the run into w (a VCD stream).
-func (n *loadNet) Trace(w io.Writer, globs string) error {
-	vw, err := n.Sim.NewTraceWriter(w)
-	if err != nil {
-		return err
-	}
-	return n.Sim.Trace(vw, globs)
-}
+func (n *loadNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }
 
 // Run drives warm-up, the measurement window and the drain, then reports.
 // A run that has not drained by run.max_cycles stops there and is unstable.
-func (n *loadNet) Run() Result {
+func (n *loadNet) Run() Result { return runTimed(n.Sim, n.measuredDone, n.Cfg, n.report) }
+
+// What every experiment netlist does the same way.
+
+// harness is the testbench view of a netlist: done when done says so, the
+// credit invariant conserve checked every cycle, check at the end.
+func harness(sim *rtl.Sim, done func() bool, conserve, check func() error) *tb.Harness {
+	return &tb.Harness{
+		Sim:      sim,
+		Done:     done,
+		Monitors: []tb.Monitor{{Name: "credit conservation", Check: conserve}},
+		Check:    check,
+	}
+}
+
+// traceInto records the signals of sim that globs select into w (a VCD
+// stream).
+func traceInto(sim *rtl.Sim, w io.Writer, globs string) error {
+	vw, err := sim.NewTraceWriter(w)
+	if err != nil {
+		return err
+	}
+	return sim.Trace(vw, globs)
+}
+
+// runTimed runs sim until done (or run.max_cycles) and reports with the
+// wall-clock seconds it took.
+func runTimed(sim *rtl.Sim, done func() bool, cfg config.Config, report func(wall float64) Result) Result {
 	start := time.Now()
-	n.Sim.RunUntil(n.measuredDone, uint64(n.Cfg.Run.MaxCycles))
-	return n.report(time.Since(start).Seconds())
+	sim.RunUntil(done, uint64(cfg.Run.MaxCycles))
+	return report(time.Since(start).Seconds())
 }
 
 // Result reports the run so far (for harness-driven runs; Run reports by

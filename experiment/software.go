@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"time"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
@@ -127,29 +126,14 @@ func (n *SoftReduceNet) Err() error {
 // Harness wraps the netlist for testbenches: done when the root has the
 // result, the credit invariant as a monitor.
 func (n *SoftReduceNet) Harness() *tb.Harness {
-	return &tb.Harness{
-		Sim:      n.Sim,
-		Done:     n.Done,
-		Monitors: []tb.Monitor{{Name: "credit conservation", Check: n.Conservation}},
-		Check:    n.Err,
-	}
+	return harness(n.Sim, n.Done, n.Conservation, n.Err)
 }
 
 // Trace records the selected signals of the run into w (a VCD stream).
-func (n *SoftReduceNet) Trace(w io.Writer, globs string) error {
-	vw, err := n.Sim.NewTraceWriter(w)
-	if err != nil {
-		return err
-	}
-	return n.Sim.Trace(vw, globs)
-}
+func (n *SoftReduceNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }
 
 // Run runs until the root has the result (or run.max_cycles), then reports.
-func (n *SoftReduceNet) Run() Result {
-	start := time.Now()
-	n.Sim.RunUntil(n.Done, uint64(n.Cfg.Run.MaxCycles))
-	return n.Result(time.Since(start).Seconds())
-}
+func (n *SoftReduceNet) Run() Result { return runTimed(n.Sim, n.Done, n.Cfg, n.Result) }
 
 func (n *SoftReduceNet) sim() *rtl.Sim { return n.Sim }
 
