@@ -601,11 +601,7 @@ func (c *CollectiveNet) Run() Result {
 		r.CompletionNS = float64(r.CompletionCycles) * float64(c.Timing.ClockMHzDen) * 1000 / float64(c.Timing.ClockMHzNum)
 	}
 	r.Stable = r.Drained
-	st := c.Sim.Stats()
-	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
-	if wall > 0 {
-		r.SimCyclesPerSecond = float64(r.Cycles) / wall
-	}
+	r.kernel(c.Sim, wall, 0)
 	bad := ""
 	for _, b := range append(slices.Clip(c.bad), c.reactBad...) {
 		if b != "" {

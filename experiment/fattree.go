@@ -372,23 +372,16 @@ func (n *FatTreeNICNet) Result(wall float64) Result {
 	// Stable: every measured message completed, and the NICs injected the
 	// packets of what they generated (queues grew by at most 2% of it).
 	r.Stable = r.Drained && float64(injected) >= 0.98*float64(born)*float64(n.Shape.Packets)
-	st := n.Sim.Stats()
-	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
-	if wall > 0 {
-		r.SimCyclesPerSecond = float64(r.Cycles) / wall
-		var h uint64
-		for _, x := range n.Receivers {
-			h += x.Hops
-		}
-		r.FlitHopsPerS = float64(h) / wall
+	var h uint64
+	for _, x := range n.Receivers {
+		h += x.Hops
 	}
+	r.kernel(n.Sim, wall, h)
 	if born == 0 {
-		r.Error = "no message was born in the measurement window; raise traffic.load or run.measure_cycles"
-		r.Stable = false
+		r.fail("no message was born in the measurement window; raise traffic.load or run.measure_cycles")
 	}
 	if err := n.Err(); err != nil {
-		r.Error = err.Error()
-		r.Stable = false
+		r.fail(err.Error())
 	}
 	return r
 }

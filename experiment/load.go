@@ -149,22 +149,29 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 	// Stable: everything measured came out, and the sources injected what
 	// they generated (their queues did not grow by more than 2% of it).
 	r.Stable = r.Drained && float64(injected) >= 0.98*float64(born)
+	var h uint64
+	for _, s := range sinks {
+		h += hops(s)
+	}
+	r.kernel(sim, wall, h)
+	if born == 0 {
+		r.fail("no packet was born in the measurement window; raise traffic.load or run.measure_cycles")
+	}
+	if err != nil {
+		r.fail(err.Error())
+	}
+}
+
+// kernel fills the kernel counters and the wall-clock rates; hops are the
+// links the delivered packets crossed.
+func (r *Result) kernel(sim *rtl.Sim, wall float64, hops uint64) {
 	st := sim.Stats()
 	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
 	if wall > 0 {
 		r.SimCyclesPerSecond = float64(r.Cycles) / wall
-		var h uint64
-		for _, s := range sinks {
-			h += hops(s)
-		}
-		r.FlitHopsPerS = float64(h) / wall
-	}
-	if born == 0 {
-		r.Error = "no packet was born in the measurement window; raise traffic.load or run.measure_cycles"
-		r.Stable = false
-	}
-	if err != nil {
-		r.Error = err.Error()
-		r.Stable = false
+		r.FlitHopsPerS = float64(hops) / wall
 	}
 }
+
+// fail records an error; a run with an error is not stable.
+func (r *Result) fail(msg string) { r.Error, r.Stable = msg, false }

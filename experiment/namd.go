@@ -375,23 +375,16 @@ func (n *MulticastNICNet) Result(wall float64) Result {
 			r.Stable = false
 		}
 	}
-	st := n.Sim.Stats()
-	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
-	if wall > 0 {
-		r.SimCyclesPerSecond = float64(r.Cycles) / wall
-		var h uint64
-		for _, x := range n.Receivers {
-			h += x.Hops
-		}
-		r.FlitHopsPerS = float64(h) / wall
+	var h uint64
+	for _, x := range n.Receivers {
+		h += x.Hops
 	}
+	r.kernel(n.Sim, wall, h)
 	if born == 0 {
-		r.Error = "no multicast was born in the measurement window; raise traffic.load or run.measure_cycles"
-		r.Stable = false
+		r.fail("no multicast was born in the measurement window; raise traffic.load or run.measure_cycles")
 	}
 	if err := n.Err(); err != nil {
-		r.Error = err.Error()
-		r.Stable = false
+		r.fail(err.Error())
 	}
 	return r
 }

@@ -161,16 +161,11 @@ func (n *SoftReduceNet) Result(wall float64) Result {
 		r.ReductionChecked = equalInts(root.Partial, n.Want)
 	}
 	r.Stable = r.Drained && r.ReductionChecked
-	st := n.Sim.Stats()
-	r.KernelEvals, r.SkippedCycles = st.Evals, st.Skipped
-	if wall > 0 {
-		r.SimCyclesPerSecond = float64(r.Cycles) / wall
-		var h uint64
-		for _, x := range n.Receivers {
-			h += x.Hops
-		}
-		r.FlitHopsPerS = float64(h) / wall
+	var h uint64
+	for _, x := range n.Receivers {
+		h += x.Hops
 	}
+	r.kernel(n.Sim, wall, h)
 	switch {
 	case !root.Done:
 		r.Error = fmt.Sprintf("the root has no result after %d cycles; raise run.max_cycles", r.Cycles)
@@ -178,8 +173,7 @@ func (n *SoftReduceNet) Result(wall float64) Result {
 		r.Error = "the root's result differs from the functional model's sum"
 	}
 	if err := n.Err(); err != nil {
-		r.Error = err.Error()
-		r.Stable = false
+		r.fail(err.Error())
 	}
 	return r
 }
