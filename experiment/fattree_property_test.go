@@ -44,36 +44,52 @@ func TestFatTreeRandomTrafficExactlyOnceAndDrains(t *testing.T) {
 		n, err := experiment.NewFatTree(cfg)
 		require.NoError(rt, err)
 		defer n.Sim.Close()
-		for i, s := range n.Sinks {
-			s.Record = true
-			n.Srcs[i].StopAt = n.Win.End
-		}
-		h := n.Harness()
-		h.Done = func() bool {
-			if n.Sim.Now() <= n.Win.End {
-				return false
-			}
-			var born, got uint64
-			for i, s := range n.Sinks {
-				born += n.Srcs[i].Born
-				got += s.Received
-			}
-			return got == born
-		}
-		env.Run(rt, h, 2_000_000)
-		seen := map[uint64]bool{}
-		for i, s := range n.Sinks {
-			require.Zero(rt, s.Misrouted, "node %d got packets for other nodes", i)
-			for _, d := range s.Log {
-				require.False(rt, seen[d.ID], "packet %#x delivered twice", d.ID)
-				seen[d.ID] = true
-			}
-		}
-		for _, s := range n.Srcs {
-			for q := uint64(0); q < s.Born; q++ {
-				require.True(rt, seen[packet.MakeID(s.Node, q)], "packet %d of node %d never delivered", q, s.Node)
-			}
-		}
+		env.Run(rt, drainAll(n), 2_000_000)
+		requireExactlyOnce(rt, n)
 		require.NoError(rt, n.Net.Err())
 	})
+}
+
+// drainAll makes the fat-tree's sources stop at the window's end and
+// returns its harness, done when every packet born has arrived; the sinks
+// record what they get.
+func drainAll(n *experiment.FatTreeNet) *tb.Harness {
+	for i, s := range n.Sinks {
+		s.Record = true
+		n.Srcs[i].StopAt = n.Win.End
+	}
+	h := n.Harness()
+	h.Done = func() bool {
+		if n.Sim.Now() <= n.Win.End {
+			return false
+		}
+		var born, got uint64
+		for i, s := range n.Sinks {
+			born += n.Srcs[i].Born
+			got += s.Received
+		}
+		return got == born
+	}
+	return h
+}
+
+// requireExactlyOnce checks a drained run: no sink got another node's
+// packet, none got a packet twice, and every packet born arrived.
+func requireExactlyOnce(t require.TestingT, n *experiment.FatTreeNet) {
+	seen := map[uint64]bool{}
+	for i, s := range n.Sinks {
+		require.Zero(t, s.Misrouted, "node %d got packets for other nodes", i)
+		for _, d := range s.Log {
+			require.False(t, seen[d.ID], "packet %#x delivered twice", d.ID)
+			seen[d.ID] = true
+		}
+	}
+	var born uint64
+	for _, s := range n.Srcs {
+		born += s.Born
+		for q := uint64(0); q < s.Born; q++ {
+			require.True(t, seen[packet.MakeID(s.Node, q)], "packet %d of node %d never delivered", q, s.Node)
+		}
+	}
+	require.Equal(t, uint64(len(seen)), born)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/experiment"
-	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/tb"
 )
 
@@ -26,38 +25,8 @@ func TestFatTreePatternsExactlyOnce(t *testing.T) {
 					"run.warmup_cycles=200", "run.measure_cycles=2000")
 				n, err := experiment.NewFatTree(cfg)
 				require.NoError(t, err)
-				var born, got uint64
-				for i, s := range n.Sinks {
-					s.Record = true
-					n.Srcs[i].StopAt = n.Win.End
-				}
-				h := n.Harness()
-				h.Done = func() bool {
-					if n.Sim.Now() <= n.Win.End {
-						return false
-					}
-					born, got = 0, 0
-					for i, s := range n.Sinks {
-						born += n.Srcs[i].Born
-						got += s.Received
-					}
-					return got == born
-				}
-				tb.Run(t, h, 200000)
-				seen := map[uint64]bool{}
-				for i, s := range n.Sinks {
-					require.Zero(t, s.Misrouted, "node %d got packets for other nodes", i)
-					for _, d := range s.Log {
-						require.False(t, seen[d.ID], "packet %#x delivered twice", d.ID)
-						seen[d.ID] = true
-					}
-				}
-				for _, s := range n.Srcs {
-					for q := uint64(0); q < s.Born; q++ {
-						require.True(t, seen[packet.MakeID(s.Node, q)], "packet %d of node %d never delivered", q, s.Node)
-					}
-				}
-				require.Equal(t, uint64(len(seen)), born)
+				tb.Run(t, drainAll(n), 200000)
+				requireExactlyOnce(t, n)
 				r := n.Result(0)
 				require.Empty(t, r.Error)
 				require.True(t, r.Stable, "%+v", r)
