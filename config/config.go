@@ -129,6 +129,7 @@ const (
 	OrgIQFIFO = "iq-fifo"
 	OrgVOQ    = "voq"
 
+	CreditMinFree       = "min-free"
 	CreditPerLink       = "per-link"
 	CreditPerCrosspoint = "per-crosspoint"
 
@@ -182,7 +183,7 @@ func Default() Config {
 			Inputs:          8,
 			Organization:    OrgOQXP,
 			XPBufferPackets: 4,
-			CreditMode:      CreditPerLink,
+			CreditMode:      CreditMinFree,
 			FanoutSplitting: SplittingOn,
 			Iterations:      1,
 			CombineUnits:    1,

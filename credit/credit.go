@@ -1,8 +1,11 @@
 // Package credit is credit-based flow control between a sender and the
-// buffers of the next switch (the OQ-router paper §2): the sender's counter starts at
-// the downstream capacity, a packet costs one credit, and the downstream
-// switch returns the credit once the packet has left every crosspoint it
-// was written to.
+// buffers of the next switch (the OQ-router paper §2): the sender's counter
+// starts at the capacity of a crosspoint, a packet costs one credit, and the
+// downstream switch returns credits as its crosspoints free. What a credit
+// stands for is the Mode: the least free space over the next input's
+// crosspoints (MinFree, the paper's reading), a packet of that input still
+// in the switch (PerLink), or a slot of one downstream crosspoint
+// (PerCrosspoint).
 package credit
 
 import (
@@ -12,8 +15,9 @@ import (
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
-// Token is one credit returning upstream. In per-link mode XP is 0; in
-// per-crosspoint mode it names the downstream output whose crosspoint freed.
+// Token is one credit returning upstream. With a single counter (Single)
+// XP is 0; in per-crosspoint mode it names the downstream output whose
+// crosspoint freed.
 type Token struct {
 	XP uint16
 	N  uint16
@@ -23,13 +27,53 @@ type Token struct {
 type Mode uint8
 
 const (
-	// PerLink: one counter per link set to the crosspoint capacity; a packet
-	// may go only when every crosspoint of the downstream input has room.
+	// PerLink: one counter per link set to the crosspoint capacity,
+	// counting the packets the sender may have in the next switch in all;
+	// a packet's credit returns when it has left every crosspoint. So a
+	// packet goes only when every crosspoint of the downstream input has
+	// room, but the input holds at most a crosspoint's worth of packets.
 	PerLink Mode = iota
 	// PerCrosspoint: one counter per downstream output (look-ahead routing
 	// tells the sender which crosspoint a packet will use).
 	PerCrosspoint
+	// MinFree: one counter per link holding the least free space over the
+	// downstream input's crosspoints (the OQ-router paper §2: "all
+	// crosspoints for the current input port should have buffer space
+	// available", the counter "initially set to the maximum buffer space at
+	// each crosspoint"). A packet, unicast or multicast, goes when it is
+	// ≥ 1; the downstream input returns a credit whenever that minimum grows
+	// past what it has granted. No look-ahead is needed, yet an input may
+	// hold a crosspoint's worth of packets at every output.
+	MinFree
 )
+
+// Single reports whether the mode keeps one counter per link (PerLink,
+// MinFree): the sender's side of the two is the same counter, only what
+// the downstream returns differs.
+func (m Mode) Single() bool { return m != PerCrosspoint }
+
+// ParseMode returns the mode of a network.credit_mode name.
+func ParseMode(name string) (Mode, error) {
+	for _, m := range []Mode{MinFree, PerLink, PerCrosspoint} {
+		if m.String() == name {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("network.credit_mode: %q is not allowed; allowed: min-free | per-link | per-crosspoint", name)
+}
+
+// String is the mode's network.credit_mode name.
+func (m Mode) String() string {
+	switch m {
+	case PerLink:
+		return "per-link"
+	case PerCrosspoint:
+		return "per-crosspoint"
+	case MinFree:
+		return "min-free"
+	}
+	return fmt.Sprintf("credit.Mode(%d)", uint8(m))
+}
 
 // Counter is the sender's side: a sub-block of the component that sends
 // (no Eval of its own), traced as <owner>.credit.avail(i).
@@ -41,7 +85,7 @@ type Counter struct {
 	one      [1]rtl.Reg[uint16] // avail of a single counter, kept inline
 }
 
-// New makes a counter under owner with n counters (1 in PerLink mode).
+// New makes a counter under owner with n counters (1 in a Single mode).
 func New(owner *rtl.Module, name string, mode Mode, n int, capacity uint16) *Counter {
 	c := &Counter{}
 	InitCounter(c, owner, name, mode, n, capacity)
@@ -51,7 +95,7 @@ func New(owner *rtl.Module, name string, mode Mode, n int, capacity uint16) *Cou
 // InitCounter is New for a Counter the caller has allocated (inside the
 // block that owns it, so that a sender's counter shares its memory).
 func InitCounter(c *Counter, owner *rtl.Module, name string, mode Mode, n int, capacity uint16) {
-	if mode == PerLink {
+	if mode.Single() {
 		n = 1
 	}
 	c.capacity, c.mode = capacity, mode
@@ -85,7 +129,7 @@ func (c *Counter) Avail(i int) uint16 { return c.avail[c.idx(i)].D() }
 
 // CanSend reports whether a packet for the downstream outputs in mask may go.
 func (c *Counter) CanSend(mask uint64) bool {
-	if c.mode == PerLink {
+	if c.mode.Single() {
 		return c.avail[0].D() > 0
 	}
 	for m := mask; m != 0; m &= m - 1 {
@@ -98,7 +142,7 @@ func (c *Counter) CanSend(mask uint64) bool {
 
 // Take spends the credits of one packet for the downstream outputs in mask.
 func (c *Counter) Take(mask uint64) {
-	if c.mode == PerLink {
+	if c.mode.Single() {
 		c.take(0)
 		return
 	}
@@ -132,7 +176,7 @@ func (c *Counter) Traced() bool { return c.avail[0].Traced() }
 func (c *Counter) Q(i int) uint16 { return c.avail[c.idx(i)].Q() }
 
 func (c *Counter) idx(i int) int {
-	if c.mode == PerLink {
+	if c.mode.Single() {
 		return 0
 	}
 	return i

@@ -107,9 +107,11 @@ func drawCfg(rt *rapid.T) netCfg {
 		swDel:  uint64(rapid.IntRange(1, 30).Draw(rt, "switch_delay")),
 		record: true,
 	}
-	if c.org == OQXP && rapid.Bool().Draw(rt, "per_crosspoint") {
-		c.mode = credit.PerCrosspoint
+	modes := []credit.Mode{credit.MinFree, credit.PerLink}
+	if c.org == OQXP {
+		modes = append(modes, credit.PerCrosspoint)
 	}
+	c.mode = rapid.SampledFrom(modes).Draw(rt, "credit_mode")
 	// About 30 packets per source.
 	c.stopAt = uint64(30*float64(c.cycles)/c.load) + 1
 	return c

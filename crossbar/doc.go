@@ -16,12 +16,23 @@
 // done notice reaches its input a cycle later. The packet itself stays in
 // the input's slot until its last copy has left; crosspoints hold the slot.
 //
-// Credits (per-link mode): the upstream counter starts at XPPackets; input i
-// keeps one slot per packet it holds and returns the credit when the last
-// copy has left its crosspoint (the output that sends the last copy
-// schedules that credit for the next cycle on the input's behalf, so the
-// input need not wake for it). Per-crosspoint mode: one counter per
-// downstream output, one credit back per copy.
+// Credits (credit.Mode). Min-free (the OQ-router paper §2, the default):
+// the upstream counter starts at XPPackets and holds the least free space
+// over input i's crosspoints; input i follows its crosspoints' counts
+// (credit.Granter, traced as in(i).grant.min_free and .granted) and, every
+// cycle it is evaluated, returns whatever that minimum has grown past what
+// it has granted — on a packet's arrival when the packet fills no
+// crosspoint up to the fullest one, otherwise when the fullest one drains.
+// A packet, unicast or multicast, goes when the counter is ≥ 1 and finds
+// room in every crosspoint; an input may hold up to XPPackets packets per
+// crosspoint. Per-link mode: the counter counts the packets the input
+// holds in all (at most XPPackets); input i keeps one slot per packet and
+// returns the credit when the last copy has left its crosspoint (the
+// output that sends the last copy schedules that credit for the next
+// cycle on the input's behalf, so the input need not wake for it).
+// Per-crosspoint mode: one counter per downstream output, one credit back
+// per copy; the sender needs look-ahead routing. Slots for the packets an
+// input holds are made as they are first needed.
 //
 // # iq-fifo and voq: input-queued baselines with one central scheduler
 //
@@ -81,7 +92,9 @@
 // The input's buffer holds XPPackets packets, shared by its queues; each
 // queue can hold all of them, so the upstream (per-link credits, counter =
 // XPPackets) never overflows one. Per-crosspoint credits (per-VOQ counters)
-// are not offered; New rejects them naming network.credit_mode. Unicast
+// are not offered; New rejects them naming network.credit_mode. Min-free
+// is accepted for iq-fifo and voq and is per-link there: an input has one
+// buffer, whose least free space is its free space. Unicast
 // packets go to the VOQ of their output, multicast packets to the multicast
 // FIFO (a packet's kind decides, so order is kept among the unicast packets
 // of an (input, output) pair and among the multicast ones). In each

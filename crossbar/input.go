@@ -12,10 +12,11 @@ import (
 
 // inPort receives packets, looks up their outputs (choosing one for an
 // adaptive unicast route) and writes each into the crosspoint of every
-// output at once. It keeps a slot per packet in the switch (as many as the
-// upstream has credits) with the number of copies still buffered, and
-// returns the credit when the last copy has left (the OQ-router paper §2, Multicast) —
-// or one credit per copy in per-crosspoint mode.
+// output at once. It keeps a slot per packet in the switch with the number
+// of copies still buffered, and returns credits upstream by the credit mode
+// (the OQ-router paper §2): min-free, whenever the least free space over its
+// crosspoints grows past what the upstream counter holds; per-link, when a
+// packet's last copy has left (Multicast); per-crosspoint, one per copy.
 type inPort struct {
 	rtl.Module
 	sw       *Switch
@@ -25,122 +26,80 @@ type inPort struct {
 	done     fifo[xpDone]    // copies the outputs have sent: slot, output, from when
 	batch    []xpDone        // scratch: the done notices of this cycle, by output
 	pkts     []packet.Packet // per slot: the packet, read by the outputs until its last copy left
-	copies   []uint16        // per slot: copies still in crosspoints, as the input has taken the done notices
-	left     []uint16        // per slot: copies not yet sent, counted down by the outputs as they send
-	credited []bool          // per slot: its credit was scheduled when the last copy left (sent)
+	slot     []slotState     // per slot, beside pkts
 	free     []uint16        // free slots (a stack)
 	inUse    int
+	maxSlots int               // the most packets the credits let the upstream have here
 	queued   []uint16          // per output: copies written to its crosspoint and not yet left
 	owed     []credit.Token    // credits to return, one token per cycle
 	used     rtl.Probe[uint16] // slots in use, for the waveform
+	mf       *credit.Granter   // credit mode min-free: grants credits up to the least free crosspoint (nil otherwise)
 	err      error
 	adaptive bool // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 }
 
+// slotState is what an input knows of one packet it holds.
+type slotState struct {
+	copies   uint16 // copies still in crosspoints, as the input has taken the done notices
+	left     uint16 // copies not yet sent, counted down by the outputs as they send
+	credited bool   // per-link: its credit was scheduled when the last copy left (sent)
+}
+
 func newInPort(s *Switch, i int, p *inPort) *inPort {
 	k := s.k
-	// One slot per packet the upstream may have in the switch: its credits,
-	// which in per-crosspoint mode are a full crosspoint's worth per output.
-	slots := s.P.XPPackets
-	if s.P.CreditMode == credit.PerCrosspoint {
-		slots *= k
+	// One slot per packet the upstream may have in the switch: per-link, its
+	// credits; per-crosspoint and min-free, a full crosspoint's worth per
+	// output (every packet holds at least one crosspoint entry). The slots
+	// are made as they are first needed, so an input that never holds many
+	// packets does not pay for them.
+	maxSlots := s.P.XPPackets
+	if s.P.CreditMode != credit.PerLink {
+		maxSlots *= k
 	}
-	u := make([]uint16, 2*slots+k) // one block for the small per-slot and per-output counts
-	*p = inPort{sw: s, idx: i, pkts: make([]packet.Packet, slots), credited: make([]bool, slots),
-		copies: u[:slots:slots], left: u[slots : 2*slots : 2*slots], queued: u[2*slots:]}
+	*p = inPort{sw: s, idx: i, maxSlots: maxSlots, queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
 	p.Rx = &p.rx
-	for slot := slots - 1; slot >= 0; slot-- {
+	p.grow(s.P.XPPackets)
+	p.used.Init(&p.Module, "slots_used")
+	if s.P.CreditMode == credit.MinFree {
+		p.mf = new(credit.Granter)
+		credit.InitGranter(p.mf, &p.Module, "grant", k, uint16(s.P.XPPackets))
+	}
+	return p
+}
+
+// grow adds n slots (the free stack hands out the lowest index first).
+func (p *inPort) grow(n int) {
+	n = min(n, p.maxSlots-len(p.pkts))
+	first := len(p.pkts)
+	p.pkts = append(p.pkts, make([]packet.Packet, n)...)
+	p.slot = append(p.slot, make([]slotState, n)...)
+	for slot := first + n - 1; slot >= first; slot-- {
 		p.free = append(p.free, uint16(slot))
 	}
-	p.used.Init(&p.Module, "slots_used")
-	return p
+}
+
+// take returns a free slot, making more while the credits allow.
+func (p *inPort) take() (uint16, bool) {
+	if len(p.free) == 0 {
+		if len(p.pkts) == p.maxSlots {
+			return 0, false
+		}
+		p.grow(len(p.pkts))
+	}
+	slot := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.inUse++
+	return slot, true
 }
 
 func (p *inPort) Eval() {
 	now := p.Now()
-	perXP := p.sw.P.CreditMode == credit.PerCrosspoint
-	var freed uint16
-	if p.done.n > 0 && p.done.peek().at <= now {
-		// This cycle's notices (at most one per output, each output sends at
-		// most one packet a cycle), taken by output index as the done wires
-		// of a crossbar are: the credit tokens of per-crosspoint mode go
-		// upstream in that order.
-		b := p.batch[:0]
-		for p.done.n > 0 && p.done.peek().at <= now {
-			d := p.done.pop()
-			j := len(b)
-			b = append(b, d)
-			for ; j > 0 && (b[j-1].at > d.at || b[j-1].at == d.at && b[j-1].out > d.out); j-- {
-				b[j] = b[j-1]
-			}
-			b[j] = d
-		}
-		p.batch = b
-		for _, d := range b {
-			o, slot := int(d.out), d.slot
-			p.copies[slot]--
-			p.queued[o]--
-			if perXP {
-				p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
-			}
-			if p.copies[slot] == 0 {
-				p.free = append(p.free, slot)
-				p.inUse--
-				// The notice of the last copy sent may come before another
-				// of the same cycle in output order: ask the slot.
-				if !p.credited[slot] {
-					freed++
-				}
-			}
-		}
-	}
-	if freed > 0 && !perXP {
-		if n := len(p.owed); n > 0 {
-			p.owed[n-1].N += freed
-		} else {
-			p.owed = append(p.owed, credit.Token{N: freed})
-		}
-	}
-	for {
-		pk, ok := p.Rx.RecvRef(now)
-		if !ok {
-			break
-		}
-		mask, err := p.sw.Table.Lookup(pk, p.idx)
-		if err != nil {
-			p.fail(fmt.Errorf("%s: packet %#x from node %d: %v", p.Path(), pk.ID, pk.Src, err))
-			continue
-		}
-		if len(p.free) == 0 {
-			p.fail(fmt.Errorf("%s: packet %#x arrived with every slot in use: credit protocol violated", p.Path(), pk.ID))
-			continue
-		}
-		if pk.Op == packet.Unicast && mask&(mask-1) != 0 {
-			mask = p.leastLoaded(mask)
-		}
-		slot := p.free[len(p.free)-1]
-		p.free = p.free[:len(p.free)-1]
-		p.inUse++
-		p.copies[slot] = uint16(bits.OnesCount64(mask))
-		p.left[slot] = p.copies[slot]
-		p.credited[slot] = false
-		// The slot holds the packet until its last copy has left; the
-		// crosspoints get the slot. The outputs read p.pkts[slot] only
-		// after the switch delay and the slot is written again only after
-		// every copy's done has come back, so no two components touch it
-		// in the same cycle.
-		sp := &p.pkts[slot]
-		*sp = *pk
-		sp.Hops++
-		sp.InPort = uint8(p.idx)
-		w := xpWrite{at: now + p.sw.P.SwitchDelay, tag: sp.Tag(), slot: slot, in: uint16(p.idx)}
-		for m := mask; m != 0; m &= m - 1 {
-			o := bits.TrailingZeros64(m)
-			p.sw.outs[o].write(w)
-			p.queued[o]++
-		}
+	p.takeDone(now)
+	p.receive(now)
+	if p.mf != nil {
+		p.owe(p.mf.Release())
 	}
 	if len(p.owed) > 0 {
 		p.Rx.ReturnCredit(p.owed[0])
@@ -158,6 +117,112 @@ func (p *inPort) Eval() {
 	}
 }
 
+// takeDone takes the done notices due by now: crosspoints that have freed.
+func (p *inPort) takeDone(now uint64) {
+	if p.done.n == 0 || p.done.peek().at > now {
+		return
+	}
+	perXP := p.sw.P.CreditMode == credit.PerCrosspoint
+	// This cycle's notices (at most one per output, each output sends at
+	// most one packet a cycle), taken by output index as the done wires of
+	// a crossbar are: the credit tokens of per-crosspoint mode go upstream
+	// in that order.
+	b := p.batch[:0]
+	for p.done.n > 0 && p.done.peek().at <= now {
+		d := p.done.pop()
+		j := len(b)
+		b = append(b, d)
+		for ; j > 0 && (b[j-1].at > d.at || b[j-1].at == d.at && b[j-1].out > d.out); j-- {
+			b[j] = b[j-1]
+		}
+		b[j] = d
+	}
+	p.batch = b
+	var freed uint16
+	for _, d := range b {
+		o, st := int(d.out), &p.slot[d.slot]
+		st.copies--
+		p.queued[o]--
+		if p.mf != nil {
+			p.mf.Leave(p.queued[o])
+		}
+		if perXP {
+			p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
+		}
+		if st.copies == 0 {
+			p.free = append(p.free, d.slot)
+			p.inUse--
+			// The notice of the last copy sent may come before another of
+			// the same cycle in output order: ask the slot.
+			if !st.credited {
+				freed++
+			}
+		}
+	}
+	if p.sw.P.CreditMode == credit.PerLink {
+		p.owe(freed)
+	}
+}
+
+// owe queues n credits (one token) to return upstream.
+func (p *inPort) owe(n uint16) {
+	switch k := len(p.owed); {
+	case n == 0:
+	case k > 0:
+		p.owed[k-1].N += n
+	default:
+		p.owed = append(p.owed, credit.Token{N: n})
+	}
+}
+
+// receive takes the heads that arrived and writes each packet's copies into
+// the crosspoints of its outputs.
+func (p *inPort) receive(now uint64) {
+	for {
+		pk, ok := p.Rx.RecvRef(now)
+		if !ok {
+			return
+		}
+		mask, err := p.sw.Table.Lookup(pk, p.idx)
+		if err != nil {
+			p.fail(fmt.Errorf("%s: packet %#x from node %d: %v", p.Path(), pk.ID, pk.Src, err))
+			continue
+		}
+		if p.mf != nil && !p.mf.Arrive() {
+			p.fail(fmt.Errorf("%s: packet %#x arrived with no credit granted (min-free): credit protocol violated", p.Path(), pk.ID))
+			continue
+		}
+		slot, ok := p.take()
+		if !ok {
+			p.fail(fmt.Errorf("%s: packet %#x arrived with every slot in use: credit protocol violated", p.Path(), pk.ID))
+			continue
+		}
+		if pk.Op == packet.Unicast && mask&(mask-1) != 0 {
+			mask = p.leastLoaded(mask)
+		}
+		n := uint16(bits.OnesCount64(mask))
+		p.slot[slot] = slotState{copies: n, left: n}
+		// The slot holds the packet until its last copy has left; the
+		// crosspoints get the slot. The outputs read p.pkts[slot] only
+		// after the switch delay and the slot is written again only after
+		// every copy's done has come back, so no two components touch it
+		// in the same cycle.
+		sp := &p.pkts[slot]
+		*sp = *pk
+		sp.Hops++
+		sp.InPort = uint8(p.idx)
+		w := xpWrite{at: now + p.sw.P.SwitchDelay, tag: sp.Tag(), slot: slot, in: uint16(p.idx)}
+		for m := mask; m != 0; m &= m - 1 {
+			o := bits.TrailingZeros64(m)
+			p.sw.outs[o].write(w)
+			p.queued[o]++
+			if p.mf != nil {
+				p.mf.Enter(p.queued[o])
+			}
+		}
+	}
+}
+
 // sent is output out's notice, in cycle now, that it has sent its copy of
 // slot: the crosspoint's done wire, which the input sees from now+1 on.
 // In per-link credit mode nothing the input does with it in now+1 can be
@@ -167,19 +232,21 @@ func (p *inPort) Eval() {
 // other slots freed then), so the input wakes in now+1 only while the
 // probe is traced or the credit cannot be scheduled; otherwise it takes
 // the notice when it next wakes (a packet arriving). Per-crosspoint mode
-// returns a credit per copy, queued, and always wakes the input.
+// returns a credit per copy, queued, and min-free decides from the least
+// free space, which any copy leaving may raise: both wake the input.
 func (p *inPort) sent(now uint64, slot uint16, out int) {
-	p.left[slot]--
-	d := xpDone{at: now + 1, slot: slot, out: uint16(out), last: p.left[slot] == 0}
+	st := &p.slot[slot]
+	st.left--
+	d := xpDone{at: now + 1, slot: slot, out: uint16(out), last: st.left == 0}
 	wake := true
 	if p.sw.P.CreditMode == credit.PerLink {
 		wake = false
 		if d.last {
 			if p.Rx.CanSchedule() {
 				p.Rx.ScheduleCredit(now+1, 1)
-				p.credited[slot] = true
+				st.credited = true
 			}
-			wake = !p.credited[slot] || p.used.Traced()
+			wake = !st.credited || p.used.Traced()
 		}
 	}
 	p.done.push(d)

@@ -118,8 +118,10 @@ func (p Params) Validate() error {
 	switch p.Org {
 	case "", OQXP:
 	case IQFIFO, VOQ:
-		if p.CreditMode != credit.PerLink {
-			return fmt.Errorf("network.credit_mode: per-crosspoint credits need crosspoint buffers, which %s has not; allowed with %s: per-link (or network.organization: oq-xp)", p.Org, p.Org)
+		// One buffer per input: its least free space is its free space, so
+		// min-free and per-link are the same counter here.
+		if p.CreditMode == credit.PerCrosspoint {
+			return fmt.Errorf("network.credit_mode: per-crosspoint credits need crosspoint buffers, which %s has not; allowed with %s: min-free, per-link (or network.organization: oq-xp)", p.Org, p.Org)
 		}
 	default:
 		return fmt.Errorf("network.organization: %q is not allowed; allowed: oq-xp | iq-fifo | voq", p.Org)
@@ -403,7 +405,10 @@ func (s *Switch) CopiesHeld(i, o int) int {
 // in the switch + credits owed or on their way back = capacity; per
 // crosspoint, the same for every output o counted in copies bound for o.
 func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
-	if tx.Credits.Mode() == credit.PerLink {
+	if s.sc == nil && s.ins[i].mf != nil {
+		return s.checkMinFree(i, tx)
+	}
+	if tx.Credits.Mode().Single() {
 		return tx.CheckCredits(s.Buffered(i) + s.PendingCredits(i))
 	}
 	k := s.Ports()
@@ -428,4 +433,43 @@ func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
 		}
 	}
 	return nil
+}
+
+// checkMinFree checks a min-free link into input i (credit.Granter): the
+// sender's credits + packets in flight + credits owed or on their way back
+// = what the input has granted, which is at most the least free space over
+// input i's crosspoints, counted from the crosspoints themselves (copies on
+// their way through the switch included): so no crosspoint can overflow,
+// whatever outputs the granted packets go to.
+func (s *Switch) checkMinFree(i int, tx *link.Sender) error {
+	g := s.ins[i].mf
+	held := int(tx.Credits.Capacity()) - int(g.Granted()) + s.PendingCredits(i)
+	if err := tx.CheckCredits(held); err != nil {
+		return fmt.Errorf("%v (min-free: %d granted, %d owed)", err, g.Granted(), s.PendingCredits(i))
+	}
+	// Every cycle the input releases what its counts allow, so what it has
+	// granted is exactly the least free space it counts (no credit held back).
+	if g.Granted() != g.MinFree() {
+		return fmt.Errorf("%s: %d credits granted, but the least free space it counts is %d (min-free)", s.In(i).Path(), g.Granted(), g.MinFree())
+	}
+	top := 0
+	for _, out := range s.outs {
+		top = max(top, out.xp.Len(i))
+	}
+	if free := s.P.XPPackets - top; int(g.Granted()) > free {
+		return fmt.Errorf("%s -> %s: %d credits granted, but the fullest crosspoint of input %d has room for %d (min-free)",
+			tx.Path(), s.In(i).Path(), g.Granted(), i, free)
+	}
+	return nil
+}
+
+// MinFree returns, for a min-free input i, the credits it has granted
+// upstream and the least free space over its crosspoints as it counts them;
+// ok is false in the other credit modes.
+func (s *Switch) MinFree(i int) (granted, minFree int, ok bool) {
+	if s.sc != nil || s.ins[i].mf == nil {
+		return 0, 0, false
+	}
+	g := s.ins[i].mf
+	return int(g.Granted()), int(g.MinFree()), true
 }

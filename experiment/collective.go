@@ -136,9 +136,9 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 	if err != nil {
 		return nil, err
 	}
-	mode := credit.PerLink
-	if cfg.Network.CreditMode == config.CreditPerCrosspoint {
-		mode = credit.PerCrosspoint
+	mode, err := credit.ParseMode(cfg.Network.CreditMode)
+	if err != nil {
+		return nil, err
 	}
 	if fat && spec.Passes() > 1 && (kind == config.PatternReduce || kind == config.PatternAllreduce) {
 		return nil, fmt.Errorf("combine.float_mode: two-phase sums are built on a single switch only (network.topology: switch); allowed on a fattree: naive | exact")
@@ -455,9 +455,6 @@ func (c *CollectiveNet) Addr() uint32 { return c.addr }
 //   - broadcast: node 0's Broadcast floods the tree.
 func (c *CollectiveNet) buildFatTree(swp crossbar.Params) error {
 	cfg, tm := c.Cfg, c.Timing
-	if cfg.Network.CreditMode != config.CreditPerLink {
-		return fmt.Errorf("network.credit_mode: a fat-tree uses per-link credits (look-ahead across switches is not built); allowed: per-link")
-	}
 	fp := fattree.Params{K: cfg.Network.Ports, Nodes: cfg.Network.Nodes, LinkDelay: max(tm.LinkDelayCycles, 1), Switch: swp}
 	fp.Switch.Downstream = nil
 	net, err := fattree.New(c.Sim.Top(), fp)

@@ -212,7 +212,7 @@ func TestCollectiveTwoPhaseMatchesModel(t *testing.T) {
 		inputs := rapid.IntRange(2, ports).Draw(rt, "inputs")
 		msg := rapid.IntRange(8, 1200).Draw(rt, "message_bytes")
 		pkt := rapid.SampledFrom([]string{"64", "256", "2048"}).Draw(rt, "packet_bytes")
-		cm := rapid.SampledFrom([]string{"per-link", "per-crosspoint"}).Draw(rt, "credit_mode")
+		cm := rapid.SampledFrom([]string{"min-free", "per-link", "per-crosspoint"}).Draw(rt, "credit_mode")
 		seed := rapid.Uint64().Draw(rt, "data_seed")
 		gap := uint64(rapid.IntRange(1, 40).Draw(rt, "gap"))
 		cfg := configWith(rt, "traffic.pattern="+pat, fmt.Sprint("network.ports=", ports), fmt.Sprint("network.inputs=", inputs),

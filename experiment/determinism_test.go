@@ -66,7 +66,7 @@ func TestRunIsDeterministic(t *testing.T) {
 // of the window), and returns the results and traces. Parallel evaluation must
 // be chosen before Build, which experiment.BuildSwitch already calls, so
 // that run uses scenario.NewSwitchNet (the same netlist, unelaborated;
-// per-link credits only).
+// min-free and per-link credits only).
 func runModes(t require.TestingT, cfg config.Config) (map[string]experiment.Result, map[string][]byte) {
 	res, traces := map[string]experiment.Result{}, map[string][]byte{}
 	for name, setup := range map[string]func(*rtl.Sim){
@@ -78,7 +78,7 @@ func runModes(t require.TestingT, cfg config.Config) (map[string]experiment.Resu
 		var n *experiment.SwitchNet
 		var err error
 		if name == "parallel" {
-			if cfg.Network.CreditMode != config.CreditPerLink {
+			if cfg.Network.CreditMode == config.CreditPerCrosspoint {
 				continue
 			}
 			n, err = scenario.NewSwitchNet(cfg)
@@ -117,6 +117,7 @@ func TestKernelModesAgree(t *testing.T) {
 	for _, extra := range [][]string{
 		nil,
 		{"traffic.pattern=multicast", "traffic.fanout=2", "traffic.load=0.5", "network.xp_buffer_packets=1"},
+		{"network.credit_mode=per-link", "traffic.pattern=multicast", "traffic.fanout=2", "traffic.load=0.8"},
 		{"network.credit_mode=per-crosspoint", "traffic.load=1", "network.xp_buffer_packets=2"},
 	} {
 		res, traces := runModes(t, smallSwitch(t, extra...))

@@ -123,7 +123,7 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 	rate := cfg.Traffic.Load / float64(cyc)
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	for i := 0; i < nodes; i++ {
-		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), credit.PerLink, 1, capacity)
+		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), net.P.Switch.CreditMode, 1, capacity)
 		src.Pat, src.Bytes, src.Cycles, src.Win = pat, uint32(cfg.Packet.Bytes), uint32(cyc), n.Win
 		if src.Proc, err = traffic.NewProcess(cfg.Traffic.Process, rate); err != nil {
 			return nil, err
@@ -156,8 +156,9 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 // newFatTreeFabric checks cfg and makes the simulator, the switches and the
 // destination pattern of a fat-tree run (the nodes are the caller's).
 func newFatTreeFabric(cfg config.Config, tm config.Timing) (*rtl.Sim, *fattree.Net, traffic.Pattern, error) {
-	if cfg.Network.CreditMode != config.CreditPerLink {
-		return nil, nil, nil, fmt.Errorf("network.credit_mode: a fat-tree uses per-link credits (look-ahead across switches is not built); allowed: per-link")
+	mode, err := credit.ParseMode(cfg.Network.CreditMode)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	cyc := tm.PacketCycles
 	if cyc > 1<<31 {
@@ -173,7 +174,7 @@ func newFatTreeFabric(cfg config.Config, tm config.Timing) (*rtl.Sim, *fattree.N
 		Switch: crossbar.Params{
 			XPPackets:       cfg.Network.XPBufferPackets,
 			SwitchDelay:     max(tm.SwitchDelayCycles, 1),
-			CreditMode:      credit.PerLink,
+			CreditMode:      mode,
 			Org:             crossbar.Organization(cfg.Network.Organization),
 			FanoutSplitting: cfg.Network.FanoutSplitting == config.SplittingOn,
 			Iterations:      cfg.Network.Iterations,
@@ -206,7 +207,7 @@ func (n *FatTreeNet) result(wall float64) Result {
 	cfg := n.Cfg
 	r := Result{
 		Topology: config.TopologyFatTree, Ports: cfg.Network.Ports, Inputs: len(n.Srcs),
-		Nodes: len(n.Srcs), Levels: n.Net.Levels(), CreditMode: config.CreditPerLink, Note: FatTreeNote,
+		Nodes: len(n.Srcs), Levels: n.Net.Levels(), CreditMode: cfg.Network.CreditMode, Note: FatTreeNote,
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.hops[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, hops, wall, n.Net.Err())
@@ -269,7 +270,7 @@ func NewFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
 	rate := cfg.Traffic.Load / float64(sh.LinkCycles())
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	for i := 0; i < nodes; i++ {
-		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, credit.PerLink, 1, capacity)
+		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, net.P.Switch.CreditMode, 1, capacity)
 		tx.Pat, tx.Win = pat, n.Win
 		if tx.Proc, err = traffic.NewProcess(cfg.Traffic.Process, rate); err != nil {
 			return nil, err
@@ -339,7 +340,7 @@ func (n *FatTreeNICNet) Result(wall float64) Result {
 	cfg, tm := n.Cfg, n.Timing
 	r := Result{
 		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), OfferedLoad: cfg.Traffic.Load,
-		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: config.CreditPerLink,
+		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: cfg.Network.CreditMode,
 		Ports: cfg.Network.Ports, Inputs: len(n.Senders), Nodes: len(n.Senders), Levels: n.Net.Levels(),
 		XPBuffer: cfg.Network.XPBufferPackets, Pattern: cfg.Traffic.Pattern, Process: cfg.Traffic.Process,
 		PacketCycles: tm.PacketCycles, Note: FatTreeNICNote, WallSeconds: wall,

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/hwcoll/hwcoll/config"
-	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/fattree"
 	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -182,7 +181,7 @@ func NewNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
 		isSrc[s] = true
 	}
 	for i := 0; i < nodes; i++ {
-		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, credit.PerLink, 1, capacity)
+		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, net.P.Switch.CreditMode, 1, capacity)
 		tx.Win = n.Win
 		if isSrc[i] {
 			if tx.Proc, err = traffic.NewProcess(cfg.Traffic.Process, rate); err != nil {
@@ -294,7 +293,7 @@ func (n *MulticastNICNet) Result(wall float64) Result {
 	cfg, tm := n.Cfg, n.Timing
 	r := Result{
 		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), OfferedLoad: cfg.Traffic.Load,
-		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: config.CreditPerLink,
+		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: cfg.Network.CreditMode,
 		Ports: cfg.Network.Ports, Inputs: len(n.Sources), Nodes: len(n.Senders), Levels: n.Net.Levels(),
 		XPBuffer: cfg.Network.XPBufferPackets, Pattern: cfg.Traffic.Pattern, Process: cfg.Traffic.Process,
 		PacketCycles: tm.PacketCycles, Note: MulticastNICNote, WallSeconds: wall,

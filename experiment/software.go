@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/hwcoll/hwcoll/config"
-	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/fattree"
 	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -81,7 +80,7 @@ func NewSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
 	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x726564756365)) // "reduce"
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	for i := 0; i < nodes; i++ {
-		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, credit.PerLink, 1, capacity)
+		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, net.P.Switch.CreditMode, 1, capacity)
 		rx := nic.NewReceiver(sim.Top(), rtl.Idx("nic_rx", i), uint32(i), sh, tm.RecvOverheadCycles)
 		rx.Links = func(src uint32) uint64 { return uint64(net.Hops(int(src), i) + 1) }
 		own := make([]int64, el)
@@ -142,7 +141,7 @@ func (n *SoftReduceNet) Result(wall float64) Result {
 	cfg, tm := n.Cfg, n.Timing
 	r := Result{
 		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(),
-		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: config.CreditPerLink,
+		Topology: config.TopologyFatTree, Organization: cfg.Network.Organization, CreditMode: cfg.Network.CreditMode,
 		Ports: cfg.Network.Ports, Inputs: len(n.Senders), Nodes: len(n.Senders), Levels: n.Net.Levels(),
 		XPBuffer: cfg.Network.XPBufferPackets, Pattern: cfg.Traffic.Pattern, PacketCycles: tm.PacketCycles,
 		Note: SoftReduceNote, WallSeconds: wall, Multicast: cfg.Traffic.Multicast, Algorithm: swcoll.Binomial.String(),

@@ -33,7 +33,7 @@ func drawSwitch(t *rapid.T, maxPorts int) config.Config {
 		fmt.Sprintf("network.ports=%d", ports),
 		fmt.Sprintf("network.inputs=%d", inputs),
 		fmt.Sprintf("network.xp_buffer_packets=%d", rapid.IntRange(1, 8).Draw(t, "xp_buffer_packets")),
-		"network.credit_mode=" + rapid.SampledFrom([]string{config.CreditPerLink, config.CreditPerCrosspoint}).Draw(t, "credit_mode"),
+		"network.credit_mode=" + rapid.SampledFrom([]string{config.CreditMinFree, config.CreditPerLink, config.CreditPerCrosspoint}).Draw(t, "credit_mode"),
 		"traffic.pattern=" + pattern,
 		fmt.Sprintf("traffic.fanout=%d", fanout),
 		fmt.Sprintf("traffic.load=%g", load),
@@ -153,7 +153,8 @@ func TestZeroLoadLatency(t *testing.T) {
 }
 
 // Seed 002 §2: the credit of a multicast packet comes back only after its
-// last copy has left. Port 2 is congested (inputs 1–7 send it four packets
+// last copy has left (min-free: the crosspoint still holding it is the
+// fullest of input 0 until then). Port 2 is congested (inputs 1–7 send it four packets
 // each at cycle 0); at cycle 200 input 0 sends one packet to ports 1 and 2.
 // The copy to port 1 leaves at once, the copy to port 2 waits its round-
 // robin turn. With per-link credits src(0) gets its credit back d+1 cycles
@@ -161,7 +162,7 @@ func TestZeroLoadLatency(t *testing.T) {
 // the port-1 copy; with per-crosspoint credits each crosspoint's credit
 // comes back d+1 cycles after its own copy left.
 func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
-	for _, mode := range []string{config.CreditPerLink, config.CreditPerCrosspoint} {
+	for _, mode := range []string{config.CreditMinFree, config.CreditPerLink, config.CreditPerCrosspoint} {
 		t.Run(mode, func(t *testing.T) {
 			cfg := configWith(t, "network.credit_mode="+mode, "run.warmup_cycles=0", "run.measure_cycles=2000")
 			tm := cfg.Timing()
@@ -227,7 +228,9 @@ func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
 					require.Equal(t, want, v[j], "counter %d after cycle %d (credit due back in cycle %d)", j, cyc, back)
 				}
 			}
-			if mode == config.CreditPerLink {
+			if mode != config.CreditPerCrosspoint {
+				// min-free: crosspoint (0, 2) is the fullest until its
+				// copy leaves, so the least free space grows only then.
 				held(0, t2+1+d)
 			} else {
 				held(1, t1+1+d)
@@ -262,5 +265,76 @@ func TestConservationCountsCreditsNotTokens(t *testing.T) {
 		n.Sim.Step()
 		require.NoError(t, fixed.Conservation(), "the corrected monitor")
 		require.NoError(t, n.Conservation(), "experiment.SwitchNet.Conservation after cycle %d", n.Sim.Now()-1)
+	}
+}
+
+// What min-free changes (the OQ-router paper §2: the counter is the least
+// free space over the next input's crosspoints, not a count of its packets
+// in the switch). Port 2 is congested as above; input 0 sends a packet to
+// port 2 at cycle b = 200, which waits there, then one to the idle port 1
+// at b+P, when its link frees. Per-link: the second packet holds its credit
+// until it has left port 1 (arrival at the input d cycles after birth,
+// visible at the output S later, done line, credit wire: back in cycle
+// b+P+2d+S+1). Min-free: crosspoint (0, 2) stays the fullest, so the second
+// packet lowers no crosspoint's free space below it and its credit goes
+// back as its head arrives (in cycle b+P+d, seen by the source from
+// b+P+2d). Both:
+// the first packet's credit is back d+1 cycles after its copy left port 2.
+func TestMinFreeReturnsCreditBehindFullerCrosspoint(t *testing.T) {
+	for _, mode := range []string{config.CreditMinFree, config.CreditPerLink} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := configWith(t, "network.credit_mode="+mode, "run.warmup_cycles=0", "run.measure_cycles=2000")
+			tm := cfg.Timing()
+			d, p, sw := tm.LinkDelayCycles, tm.PacketCycles, tm.SwitchDelayCycles
+			capacity := uint16(cfg.Network.XPBufferPackets)
+			n, err := experiment.BuildSwitch(cfg)
+			require.NoError(t, err)
+			born1 := uint64(200)
+			born2 := born1 + p // the source's link is busy with the first packet until then
+			for i, s := range n.Srcs {
+				if i == 0 {
+					s.Proc = &script{gaps: []uint64{born1, born2 - born1}}
+					s.Pat = &fixed{dsts: []dest{to(2), to(1)}}
+				} else {
+					s.Proc = &script{gaps: []uint64{0, 0, 0, 0}}
+					s.Pat = &fixed{dsts: []dest{to(2)}}
+				}
+			}
+			c := scenario.NewSwitchCheck(n)
+			h := c.Harness()
+			tx := n.Srcs[0].Tx
+			var hist []uint16 // per cycle after commit: the source's counter
+			for !h.Done() {
+				require.Less(t, n.Sim.Now(), uint64(20_000))
+				n.Sim.Step()
+				for _, m := range h.Monitors {
+					require.NoError(t, m.Check(), m.Name)
+				}
+				hist = append(hist, tx.Available(0))
+			}
+			require.NoError(t, h.Check())
+			var left2 uint64 // when input 0's copy left port 2
+			for _, dl := range n.Sinks[2].Log {
+				if dl.Src == 0 {
+					left2 = dl.Tail - (p - 1) - d
+				}
+			}
+			require.Greater(t, left2, born2+d+sw+p, "the port-2 packet waits behind the congestion")
+			back2 := born2 + 2*d + sw + 1 // per-link
+			if mode == config.CreditMinFree {
+				back2 = born2 + 2*d
+			}
+			for cyc, v := range hist {
+				c := uint64(cyc)
+				want := capacity
+				if c >= born1 && c < left2+1+d {
+					want--
+				}
+				if c >= born2 && c < back2 {
+					want--
+				}
+				require.Equal(t, want, v, "counter after cycle %d (second credit due in %d, first in %d)", cyc, back2, left2+1+d)
+			}
+		})
 	}
 }

@@ -38,9 +38,9 @@ func BuildSwitch(cfg config.Config) (*SwitchNet, error) {
 func NewSwitch(cfg config.Config) (*SwitchNet, error) {
 	tm := cfg.Timing()
 	k := cfg.Network.Ports
-	mode := credit.PerLink
-	if cfg.Network.CreditMode == config.CreditPerCrosspoint {
-		mode = credit.PerCrosspoint
+	mode, err := credit.ParseMode(cfg.Network.CreditMode)
+	if err != nil {
+		return nil, err
 	}
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	cyc := tm.PacketCycles

@@ -70,7 +70,8 @@ type Params struct {
 	Levels int
 	Nodes  int
 	// Switch is the crossbar configuration of every switch; its Ports is
-	// set to K. Only per-link credits (network.credit_mode) are offered.
+	// set to K. Its CreditMode is every link's (min-free or per-link; the
+	// nodes' senders must use the same).
 	Switch crossbar.Params
 	// LinkDelay is the channel delay d in cycles (≥ 1), for switch–switch
 	// links and for ConnectNode.
@@ -114,8 +115,8 @@ func (p Params) Resolve() (Params, error) {
 	if p.LinkDelay < 1 {
 		return p, fmt.Errorf("link.delay_ns: the channel delay must be at least one cycle")
 	}
-	if p.Switch.CreditMode != credit.PerLink {
-		return p, fmt.Errorf("network.credit_mode: a fat-tree uses per-link credits (look-ahead across switches is not built); allowed: per-link")
+	if p.Switch.CreditMode == credit.PerCrosspoint {
+		return p, fmt.Errorf("network.credit_mode: per-crosspoint credits need look-ahead routing, which a fat-tree's adaptive up-routing does not give the switch below; allowed on a fattree: min-free | per-link")
 	}
 	return p, nil
 }
@@ -234,7 +235,7 @@ func New(parent *rtl.Module, p Params) (*Net, error) {
 			t := &tieOff{}
 			t.Init(&net.sw[n-1][w].Module, rtl.Idx("nc", j), t)
 			t.Rx = link.NewReceiver(&t.Module, "rx")
-			t.Tx = link.NewSender(&t.Module, "tx", credit.PerLink, 1, uint16(p.Switch.XPPackets))
+			t.Tx = link.NewSender(&t.Module, "tx", p.Switch.CreditMode, 1, uint16(p.Switch.XPPackets))
 			link.Connect(net.sw[n-1][w].Out(k+j), t.Rx, 1)
 			link.Connect(t.Tx, net.sw[n-1][w].In(k+j), 1)
 			net.nc = append(net.nc, t)

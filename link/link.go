@@ -80,13 +80,13 @@ func (s *Sender) Available(i int) uint16 {
 	if now == 0 {
 		return v
 	}
-	perLink := s.Credits.Mode() == credit.PerLink
+	single := s.Credits.Mode().Single()
 	for k := 0; ; k++ {
 		t, ok := s.Credit.Arrived(k, now-1)
 		if !ok {
 			return v
 		}
-		if perLink || int(t.XP) == i {
+		if single || int(t.XP) == i {
 			v += t.N
 		}
 	}
@@ -99,7 +99,7 @@ func (s *Sender) Available(i int) uint16 {
 func (s *Sender) Returning(i int) uint16 {
 	v := s.Credits.Q(i)
 	s.Credit.Each(func(t credit.Token) {
-		if s.Credits.Mode() == credit.PerLink || int(t.XP) == i {
+		if s.Credits.Mode().Single() || int(t.XP) == i {
 			v += t.N
 		}
 	})
