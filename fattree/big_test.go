@@ -16,19 +16,21 @@ import (
 
 // uniformNet is a fat-tree with a source and a sink per node, uniform
 // traffic at load, births stopping at stop.
-func uniformNet(t testing.TB, ports, nodes, xp int, load float64, stop uint64) (*rtl.Sim, *Net, []*traffic.Source, []*traffic.Sink) {
+func uniformNet(t testing.TB, ports, nodes, xp int, load float64, stop uint64, mode credit.Mode) (*rtl.Sim, *Net, []*traffic.Source, []*traffic.Sink) {
 	// The paper's timing at 4 ns cycles: 256 B at 10 Gb/s ≈ 52 cycles,
 	// d = 5, S = 23.
 	const cyc = 52
 	sim := rtl.NewSim(rtl.Options{Seed: 11})
-	net, err := New(sim.Top(), Params{K: ports, Nodes: nodes, Switch: swParams(xp, 23), LinkDelay: 5})
+	sp := swParams(xp, 23)
+	sp.CreditMode = mode
+	net, err := New(sim.Top(), Params{K: ports, Nodes: nodes, Switch: sp, LinkDelay: 5})
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
 	var srcs []*traffic.Source
 	var sinks []*traffic.Sink
 	for i := 0; i < nodes; i++ {
-		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), credit.PerLink, 1, uint16(xp))
+		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), mode, 1, uint16(xp))
 		src.Proc = traffic.Bernoulli{Rate: load / cyc}
 		src.Pat = traffic.Uniform{N: nodes}
 		src.Bytes, src.Cycles, src.StopAt = 256, cyc, stop
@@ -63,7 +65,7 @@ func TestFatTree256(t *testing.T) {
 	for _, ports := range []int{8, 32} {
 		t.Run(fmt.Sprint(ports, "-port"), func(t *testing.T) {
 			const stop = 4_000
-			sim, net, srcs, sinks := uniformNet(t, ports, 256, 2, 0.5, stop)
+			sim, net, srcs, sinks := uniformNet(t, ports, 256, 2, 0.5, stop, credit.MinFree)
 			t.Logf("%d-ary %d-tree: %d levels of %d switches", net.Arity(), net.Levels(), net.Levels(), net.PerLevel())
 			h := &tb.Harness{Sim: sim, Done: drained(sim, stop, srcs, sinks), Check: net.Err,
 				Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits(nil) }}}}
@@ -74,7 +76,7 @@ func TestFatTree256(t *testing.T) {
 
 // A trace glob picks one switch by name.
 func TestTraceOneLeaf(t *testing.T) {
-	sim, _, _, _ := uniformNet(t, 8, 64, 2, 0.3, 500)
+	sim, _, _, _ := uniformNet(t, 8, 64, 2, 0.3, 500, credit.MinFree)
 	if err := sim.Build(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestTraceOneLeaf(t *testing.T) {
 // (a forced GC before and after), and the Go runtime's Sys at the end, an
 // upper bound of the peak; and the allocations per delivered packet once
 // the network has warmed up.
-func benchUniform(b *testing.B, ports, nodes int, stop uint64) {
+func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode) {
 	b.ReportAllocs()
 	var cycles, pkts, hops, wall, mallocs, late float64
 	var heap, sys uint64
@@ -119,7 +121,7 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64) {
 		var m0, m1, m2 runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&m0)
-		sim, _, srcs, sinks := uniformNet(b, ports, nodes, 4, 0.5, stop)
+		sim, _, srcs, sinks := uniformNet(b, ports, nodes, 4, 0.5, stop, mode)
 		if err := sim.Build(); err != nil {
 			b.Fatal(err)
 		}
@@ -168,7 +170,9 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64) {
 // crosspoints, open-loop sources and sinks (no NIC).
 func BenchmarkFatTree256(b *testing.B) {
 	for _, ports := range []int{8, 32} {
-		b.Run(fmt.Sprint(ports, "-port"), func(b *testing.B) { benchUniform(b, ports, 256, 20_000) })
+		for _, mode := range []credit.Mode{credit.MinFree, credit.PerLink} {
+			b.Run(fmt.Sprint(ports, "-port/", mode), func(b *testing.B) { benchUniform(b, ports, 256, 20_000, mode) })
+		}
 	}
 }
 
@@ -182,6 +186,6 @@ func BenchmarkFatTreeGrow(b *testing.B) {
 		ports, nodes int
 		stop         uint64
 	}{{8, 1024, 10_000}, {16, 512, 10_000}, {32, 4096, 3_000}} {
-		b.Run(fmt.Sprintf("%d-port-%d", c.ports, c.nodes), func(b *testing.B) { benchUniform(b, c.ports, c.nodes, c.stop) })
+		b.Run(fmt.Sprintf("%d-port-%d", c.ports, c.nodes), func(b *testing.B) { benchUniform(b, c.ports, c.nodes, c.stop, credit.MinFree) })
 	}
 }
