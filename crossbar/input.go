@@ -198,7 +198,7 @@ func (p *inPort) receive(now uint64) {
 			continue
 		}
 		if pk.Op == packet.Unicast && mask&(mask-1) != 0 {
-			mask = p.leastLoaded(mask)
+			mask = p.route(pk, mask)
 		}
 		n := uint16(bits.OnesCount64(mask))
 		p.slot[slot] = slotState{copies: n, left: n}
@@ -211,6 +211,7 @@ func (p *inPort) receive(now uint64) {
 		*sp = *pk
 		sp.Hops++
 		sp.InPort = uint8(p.idx)
+		sp.Next = 0
 		w := xpWrite{at: now + p.sw.P.SwitchDelay, tag: sp.Tag(), slot: slot, in: uint16(p.idx)}
 		for m := mask; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
@@ -253,6 +254,19 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 	if wake {
 		p.WakeAt(now + 1)
 	}
+}
+
+// route picks one output of an adaptive unicast route: the one the
+// sender chose by look-ahead (packet.Next), or the least loaded.
+func (p *inPort) route(pk *packet.Packet, mask uint64) uint64 {
+	if pk.Next == 0 {
+		return p.leastLoaded(mask)
+	}
+	if m := uint64(1) << (pk.Next - 1); mask&m != 0 {
+		return m
+	}
+	p.fail(fmt.Errorf("%s: packet %#x was routed by look-ahead to output %d, which is not on its route", p.Path(), pk.ID, pk.Next-1))
+	return p.leastLoaded(mask)
 }
 
 // leastLoaded picks one output of an adaptive unicast route (a set of

@@ -98,12 +98,7 @@ func (p *outPort) write(w xpWrite) {
 	}
 }
 
-func (p *outPort) lookahead(pk *packet.Packet) uint64 {
-	if p.ds.Lookahead == nil {
-		return 1
-	}
-	return p.ds.Lookahead(pk)
-}
+func (p *outPort) lookahead(pk *packet.Packet) uint64 { return p.ds.Route(pk, p.Tx.Credits) }
 
 func (p *outPort) Eval() {
 	now := p.Now()

@@ -90,6 +90,32 @@ type Downstream struct {
 	// Lookahead returns the downstream outputs a packet will use; nil means
 	// one counter (bit 0).
 	Lookahead func(p *packet.Packet) uint64
+	// Adaptive: a unicast for which Lookahead gives several outputs (an
+	// adaptive route in the next switch) is routed by the sender (Route).
+	Adaptive bool
+}
+
+// Route returns the downstream outputs (counters) of p. For an adaptive
+// unicast route it chooses one output itself, the one with the most credits
+// in c, ties by the packet's id (so consecutive packets spread over the
+// tied outputs, and the choice does not depend on how often the sender is
+// evaluated), and writes it into p.Next, which the next switch obeys: its
+// crosspoint then has room, as the sender's counter promised.
+func (d Downstream) Route(p *packet.Packet, c *credit.Counter) uint64 {
+	if d.Lookahead == nil {
+		return 1
+	}
+	m := d.Lookahead(p)
+	if !d.Adaptive || p.Op != packet.Unicast || m&(m-1) == 0 {
+		return m
+	}
+	best := mostCredits(m, c.Avail)
+	for i := p.ID % uint64(bits.OnesCount64(best)); i > 0; i-- {
+		best &= best - 1
+	}
+	o := bits.TrailingZeros64(best)
+	p.Next = uint8(o + 1)
+	return 1 << uint(o)
 }
 
 // Validate checks the parameters; errors name the config key.
@@ -421,6 +447,9 @@ func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
 	}
 	tx.Data.Each(func(p packet.Packet) {
 		m, _ := s.Table.Lookup(&p, i)
+		if p.Next != 0 {
+			m = 1 << (p.Next - 1)
+		}
 		for ; m != 0; m &= m - 1 {
 			per[bits.TrailingZeros64(m)]++
 		}

@@ -284,10 +284,15 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 	for i := 0; i < k; i++ {
 		counters := k + cfg.Network.CombineUnits
 		if fat {
-			counters = 1
+			counters = c.Net.NodeDownstream(i).Counters
 		}
 		src := traffic.NewScript(sim.Top(), rtl.Idx("src", i), uint32(i), mode, counters, capacity)
-		if mode == credit.PerCrosspoint {
+		switch {
+		case mode != credit.PerCrosspoint:
+		case fat:
+			ds := c.Net.NodeDownstream(i)
+			src.Lookahead = func(p *packet.Packet) uint64 { return ds.Route(p, src.Tx.Credits) }
+		default:
 			sw := c.Sw
 			src.Lookahead = func(p *packet.Packet) uint64 { m, _ := sw.Table.Lookup(p, i); return m }
 		}

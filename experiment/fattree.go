@@ -123,7 +123,12 @@ func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
 	rate := cfg.Traffic.Load / float64(cyc)
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	for i := 0; i < nodes; i++ {
-		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), net.P.Switch.CreditMode, 1, capacity)
+		ds := net.NodeDownstream(i)
+		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), ds.Mode, ds.Counters, capacity)
+		if ds.Lookahead != nil {
+			// Per-crosspoint credits: the source routes into its leaf.
+			src.Lookahead = func(p *packet.Packet) uint64 { return ds.Route(p, src.Tx.Credits) }
+		}
 		src.Pat, src.Bytes, src.Cycles, src.Win = pat, uint32(cfg.Packet.Bytes), uint32(cyc), n.Win
 		if src.Proc, err = traffic.NewProcess(cfg.Traffic.Process, rate); err != nil {
 			return nil, err
@@ -254,6 +259,9 @@ func BuildFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
 
 // NewFatTreeNIC makes the NIC fat-tree netlist of cfg without elaborating it.
 func NewFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
+	if err := nicCredits(cfg); err != nil {
+		return nil, err
+	}
 	tm := cfg.Timing()
 	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm)
 	if err != nil {
@@ -385,4 +393,13 @@ func (n *FatTreeNICNet) Result(wall float64) Result {
 		r.fail(err.Error())
 	}
 	return r
+}
+
+// nicCredits refuses per-crosspoint credits for NIC-driven runs: a NIC
+// sends on one credit counter and does not route into its leaf.
+func nicCredits(cfg config.Config) error {
+	if cfg.Network.CreditMode == config.CreditPerCrosspoint {
+		return fmt.Errorf("network.credit_mode: per-crosspoint credits need look-ahead routing at the sender, which the NICs (nic.model overhead, namd, software collectives) do not do; allowed with NICs: min-free | per-link")
+	}
+	return nil
 }

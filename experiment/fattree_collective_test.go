@@ -32,7 +32,7 @@ func drawFatTreeCollective(rt *rapid.T) config.Config {
 		"traffic.pattern=" + rapid.SampledFrom(collectives).Draw(rt, "pattern"),
 		fmt.Sprintf("network.combine_units=%d", rapid.IntRange(1, min(ports+1, 5)).Draw(rt, "units")),
 		fmt.Sprintf("network.xp_buffer_packets=%d", rapid.IntRange(1, 4).Draw(rt, "xp")),
-		"network.credit_mode=" + rapid.SampledFrom([]string{"min-free", "per-link"}).Draw(rt, "credit_mode"),
+		"network.credit_mode=" + rapid.SampledFrom([]string{"min-free", "per-link", "per-crosspoint"}).Draw(rt, "credit_mode"),
 		fmt.Sprintf("traffic.message_bytes=%d", rapid.IntRange(1, 1200).Draw(rt, "message_bytes")),
 		fmt.Sprintf("packet.bytes=%d", rapid.SampledFrom([]int{64, 128, 256}).Draw(rt, "packet_bytes")),
 		fmt.Sprintf("combine.elements_per_cycle=%d", rapid.IntRange(1, 8).Draw(rt, "elements_per_cycle")),

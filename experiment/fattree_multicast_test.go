@@ -37,7 +37,7 @@ func TestFatTreeMulticastExactlyOnce(t *testing.T) {
 			fmt.Sprintf("traffic.groups=%d", rapid.IntRange(1, 6).Draw(rt, "groups")),
 			fmt.Sprintf("traffic.load=%g", rapid.Float64Range(0.01, 0.3).Draw(rt, "load")),
 			fmt.Sprintf("network.xp_buffer_packets=%d", rapid.IntRange(1, 4).Draw(rt, "xp")),
-			"network.credit_mode="+rapid.SampledFrom([]string{"min-free", "per-link"}).Draw(rt, "credit_mode"),
+			"network.credit_mode="+rapid.SampledFrom([]string{"min-free", "per-link", "per-crosspoint"}).Draw(rt, "credit_mode"),
 			"network.tree_builder="+rapid.SampledFrom([]string{"greedy", "simple"}).Draw(rt, "builder"),
 			"packet.bytes=64", "run.warmup_cycles=0", fmt.Sprintf("run.measure_cycles=%d", rapid.IntRange(100, 1500).Draw(rt, "window")),
 			fmt.Sprintf("seed=%d", rapid.IntRange(0, 1000).Draw(rt, "seed")))

@@ -36,7 +36,7 @@ func TestFatTreeRandomTrafficExactlyOnceAndDrains(t *testing.T) {
 			"traffic.pattern="+pat, "traffic.process="+rapid.SampledFrom([]string{"bernoulli", "poisson"}).Draw(rt, "process"),
 			fmt.Sprintf("traffic.load=%g", rapid.Float64Range(0.05, 1).Draw(rt, "load")),
 			fmt.Sprintf("network.xp_buffer_packets=%d", rapid.IntRange(1, 4).Draw(rt, "xp")),
-			"network.credit_mode="+rapid.SampledFrom([]string{"min-free", "per-link"}).Draw(rt, "credit_mode"),
+			"network.credit_mode="+rapid.SampledFrom([]string{"min-free", "per-link", "per-crosspoint"}).Draw(rt, "credit_mode"),
 			fmt.Sprintf("packet.bytes=%d", rapid.IntRange(8, 128).Draw(rt, "packet_bytes")),
 			fmt.Sprintf("switch.delay_ns=%d", rapid.IntRange(0, 100).Draw(rt, "switch_delay_ns")),
 			fmt.Sprintf("link.delay_ns=%d", rapid.IntRange(0, 40).Draw(rt, "link_delay_ns")),

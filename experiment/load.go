@@ -117,6 +117,9 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 	var lat tb.Latency
 	nsrc := float64(len(srcs))
 	for _, s := range srcs {
+		if sim.Now() > 0 && (s.Born > 0 || s.Injected > 0) {
+			s.CatchUp(sim.Now() - 1) // births a sleeping source has not generated yet
+		}
 		born += s.BornInWindow
 		injected += s.InjectedInWindow
 		fanout += s.MeasuredCopies

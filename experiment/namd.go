@@ -111,6 +111,9 @@ func NewNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
 	if cfg.Network.Topology != config.TopologyFatTree {
 		return nil, fmt.Errorf("network.topology: %s through NICs is built on fattree only; allowed: fattree", cfg.Traffic.Pattern)
 	}
+	if err := nicCredits(cfg); err != nil {
+		return nil, err
+	}
 	alg, err := multicastAlgorithm(cfg)
 	if err != nil {
 		return nil, err

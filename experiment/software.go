@@ -55,6 +55,9 @@ func NewSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
 	if cfg.Network.Topology != config.TopologyFatTree {
 		return nil, fmt.Errorf("network.topology: a software reduction runs on fattree only; allowed: fattree")
 	}
+	if err := nicCredits(cfg); err != nil {
+		return nil, err
+	}
 	// The host program sums int64s; other reductions are refused rather
 	// than silently run as that.
 	if cfg.Combine.Op != "sum" {

@@ -58,6 +58,7 @@ import (
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/crossbar"
 	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
@@ -70,8 +71,10 @@ type Params struct {
 	Levels int
 	Nodes  int
 	// Switch is the crossbar configuration of every switch; its Ports is
-	// set to K. Its CreditMode is every link's (min-free or per-link; the
-	// nodes' senders must use the same).
+	// set to K and its Downstream to the links'. Its CreditMode is every
+	// link's (the nodes' senders must use the same, NodeDownstream); in
+	// per-crosspoint mode every sender routes one switch ahead
+	// (crossbar.Downstream.Route), choosing the adaptive up ports itself.
 	Switch crossbar.Params
 	// LinkDelay is the channel delay d in cycles (≥ 1), for switch–switch
 	// links and for ConnectNode.
@@ -115,8 +118,8 @@ func (p Params) Resolve() (Params, error) {
 	if p.LinkDelay < 1 {
 		return p, fmt.Errorf("link.delay_ns: the channel delay must be at least one cycle")
 	}
-	if p.Switch.CreditMode == credit.PerCrosspoint {
-		return p, fmt.Errorf("network.credit_mode: per-crosspoint credits need look-ahead routing, which a fat-tree's adaptive up-routing does not give the switch below; allowed on a fattree: min-free | per-link")
+	if p.Switch.Downstream != nil {
+		return p, fmt.Errorf("fattree: Params.Switch.Downstream is set by the fat-tree from its links; leave it nil")
 	}
 	return p, nil
 }
@@ -213,6 +216,9 @@ func New(parent *rtl.Module, p Params) (*Net, error) {
 			sp.AdaptiveInputs = 1<<uint(k) - 1
 		}
 		for w := 0; w < per; w++ {
+			if sp.CreditMode == credit.PerCrosspoint {
+				sp.Downstream = net.lookahead(l, w)
+			}
 			s, err := crossbar.New(parent, net.name(l, w), sp)
 			if err != nil {
 				return nil, err
@@ -235,7 +241,7 @@ func New(parent *rtl.Module, p Params) (*Net, error) {
 			t := &tieOff{}
 			t.Init(&net.sw[n-1][w].Module, rtl.Idx("nc", j), t)
 			t.Rx = link.NewReceiver(&t.Module, "rx")
-			t.Tx = link.NewSender(&t.Module, "tx", p.Switch.CreditMode, 1, uint16(p.Switch.XPPackets))
+			t.Tx = link.NewSender(&t.Module, "tx", credit.PerLink, 1, uint16(p.Switch.XPPackets)) // never sends
 			link.Connect(net.sw[n-1][w].Out(k+j), t.Rx, 1)
 			link.Connect(t.Tx, net.sw[n-1][w].In(k+j), 1)
 			net.nc = append(net.nc, t)
@@ -363,6 +369,48 @@ func (net *Net) NodeIn(i int) *link.Receiver {
 func (net *Net) NodeOut(i int) *link.Sender {
 	w, p := net.Leaf(i)
 	return net.sw[0][w].Out(p)
+}
+
+// NodeDownstream is what node i's sender has at the far end of its link:
+// its leaf's input, with per-crosspoint counters and look-ahead into the
+// leaf in per-crosspoint mode (the sender routes with Downstream.Route and
+// keeps Counters counters), one counter otherwise.
+func (net *Net) NodeDownstream(i int) crossbar.Downstream {
+	w, port := net.Leaf(i)
+	return net.into(0, w, port)
+}
+
+// lookahead is the Downstream of every output of switch (l, w) in
+// per-crosspoint mode: the next switch's input, whose crosspoint the sender
+// counts and, for an adaptive up route there, chooses (look-ahead routing).
+// Leaf down ports feed nodes (one counter); top up ports are tied off.
+func (net *Net) lookahead(l, w int) func(o int) crossbar.Downstream {
+	k, one := net.k, crossbar.Downstream{Mode: credit.PerLink, Counters: 1, Capacity: uint16(net.P.Switch.XPPackets)}
+	return func(o int) crossbar.Downstream {
+		switch {
+		case o < k && l == 0, o >= k && l == net.n-1:
+			return one
+		case o < k:
+			cw, cp := net.Child(l, w, o)
+			return net.into(l-1, cw, cp)
+		}
+		pw, pp := net.Parent(l, w, o-k)
+		return net.into(l+1, pw, pp)
+	}
+}
+
+// into is the per-crosspoint Downstream of input port of switch (l, w).
+// The switches are looked up when a packet is routed, after they are built.
+func (net *Net) into(l, w, port int) crossbar.Downstream {
+	sp := net.P.Switch
+	if sp.CreditMode != credit.PerCrosspoint {
+		return crossbar.Downstream{Mode: sp.CreditMode, Counters: 1, Capacity: uint16(sp.XPPackets)}
+	}
+	return crossbar.Downstream{
+		Mode: credit.PerCrosspoint, Counters: net.P.K + sp.CombineUnits, Capacity: uint16(sp.XPPackets),
+		Lookahead: func(p *packet.Packet) uint64 { m, _ := net.sw[l][w].Table.Lookup(p, port); return m },
+		Adaptive:  l < net.n-1, // up routes are adaptive below the top
+	}
 }
 
 // ConnectNode joins node i's sender and receiver to its leaf with the link

@@ -53,9 +53,10 @@ func TestResolve(t *testing.T) {
 			t.Errorf("%d ports, %d nodes: error %v, want one line containing %q", c.ports, c.nodes, err, c.want)
 		}
 	}
-	_, err := Params{K: 8, Nodes: 16, LinkDelay: 1, Switch: crossbar.Params{CreditMode: credit.PerCrosspoint}}.Resolve()
-	if err == nil || !strings.HasPrefix(err.Error(), "network.credit_mode:") {
-		t.Errorf("per-crosspoint credits: %v", err)
+	_, err := Params{K: 8, Nodes: 16, LinkDelay: 1, Switch: crossbar.Params{CreditMode: credit.PerCrosspoint,
+		Downstream: func(int) crossbar.Downstream { return crossbar.Downstream{} }}}.Resolve()
+	if err == nil || !strings.Contains(err.Error(), "Downstream") {
+		t.Errorf("a switch Downstream set by the caller: %v", err)
 	}
 }
 

@@ -56,6 +56,11 @@ type Packet struct {
 	// for the aligned mantissas of a two-phase float sum. A combine unit
 	// keeps separate state per pass and folds with that pass's ALU.
 	Pass uint8
+	// Next is look-ahead routing (per-crosspoint credits on a network with
+	// adaptive routes): 1 + the output the packet takes in the switch it is
+	// sent to, chosen by the sender from its per-crosspoint credits; 0 lets
+	// that switch choose. The switch clears it on arrival.
+	Next uint8
 	Born uint64 // cycle the packet entered its source queue (latency starts here)
 	Sent uint64 // cycle its head left the source
 	// Payload is a Reduce packet's contribution or partial result as ALU

@@ -62,10 +62,7 @@ func (s *Source) Eval() {
 	if now == 0 && s.Proc != nil && s.count == 0 && s.next == 0 {
 		s.next = s.Proc.Gap(s.Rand())
 	}
-	for s.Proc != nil && s.next <= now && (s.StopAt == 0 || s.next < s.StopAt) {
-		s.birth(s.next)
-		s.next += s.Proc.Gap(s.Rand())
-	}
+	s.CatchUp(now)
 	if now == s.Win.Start {
 		s.QueueAtStart = s.n
 	}
@@ -117,6 +114,17 @@ func (s *Source) Eval() {
 		s.Sleep()
 	} else {
 		s.SleepUntil(wake)
+	}
+}
+
+// CatchUp generates the births due by cycle c. Eval calls it; a birth that
+// would only wait in the queue is generated when the source next wakes, so
+// at the end of a run (c = the last cycle) the caller brings Born and
+// MaxQueue to what an always-evaluated source would show.
+func (s *Source) CatchUp(c uint64) {
+	for s.Proc != nil && s.next <= c && (s.StopAt == 0 || s.next < s.StopAt) {
+		s.birth(s.next)
+		s.next += s.Proc.Gap(s.Rand())
 	}
 }
 
