@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -23,28 +22,11 @@ type Options struct {
 // line naming the key); a run that fails its own checks reports it in
 // Result.Error.
 func Run(cfg config.Config, opt Options) (Result, error) {
-	var n runner
-	var err error
-	if n, err = buildNIC(cfg); err != nil {
+	t, err := TopologyOf(cfg)
+	if err != nil {
 		return Result{}, err
 	}
-	switch {
-	case n != nil:
-	case cfg.Network.Topology == config.TopologySwitch:
-		if IsCollective(cfg.Traffic.Pattern) {
-			n, err = BuildCollective(cfg)
-		} else {
-			n, err = BuildSwitch(cfg)
-		}
-	case cfg.Network.Topology == config.TopologyFatTree:
-		if IsCollective(cfg.Traffic.Pattern) {
-			n, err = BuildCollective(cfg)
-		} else {
-			n, err = BuildFatTree(cfg)
-		}
-	default:
-		return Result{}, fmt.Errorf("network.topology: %q has no model yet; allowed now: switch | fattree", cfg.Network.Topology)
-	}
+	n, err := t.Build(cfg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -70,14 +52,6 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 		}
 	}
 	return r, nil
-}
-
-// runner is a built experiment: a single-switch load run or collective, or
-// a fat-tree load run.
-type runner interface {
-	sim() *rtl.Sim
-	Trace(w io.Writer, globs string) error
-	Run() Result
 }
 
 func (c *CollectiveNet) sim() *rtl.Sim { return c.Sim }

@@ -192,41 +192,43 @@ func equalInts(a, b []int64) bool {
 	return true
 }
 
-// buildNIC builds the experiments that run through the NICs on a fat-tree
-// (software collectives, namd, nic.model overhead), returns a nil runner
-// when cfg is none of them, and refuses the combinations that would need
-// NICs where none are built (one line naming the key).
-func buildNIC(cfg config.Config) (runner, error) {
-	topo, pat := cfg.Network.Topology, cfg.Traffic.Pattern
-	sw := cfg.Traffic.Multicast == config.MulticastSoftware
-	if topo != config.TopologyFatTree {
-		switch {
-		case sw:
-			return nil, fmt.Errorf("traffic.multicast: software collectives run through the NICs of a fat-tree (network.topology fattree); allowed on network.topology %s: hardware", topo)
-		case pat == config.PatternNAMD:
-			return nil, fmt.Errorf("traffic.pattern: namd runs on network.topology fattree; not on %s", topo)
-		case cfg.NIC.Model == config.NICOverhead:
-			return nil, fmt.Errorf("nic.model: overhead NICs are built on network.topology fattree; allowed on %s: none", topo)
-		}
-		return nil, nil
+// refuseNIC refuses what runs through NICs on a topology that has none.
+func refuseNIC(cfg config.Config) error {
+	topo := cfg.Network.Topology
+	switch {
+	case cfg.Traffic.Multicast == config.MulticastSoftware:
+		return fmt.Errorf("traffic.multicast: software collectives run through the NICs of a fat-tree (network.topology fattree); allowed on network.topology %s: hardware", topo)
+	case cfg.Traffic.Pattern == config.PatternNAMD:
+		return fmt.Errorf("traffic.pattern: namd runs on network.topology fattree; not on %s", topo)
+	case cfg.NIC.Model == config.NICOverhead:
+		return fmt.Errorf("nic.model: overhead NICs are built on network.topology fattree; allowed on %s: none", topo)
 	}
+	return nil
+}
+
+// buildNIC builds the fat-tree experiments that run through the NICs
+// (software collectives, namd, nic.model overhead), or returns nil, nil
+// when cfg is not one of them.
+func buildNIC(cfg config.Config) (Network, error) {
+	pat := cfg.Traffic.Pattern
+	sw := cfg.Traffic.Multicast == config.MulticastSoftware
 	switch {
 	case IsNICMulticast(cfg):
-		return asRunner(BuildNICMulticast(cfg))
+		return asNetwork(BuildNICMulticast(cfg))
 	case sw && pat == config.PatternReduce:
-		return asRunner(BuildSoftReduce(cfg))
+		return asNetwork(BuildSoftReduce(cfg))
 	case sw:
 		return nil, fmt.Errorf("traffic.multicast: software is built on a fattree for traffic.pattern multicast | namd | reduce; allowed for %s: hardware", pat)
 	case cfg.NIC.Model == config.NICOverhead && IsCollective(pat):
 		return nil, fmt.Errorf("nic.model: overhead NICs are built for point-to-point, multicast and namd load runs and software collectives; allowed for hardware %s: none", pat)
 	case cfg.NIC.Model == config.NICOverhead:
-		return asRunner(BuildFatTreeNIC(cfg))
+		return asNetwork(BuildFatTreeNIC(cfg))
 	}
 	return nil, nil
 }
 
-// asRunner keeps a failed build's nil pointer out of the interface.
-func asRunner[T runner](n T, err error) (runner, error) {
+// asNetwork keeps a failed build's nil pointer out of the interface.
+func asNetwork[T Network](n T, err error) (Network, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/sweep"
 )
 
@@ -185,10 +186,7 @@ func (a *app) figures(args []string) error {
 // cost is a rough relative run time of a point, for the dispatch order:
 // simulated cycles × end nodes × load (collectives: × message size).
 func cost(c config.Config) float64 {
-	nodes := float64(c.Network.Ports)
-	if c.Network.Topology == config.TopologyFatTree {
-		nodes = 4 * float64(c.Network.Nodes) // several hops per packet
-	}
+	nodes := experiment.Weight(c)
 	switch c.Traffic.Pattern {
 	case "reduce", "allreduce", "barrier", "broadcast":
 		return nodes * float64(c.Traffic.MessageBytes)

@@ -116,13 +116,7 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		if r.Multicast == config.MulticastSoftware {
 			how = "software, " + r.Algorithm + " tree through the NICs"
 		}
-		if r.Topology == config.TopologyFatTree {
-			fmt.Fprintf(w, "%s  %s fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers), one %s over %d nodes (%s)\n",
-				state, r.Name, r.Nodes, r.Levels, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Pattern, r.Inputs, how)
-		} else {
-			fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), one %s over %d nodes (%s)\n",
-				state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Pattern, r.Inputs, how)
-		}
+		fmt.Fprintf(w, "%s  %s %s, one %s over %d nodes (%s)\n", state, r.Name, experiment.Describe(r), r.Pattern, r.Inputs, how)
 		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d packets injected, %d delivered; %d cycles\n",
 			r.CompletionCycles, r.CompletionNS, r.PacketsInjected, r.PacketsDelivered, r.Cycles)
 		fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, wall %.3fs\n",
@@ -135,13 +129,9 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		}
 		return
 	}
-	if r.Topology == config.TopologyFatTree {
-		fmt.Fprintf(w, "%s  %s fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers), %s %s traffic at load %g\n",
-			state, r.Name, r.Nodes, r.Levels, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Process, r.Pattern, r.OfferedLoad)
+	fmt.Fprintf(w, "%s  %s %s, %s %s traffic at load %g\n", state, r.Name, experiment.Describe(r), r.Process, r.Pattern, r.OfferedLoad)
+	if r.Note != "" {
 		fmt.Fprintf(w, "  note: %s\n", r.Note)
-	} else {
-		fmt.Fprintf(w, "%s  %s %d-port %s (%s credits, %d-packet buffers), %s %s traffic at load %g\n",
-			state, r.Name, r.Ports, r.Organization, r.CreditMode, r.XPBuffer, r.Process, r.Pattern, r.OfferedLoad)
 	}
 	fmt.Fprintf(w, "  accepted %.3f  delivered %.3f  (generated %.3f)", r.AcceptedLoad, r.DeliveredLoad, r.GeneratedLoad)
 	if r.Fanout > 0 {

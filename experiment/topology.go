@@ -1,0 +1,118 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// Network is a built experiment, ready to trace and run: a load run or a
+// collective on any topology.
+type Network interface {
+	sim() *rtl.Sim
+	Trace(w io.Writer, globs string) error
+	Run() Result
+}
+
+// Topology is what one value of network.topology offers the runner and the
+// command line. A new network is its netlist package plus one Topology
+// registered here (Register, from an init function): Run, hwcoll run's
+// summary line and the figures' job order need nothing else.
+type Topology struct {
+	Name string
+	// Build makes cfg's experiment, elaborated; a bad config is an error
+	// of one line naming the key.
+	Build func(cfg config.Config) (Network, error)
+	// Describe says what a result ran on, e.g. "8-port oq-xp (min-free
+	// credits, 4-packet buffers)", for hwcoll run's summary.
+	Describe func(r Result) string
+	// Weight is the rough cost of one packet-cycle of cfg relative to a
+	// single switch port (the figures' job order).
+	Weight func(cfg config.Config) float64
+}
+
+var (
+	topologies = map[string]Topology{}
+	order      []string // registration order, for messages
+)
+
+// Register adds a topology; a name registered twice is a programming error.
+func Register(t Topology) {
+	if _, dup := topologies[t.Name]; dup || t.Build == nil || t.Describe == nil || t.Weight == nil {
+		panic(fmt.Sprintf("experiment: topology %q registered twice or incomplete", t.Name))
+	}
+	topologies[t.Name] = t
+	order = append(order, t.Name)
+}
+
+// TopologyOf returns the registered topology of cfg, or an error naming
+// network.topology and the topologies built.
+func TopologyOf(cfg config.Config) (Topology, error) {
+	t, ok := topologies[cfg.Network.Topology]
+	if !ok {
+		return Topology{}, fmt.Errorf("network.topology: %q has no model yet; allowed now: %s", cfg.Network.Topology, strings.Join(Topologies(), " | "))
+	}
+	return t, nil
+}
+
+// Topologies lists the registered topology names in registration order.
+func Topologies() []string { return slices.Clone(order) }
+
+// Describe is the registered topology's description of r (the topology
+// name if it is not registered).
+func Describe(r Result) string {
+	if t, ok := topologies[r.Topology]; ok {
+		return t.Describe(r)
+	}
+	return r.Topology
+}
+
+// Weight is cfg's relative cost per packet-cycle (1 if its topology is not
+// registered).
+func Weight(cfg config.Config) float64 {
+	if t, ok := topologies[cfg.Network.Topology]; ok {
+		return t.Weight(cfg)
+	}
+	return 1
+}
+
+func init() {
+	Register(Topology{
+		Name: config.TopologySwitch,
+		Build: func(cfg config.Config) (Network, error) {
+			if err := refuseNIC(cfg); err != nil {
+				return nil, err
+			}
+			if IsCollective(cfg.Traffic.Pattern) {
+				return asNetwork(BuildCollective(cfg))
+			}
+			return asNetwork(BuildSwitch(cfg))
+		},
+		Describe: func(r Result) string {
+			return fmt.Sprintf("%d-port %s (%s credits, %d-packet buffers)", r.Ports, r.Organization, r.CreditMode, r.XPBuffer)
+		},
+		Weight: func(cfg config.Config) float64 { return float64(cfg.Network.Ports) },
+	})
+	Register(Topology{
+		Name: config.TopologyFatTree,
+		Build: func(cfg config.Config) (Network, error) {
+			if n, err := buildNIC(cfg); n != nil || err != nil {
+				return n, err
+			}
+			if IsCollective(cfg.Traffic.Pattern) {
+				return asNetwork(BuildCollective(cfg))
+			}
+			return asNetwork(BuildFatTree(cfg))
+		},
+		Describe: func(r Result) string {
+			return fmt.Sprintf("fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers)",
+				r.Nodes, r.Levels, r.Ports, r.Organization, r.CreditMode, r.XPBuffer)
+		},
+		// Several hops per packet.
+		Weight: func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) },
+	})
+}

@@ -1,0 +1,31 @@
+package experiment_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/experiment"
+)
+
+// Every registered topology builds and runs a short load run and a
+// collective from the defaults, says what it ran on, and an unknown
+// topology is refused naming the key and the topologies built.
+func TestTopologiesRegistered(t *testing.T) {
+	require.Equal(t, []string{"switch", "fattree"}, experiment.Topologies())
+	for _, name := range experiment.Topologies() {
+		for _, pat := range []string{"uniform", "allreduce"} {
+			cfg := configWith(t, "network.topology="+name, "network.nodes=16", "network.ports=8", "traffic.pattern="+pat,
+				"run.warmup_cycles=100", "run.measure_cycles=1000")
+			r, err := experiment.Run(cfg, experiment.Options{})
+			require.NoError(t, err, "%s %s", name, pat)
+			require.Empty(t, r.Error, "%s %s", name, pat)
+			require.Equal(t, name, r.Topology)
+			require.Contains(t, experiment.Describe(r), "8-port", "%s %s", name, pat)
+			require.Greater(t, experiment.Weight(cfg), 1.0)
+		}
+	}
+	_, err := experiment.Run(configWith(t, "network.topology=torus"), experiment.Options{})
+	require.EqualError(t, err, `network.topology: "torus" has no model yet; allowed now: switch | fattree`)
+	require.Panics(t, func() { experiment.Register(experiment.Topology{Name: "switch"}) })
+}
