@@ -161,9 +161,9 @@ type Switch struct {
 	rtl.Module
 	P     Params
 	Table *Table
+	fab   fabric     // the organization: oqxp, or the scheduler of iq-fifo and voq
 	ins   []*inPort  // oq-xp
 	outs  []*outPort // oq-xp
-	sc    *scheduler // iq-fifo, voq
 	units []*combine.Unit
 	k     int // crossbar ports: Ports + CombineUnits
 }
@@ -181,10 +181,11 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	}
 	s := &Switch{P: p, Table: NewTable(p.Ports), k: p.Ports + p.CombineUnits}
 	if p.Org != OQXP {
-		s.sc = newScheduler(parent, name, s)
+		s.fab = newScheduler(parent, name, s)
 		return s, nil
 	}
 	s.Init(parent, name, s)
+	s.fab = oqxp{s}
 	// The ports hand copies and done notices to each other through the
 	// switch's own queues (fifo), so they share a partition.
 	s.Together()
@@ -304,141 +305,54 @@ func (s *Switch) CheckCombineCredits() error {
 func (s *Switch) Ports() int { return s.P.Ports }
 
 // In is input port i's link receiver.
-func (s *Switch) In(i int) *link.Receiver {
-	if s.sc != nil {
-		return s.sc.ins[i].Rx
-	}
-	return s.ins[i].Rx
-}
+func (s *Switch) In(i int) *link.Receiver { return s.fab.rx(i) }
 
 // Out is output port o's link sender.
-func (s *Switch) Out(o int) *link.Sender {
-	if s.sc != nil {
-		return s.sc.outs[o].Tx
-	}
-	return s.outs[o].Tx
-}
+func (s *Switch) Out(o int) *link.Sender { return s.fab.tx(o) }
 
 // Err returns the first protocol error a port saw (a full crosspoint or
 // queue, a missing route), or nil.
-func (s *Switch) Err() error {
-	if s.sc != nil {
-		return s.sc.err
-	}
-	for _, in := range s.ins {
-		if in.err != nil {
-			return in.err
-		}
-	}
-	for _, out := range s.outs {
-		if out.err != nil {
-			return out.err
-		}
-	}
-	for _, u := range s.units {
-		if err := u.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (s *Switch) Err() error { return s.fab.fault() }
 
 // Buffered counts the packets of input i that hold its upstream credits, for
 // the credit conservation monitor: oq-xp, slots whose copies have not all
 // left; iq-fifo and voq, packets in input i's queues.
-func (s *Switch) Buffered(i int) int {
-	if s.sc != nil {
-		return s.sc.ins[i].used
-	}
-	in := s.ins[i]
-	n := in.inUse
-	// Slots freed by done notices the input has not taken yet (it takes
-	// them when it next wakes) but would have by now.
-	now := s.Now()
-	in.done.each(func(d *xpDone) {
-		if d.last && d.at+1 <= now {
-			n--
-		}
-	})
-	return n
-}
+func (s *Switch) Buffered(i int) int { return s.fab.buffered(i) }
 
 // PendingCredits counts credits input i owes upstream and has not sent yet.
-func (s *Switch) PendingCredits(i int) int {
-	if s.sc != nil {
-		return int(s.sc.ins[i].owed)
-	}
-	n := 0
-	for _, t := range s.ins[i].owed {
-		n += int(t.N)
-	}
-	return n
-}
+func (s *Switch) PendingCredits(i int) int { return s.fab.pendingCredits(i) }
 
 // XPOccupancy returns the packets in the buffer between input i and output
 // o: the crosspoint (oq-xp), input i's FIFO whatever o (iq-fifo), or the
 // virtual output queue (i, o) (voq).
-func (s *Switch) XPOccupancy(i, o int) int {
-	if s.sc != nil {
-		return s.sc.occupancy(i, o)
-	}
-	// What has arrived by the end of the last cycle (copies on their way
-	// through the switch are in the bank ahead of time).
-	now := s.Now()
-	if now == 0 {
-		return 0
-	}
-	return s.outs[o].xp.Arrived(i, now-1)
-}
+func (s *Switch) XPOccupancy(i, o int) int { return s.fab.occupancy(i, o) }
 
 // XPCapacity is the capacity of the buffer XPOccupancy reports: the
 // crosspoint, the input FIFO or one VOQ; XPPackets in every organization.
 func (s *Switch) XPCapacity() int { return s.P.XPPackets }
 
 // Grants returns how many packets (copies) output o has sent from each input.
-func (s *Switch) Grants(o int) []uint64 {
-	if s.sc != nil {
-		return s.sc.outs[o].grants
-	}
-	return s.outs[o].grants
-}
+func (s *Switch) Grants(o int) []uint64 { return s.fab.grants(o) }
 
 // CopiesHeld counts the copies of input i's packets for output o that hold a
 // credit. oq-xp (per-crosspoint credit accounting): on the way into
 // crosspoint (i, o), in it, or left but not yet returned upstream. iq-fifo
 // and voq (per-link credits only): copies for o still queued at input i.
-func (s *Switch) CopiesHeld(i, o int) int {
-	if s.sc != nil {
-		return int(s.sc.ins[i].want[o])
-	}
-	in, out := s.ins[i], s.outs[o]
-	n := out.xp.Len(i) // arrived or on the way
-	in.done.each(func(d *xpDone) {
-		if int(d.out) == o {
-			n++
-		}
-	})
-	for _, t := range in.owed {
-		if int(t.XP) == o {
-			n += int(t.N)
-		}
-	}
-	return n
-}
+func (s *Switch) CopiesHeld(i, o int) int { return s.fab.copiesHeld(i, o) }
 
 // CheckInputCredits checks the credit invariant of the link from tx into
 // input i: per link, credits + packets in flight + packets of input i still
 // in the switch + credits owed or on their way back = capacity; per
 // crosspoint, the same for every output o counted in copies bound for o.
 func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
-	if s.sc == nil && s.ins[i].mf != nil {
+	if s.P.Org == OQXP && s.ins[i].mf != nil {
 		return s.checkMinFree(i, tx)
 	}
 	if tx.Credits.Mode().Single() {
 		return tx.CheckCredits(s.Buffered(i) + s.PendingCredits(i))
 	}
 	k := s.Ports()
-	if s.sc == nil {
+	if s.P.Org == OQXP {
 		k = s.k
 	}
 	per := make([]int, k)
@@ -496,7 +410,7 @@ func (s *Switch) checkMinFree(i int, tx *link.Sender) error {
 // upstream and the least free space over its crosspoints as it counts them;
 // ok is false in the other credit modes.
 func (s *Switch) MinFree(i int) (granted, minFree int, ok bool) {
-	if s.sc != nil || s.ins[i].mf == nil {
+	if s.P.Org != OQXP || s.ins[i].mf == nil {
 		return 0, 0, false
 	}
 	g := s.ins[i].mf
