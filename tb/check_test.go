@@ -26,12 +26,9 @@ type counter struct {
 
 func (c *counter) Eval() { c.n.Set(c.n.Q() + c.step) }
 
-// TestDeliberateFailure is the failing property run by the test below in a
-// child process; it does nothing unless that process asks for it.
-func TestDeliberateFailure(t *testing.T) {
-	if os.Getenv("HWCOLL_TB_DELIBERATE_FAILURE") != "1" {
-		return
-	}
+// deliberateFailure is a property that fails (the counter passes 50 for
+// most draws); TestFailureWritesShrunkWaveform runs it in a child process.
+func deliberateFailure(t *testing.T) {
 	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
 		step := uint32(rapid.IntRange(1, 20).Draw(rt, "step"))
 		cycles := rapid.Uint64Range(1, 200).Draw(rt, "cycles")
@@ -53,16 +50,22 @@ func TestDeliberateFailure(t *testing.T) {
 
 // A failing property leaves the shrunk counterexample as a VCD whose path is
 // printed in the failure, and the waveform shows the violation.
+// (The child is this test run again with HWCOLL_TB_DELIBERATE_FAILURE=1,
+// where it runs the failing property instead.)
 func TestFailureWritesShrunkWaveform(t *testing.T) {
+	if os.Getenv("HWCOLL_TB_DELIBERATE_FAILURE") == "1" {
+		deliberateFailure(t)
+		return
+	}
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestDeliberateFailure$", "-test.count=1")
+	cmd := exec.Command(exe, "-test.run=^TestFailureWritesShrunkWaveform$", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HWCOLL_TB_DELIBERATE_FAILURE=1")
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "the deliberate property must fail:\n%s", out)
-	path := filepath.Join("testdata", "failures", "TestDeliberateFailure.vcd")
+	path := filepath.Join("testdata", "failures", "TestFailureWritesShrunkWaveform.vcd")
 	require.Contains(t, string(out), "counterexample waveform: "+path)
 	require.Contains(t, string(out), "invariant below 50")
 
@@ -84,7 +87,7 @@ func TestFailureWritesShrunkWaveform(t *testing.T) {
 		require.Less(t, prev, uint64(50))
 	}
 	require.Contains(t, string(out), fmt.Sprintf("invariant below 50: n = %d", last))
-	gtkw, err := os.ReadFile(filepath.Join(dir, "testdata", "failures", "TestDeliberateFailure.gtkw"))
+	gtkw, err := os.ReadFile(filepath.Join(dir, "testdata", "failures", "TestFailureWritesShrunkWaveform.gtkw"))
 	require.NoError(t, err)
 	require.Contains(t, string(gtkw), "top.ctr.n")
 }

@@ -21,80 +21,19 @@ type Entry struct {
 	Slot uint16
 }
 
-// Buf is one crosspoint buffer: a sub-block of the output port that reads it.
+// Buf is one crosspoint buffer's module: its name in the hierarchy and its
+// probes. Its entries live in the Bank of the output that reads it.
 type Buf struct {
 	rtl.Module
-	ring  []Entry
-	first int
-	n     int
-	occ   rtl.Probe[uint16] // packets buffered (traced)
-	head  rtl.Probe[uint32] // packet.Tag of the head packet, 0 when empty
-	max   int
-}
-
-// New makes a buffer of capacity packets under owner.
-func New(owner *rtl.Module, name string, capacity int) *Buf {
-	b := &Buf{ring: make([]Entry, capacity)}
-	b.Init(owner, name, b)
-	b.occ.Init(&b.Module, "occupancy")
-	b.head.Init(&b.Module, "head_pkt")
-	return b
-}
-
-// Cap is the capacity in packets.
-func (b *Buf) Cap() int { return len(b.ring) }
-
-// Len is the number of packets buffered.
-func (b *Buf) Len() int { return b.n }
-
-// MaxLen is the highest occupancy seen.
-func (b *Buf) MaxLen() int { return b.max }
-
-// Push appends a packet. Credit flow control makes overflow impossible; if it
-// happens the protocol is broken, and the error says where.
-func (b *Buf) Push(e Entry) error {
-	if b.n == len(b.ring) {
-		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", b.Path(), e.Tag, b.n)
-	}
-	b.ring[(b.first+b.n)%len(b.ring)] = e
-	b.n++
-	b.max = max(b.max, b.n)
-	b.trace()
-	return nil
-}
-
-// Head returns the oldest packet, or nil.
-func (b *Buf) Head() *Entry {
-	if b.n == 0 {
-		return nil
-	}
-	return &b.ring[b.first]
-}
-
-// Pop removes the oldest packet.
-func (b *Buf) Pop() Entry {
-	e := b.ring[b.first]
-	b.ring[b.first] = Entry{}
-	b.first = (b.first + 1) % len(b.ring)
-	b.n--
-	b.trace()
-	return e
-}
-
-func (b *Buf) trace() {
-	b.occ.Set(uint16(b.n))
-	if b.n == 0 {
-		b.head.Set(0)
-	} else {
-		b.head.Set(b.ring[b.first].Tag)
-	}
+	occ  rtl.Probe[uint16] // packets buffered (traced)
+	head rtl.Probe[uint32] // packet.Tag of the head packet, 0 when empty
 }
 
 // Bank is the crosspoint buffers of one output, xp(0) … xp(n−1), their
 // entries kept together in one block: the output reads and writes a
 // crosspoint without touching the buffer's module, whose probes (occupancy,
-// head_pkt) it updates only while one of them is traced. The waveform is
-// the same as with a Buf per crosspoint.
+// head_pkt: what has arrived by the current cycle) it updates only while
+// one of them is traced.
 type Bank struct {
 	ring     []Entry  // crosspoint i: ring[i*capacity : (i+1)*capacity]
 	first    []uint16 // per crosspoint
@@ -220,8 +159,7 @@ func (k *Bank) isTraced() bool {
 	return k.traced
 }
 
-// show sets crosspoint i's probes as Buf.trace does, counting what has
-// arrived by cycle c.
+// show sets crosspoint i's probes to what has arrived by cycle c.
 func (k *Bank) show(i int, c uint64) {
 	b := k.bufs[i]
 	n := k.Arrived(i, c)

@@ -1,57 +1,126 @@
 package xpbuf
 
 import (
+	"bytes"
+	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
-type owner struct{ rtl.Module }
+// owner is the output port a bank belongs to: it shows the crosspoints'
+// arrivals on their probes in every cycle, as crossbar's output does.
+type owner struct {
+	rtl.Module
+	bank *Bank
+}
 
-func (o *owner) Eval() { o.Sleep() }
+func (o *owner) Eval() {
+	for i := range o.bank.bufs {
+		o.bank.Show(i, o.Now())
+	}
+}
 
-// FIFO order and capacity against a slice model; a push into a full buffer
-// is an error naming the buffer.
-func TestBufModel(t *testing.T) {
+// The bank the switch uses, against a model of one slice per crosspoint:
+// entries are pushed ahead of their arrival (At = now + a delay, as the
+// input writes a copy that becomes visible after the switch delay), so Len
+// counts them at once and Arrived only from At; Head and Pop are FIFO per
+// crosspoint; a push into a full crosspoint is an error naming it; and the
+// traced occupancy and head_pkt probes show, cycle by cycle, what has
+// arrived.
+func TestBankModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		capacity := rapid.IntRange(1, 8).Draw(rt, "capacity")
-		sim := rtl.NewSim(rtl.Options{})
-		o := &owner{}
-		o.Init(sim.Top(), "o", o)
-		b := New(&o.Module, "xp(1)", capacity)
+		n := rapid.IntRange(1, 6).Draw(rt, "crosspoints")
+		capacity := rapid.IntRange(1, 5).Draw(rt, "capacity")
+		delay := uint64(rapid.IntRange(0, 4).Draw(rt, "delay"))
+		const periodPS = 4000 // a 4 ns clock: VCD time = 4 × the cycle
+		sim := rtl.NewSim(rtl.Options{PeriodPS: periodPS})
+		defer sim.Close()
+		o := &owner{bank: new(Bank)}
+		o.Init(sim.Top(), "out", o)
+		InitBank(o.bank, &o.Module, n, capacity, func(i int) string { return rtl.Idx("xp", i) })
 		require.NoError(rt, sim.Build())
-		var model []uint64
-		next := uint64(1)
+		var trace bytes.Buffer
+		vw, err := sim.NewTraceWriter(&trace)
+		require.NoError(rt, err)
+		require.NoError(rt, sim.Trace(vw, ""))
+		b := o.bank
+
+		model := make([][]Entry, n)
+		var next uint32
+		arrived := func(i int, c uint64) int {
+			k := 0
+			for _, e := range model[i] {
+				if e.At <= c {
+					k++
+				}
+			}
+			return k
+		}
+		want := map[string][]string{} // probe path -> the values it must show, one per cycle
 		rt.Repeat(map[string]func(*rapid.T){
 			"push": func(rt *rapid.T) {
-				err := b.Push(Entry{Tag: uint32(next), Slot: uint16(next), At: next})
-				if len(model) == capacity {
-					require.ErrorContains(rt, err, "top.o.xp(1): packet (tag 0x")
-					require.ErrorContains(rt, err, "full crosspoint")
+				i := rapid.IntRange(0, n-1).Draw(rt, "xp")
+				next++
+				e := Entry{At: sim.Now() + delay, Tag: next, Slot: uint16(next)}
+				err := b.Push(i, e)
+				if len(model[i]) == capacity {
+					require.ErrorContains(rt, err, fmt.Sprintf("top.out.xp(%d): packet (tag %#x) written to a full crosspoint", i, next))
 					return
 				}
 				require.NoError(rt, err)
-				model = append(model, next)
-				next++
+				model[i] = append(model[i], e)
 			},
 			"pop": func(rt *rapid.T) {
-				if len(model) == 0 {
-					require.Nil(rt, b.Head())
+				i := rapid.IntRange(0, n-1).Draw(rt, "xp")
+				if len(model[i]) == 0 {
+					require.Nil(rt, b.Head(i))
 					return
 				}
-				require.Equal(rt, uint32(model[0]), b.Head().Tag)
-				e := b.Pop()
-				require.Equal(rt, uint32(model[0]), e.Tag)
-				require.Equal(rt, model[0], e.At)
-				model = model[1:]
+				require.Equal(rt, model[i][0], *b.Head(i))
+				require.Equal(rt, model[i][0], b.Pop(i))
+				model[i] = model[i][1:]
+			},
+			"step": func(rt *rapid.T) {
+				sim.Step()
+				now := sim.Now() - 1 // the cycle just evaluated
+				for i := range model {
+					head := uint32(0)
+					if arrived(i, now) > 0 {
+						head = model[i][0].Tag
+					}
+					p := fmt.Sprintf("top.out.xp(%d).", i)
+					want[p+"occupancy"] = append(want[p+"occupancy"], strconv.FormatUint(uint64(arrived(i, now)), 2))
+					want[p+"head_pkt"] = append(want[p+"head_pkt"], strconv.FormatUint(uint64(head), 2))
+				}
 			},
 			"": func(rt *rapid.T) {
-				require.Equal(rt, len(model), b.Len())
-				require.LessOrEqual(rt, b.Len(), b.Cap())
+				for i := range model {
+					require.Equal(rt, len(model[i]), b.Len(i))
+					require.LessOrEqual(rt, b.Len(i), b.Cap())
+					for c := sim.Now(); c <= sim.Now()+delay+1; c++ {
+						require.Equal(rt, arrived(i, c), b.Arrived(i, c), "xp %d by cycle %d", i, c)
+					}
+				}
 			},
 		})
+		sim.Step()
+		require.NoError(rt, sim.EndTrace())
+		f, err := vcd.Parse(&trace)
+		require.NoError(rt, err)
+		_, period := rtl.Timescale(periodPS)
+		for path, vals := range want {
+			for c, v := range vals {
+				// Set in cycle c, shown from the clock edge that ends it.
+				got, ok := f.ValueAt(path, uint64(c+1)*period)
+				require.True(rt, ok, "%s at cycle %d", path, c+1)
+				require.Equal(rt, v, got, "%s after cycle %d", path, c)
+			}
+		}
 	})
 }
