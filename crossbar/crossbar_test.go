@@ -13,6 +13,7 @@ import (
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
@@ -82,7 +83,7 @@ func TestZeroLoadLatencyIsTheSameInEveryOrganization(t *testing.T) {
 // A small network of every organization under random traffic: every copy
 // exactly once, FIFO order, credit conservation every cycle, and it drains.
 func TestDeliveryProperties(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		c := drawCfg(rt)
 		n, err := buildNet(c)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 )
 
 // drawFatTreeCollective draws a small fat-tree collective: k-ary n-trees of
@@ -59,7 +60,7 @@ func drawFatTreeCollective(rt *rapid.T) config.Config {
 // root of a reduce, everybody else for a broadcast, everybody for allreduce
 // and barrier.
 func TestFatTreeCollectivesMatchModel(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		cfg := drawFatTreeCollective(rt)
 		n, err := experiment.NewCollective(cfg)
 		require.NoError(rt, err)

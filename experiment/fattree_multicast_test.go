@@ -11,6 +11,7 @@ import (
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 )
 
 // Multicast load on random small fat-trees: every copy of every multicast
@@ -21,7 +22,7 @@ import (
 // stop at the window's end), so the copies the pattern counted are all
 // the copies there are.
 func TestFatTreeMulticastExactlyOnce(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		ports := rapid.SampledFrom([]int{4, 6, 8}).Draw(rt, "ports")
 		levels := rapid.IntRange(1, 3).Draw(rt, "levels")
 		if ports == 8 {

@@ -12,6 +12,7 @@ import (
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 )
 
 // Random k-ary n-trees, patterns, loads (overload included), buffer depths,
@@ -20,7 +21,7 @@ import (
 // harness monitor), and the network always drains once the sources stop —
 // up/down routing is deadlock-free.
 func TestFatTreeRandomTrafficExactlyOnceAndDrains(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		k := rapid.IntRange(2, 5).Draw(rt, "k")
 		levels := rapid.IntRange(1, 3).Draw(rt, "levels")
 		nodes := int(math.Pow(float64(k), float64(levels)))

@@ -10,6 +10,7 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 	"github.com/hwcoll/hwcoll/tb/scenario"
 )
 
@@ -61,7 +62,7 @@ func drawSwitch(t *rapid.T, maxPorts int) config.Config {
 // port of its set and nowhere else, in order per (input, output); and the
 // switch always drains (scenario.SwitchCheck holds the monitors).
 func TestSwitchProperties(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		cfg := drawSwitch(rt, 64)
 		n, err := experiment.BuildSwitch(cfg)
 		require.NoError(rt, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
@@ -57,7 +58,7 @@ func drawCfg(rt *rapid.T) ftCfg {
 // exactly once at its destination, the network drains (up/down routing is
 // deadlock-free), and credits are conserved on every link every cycle.
 func TestUnicastExactlyOnceAndDrains(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		c := drawCfg(rt)
 		load := rapid.Float64Range(0.05, 0.5).Draw(rt, "load")
 		stop := rapid.Uint64Range(50, 800).Draw(rt, "window")
@@ -114,7 +115,7 @@ func TestUnicastExactlyOnceAndDrains(t *testing.T) {
 // member receives every other member's packet exactly once, and no one
 // else receives anything.
 func TestMulticastOverTree(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		c := drawCfg(rt)
 		sim, net := c.build(rt)
 		nodes := net.Nodes()

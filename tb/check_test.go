@@ -13,6 +13,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
@@ -29,7 +30,7 @@ func (c *counter) Eval() { c.n.Set(c.n.Q() + c.step) }
 // deliberateFailure is a property that fails (the counter passes 50 for
 // most draws); TestFailureWritesShrunkWaveform runs it in a child process.
 func deliberateFailure(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		step := uint32(rapid.IntRange(1, 20).Draw(rt, "step"))
 		cycles := rapid.Uint64Range(1, 200).Draw(rt, "cycles")
 		sim := rtl.NewSim(rtl.Options{})

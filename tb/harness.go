@@ -1,18 +1,12 @@
 // Package tb is the testbench harness: a design between sources and sinks,
 // invariant monitors checked every cycle, a functional model compared at the
-// end, and waveforms of failing property tests.
+// end (package tbtest runs them as rapid properties and keeps the waveform
+// of a failing one).
 package tb
 
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
-	"testing"
-
-	"pgregory.net/rapid"
 
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/vcd"
@@ -93,7 +87,7 @@ func Run(t TB, h *Harness, maxCycles uint64) Result {
 	return res
 }
 
-// Env is handed to a property by Check. After the first failing case, every
+// Env is handed to a property by tbtest.Check. After the first failing case, every
 // run (the shrinking ones and rapid's final replay of the minimal case) is
 // traced, so the waveform left over is the shrunk counterexample's.
 type Env struct {
@@ -101,6 +95,19 @@ type Env struct {
 	vcd   bytes.Buffer
 	sigs  []rtl.TracedSignal
 	h     *Harness
+}
+
+// NewEnv makes the environment of one property case; trace asks every run
+// to be traced (package tbtest sets it once a case has failed).
+func NewEnv(trace bool) *Env { return &Env{trace: trace} }
+
+// Waveform returns the trace of the last traced run with its harness and
+// signals (nil when nothing was traced).
+func (e *Env) Waveform() (vcd []byte, h *Harness, sigs []rtl.TracedSignal) {
+	if !e.trace || e.h == nil {
+		return nil, nil, nil
+	}
+	return e.vcd.Bytes(), e.h, e.sigs
 }
 
 // Run is tb.Run with tracing when the environment asks for it.
@@ -130,67 +137,6 @@ func (e *Env) Run(t TB, h *Harness, maxCycles uint64) Result {
 		t.Fatalf("%v", res.Err)
 	}
 	return res
-}
-
-// Check runs a rapid property. When it fails, the shrunk counterexample is
-// written as testdata/failures/<Test>.vcd (with a .gtkw beside it) and the
-// path is reported in the failure.
-func Check(t *testing.T, prop func(*rapid.T, *Env)) {
-	t.Helper()
-	var failing bool
-	var last []byte
-	var lastEnv *Env
-	defer func() {
-		if !t.Failed() || last == nil {
-			return
-		}
-		path, err := writeFailure(t.Name(), last, lastEnv)
-		if err != nil {
-			t.Errorf("could not write the counterexample waveform: %v", err)
-			return
-		}
-		t.Errorf("counterexample waveform: %s (gtkwave %s %s)", path, path, strings.TrimSuffix(path, ".vcd")+".gtkw")
-	}()
-	rapid.Check(t, func(rt *rapid.T) {
-		env := &Env{trace: failing}
-		defer func() {
-			r := recover()
-			if r != nil || rt.Failed() {
-				failing = true
-				if env.trace && env.h != nil {
-					last = append(last[:0], env.vcd.Bytes()...)
-					lastEnv = env
-				}
-			}
-			if r != nil {
-				panic(r)
-			}
-		}()
-		prop(rt, env)
-	})
-}
-
-var unsafeFile = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-func writeFailure(test string, data []byte, env *Env) (string, error) {
-	dir := filepath.Join("testdata", "failures")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	base := unsafeFile.ReplaceAllString(test, "_")
-	path := filepath.Join(dir, base+".vcd")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return "", err
-	}
-	f, err := os.Create(strings.TrimSuffix(path, ".vcd") + ".gtkw")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if err := vcd.WriteGTKW(f, base+".vcd", GroupsFor(env.h, env.sigs)); err != nil {
-		return "", err
-	}
-	return path, nil
 }
 
 // GroupsFor returns the harness's signal groups, or one group per module.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 )
 
 func buildLink(seed uint64, lp linkParams) (*creditLink, *tb.Harness) {
@@ -68,7 +69,7 @@ func TestCreditLinkThroughputMatchesFormula(t *testing.T) {
 // Random links, random service jitter: credits are conserved every cycle,
 // every packet arrives once and in order, and the link always drains.
 func TestCreditLinkProperties(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		lp := linkParams{
 			packets:  uint32(rapid.IntRange(1, 60).Draw(rt, "packets")),
 			length:   uint32(rapid.IntRange(1, 60).Draw(rt, "length")),

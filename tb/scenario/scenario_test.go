@@ -9,6 +9,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
@@ -73,7 +74,7 @@ func TestScenariosPassAndTraceIdentically(t *testing.T) {
 }
 
 func TestPipelineProperties(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		n := rapid.IntRange(1, 20).Draw(rt, "stages")
 		total := uint32(rapid.IntRange(1, 200).Draw(rt, "tokens"))
 		rate := rapid.Float64Range(0.05, 1).Draw(rt, "rate")
@@ -96,7 +97,7 @@ func TestPipelineCatchesWrongLatency(t *testing.T) {
 }
 
 func TestArbiterProperties(t *testing.T) {
-	tb.Check(t, func(rt *rapid.T, env *tb.Env) {
+	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		n := rapid.IntRange(1, 16).Draw(rt, "inputs")
 		per := uint32(rapid.IntRange(1, 40).Draw(rt, "requests"))
 		rate := rapid.Float64Range(0.02, 1).Draw(rt, "rate")
