@@ -10,8 +10,8 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/tb"
-	"github.com/hwcoll/hwcoll/tb/tbtest"
 	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/tb/tbtest"
 )
 
 // drawSwitch draws a random single-switch experiment: radix 2–64, active

@@ -79,4 +79,3 @@ func writeFailure(test string, data []byte, h *tb.Harness, sigs []rtl.TracedSign
 	}
 	return path, nil
 }
-
