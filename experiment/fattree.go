@@ -12,6 +12,7 @@ import (
 	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
 )
@@ -355,7 +356,7 @@ func (n *FatTreeNICNet) Result(wall float64) Result {
 	}
 	m := float64(n.Win.End-n.Win.Start) * float64(len(n.Senders))
 	var born, injected, injCyc, delivered, delCyc, done uint64
-	var lat tb.Latency
+	var lat stats.Latency
 	for _, s := range n.Senders {
 		born += s.BornInWindow
 		injected += s.InjectedInWindow
@@ -373,10 +374,7 @@ func (n *FatTreeNICNet) Result(wall float64) Result {
 	r.DeliveredLoad = float64(delCyc) / m
 	r.PacketsInjected, r.PacketsDelivered = injected, delivered
 	r.MeasuredSent, r.MeasuredRecv = born, done
-	var ps tb.Report
-	lat.Fill(&ps, tm.PeriodPS)
-	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
-		ps.LatencyAvgCycles, ps.LatencyP50Cycles, ps.LatencyP99Cycles, ps.LatencyMaxCycles, ps.LatencyAvgNS
+	r.setLatency(lat.Summary(tm.PeriodPS))
 	r.Drained = done == born
 	// Stable: every measured message completed, and the NICs injected the
 	// packets of what they generated (queues grew by at most 2% of it).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
 )
@@ -114,7 +115,7 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 	r.Pattern, r.Process, r.PacketCycles = cfg.Traffic.Pattern, cfg.Traffic.Process, tm.PacketCycles
 	r.WallSeconds = wall
 	var born, injected, delivered, recv, fanout, mcast uint64
-	var lat tb.Latency
+	var lat stats.Latency
 	nsrc := float64(len(srcs))
 	for _, s := range srcs {
 		if sim.Now() > 0 && (s.Born > 0 || s.Injected > 0) {
@@ -144,10 +145,7 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 	if mcast > 0 {
 		r.Fanout = float64(fanout) / float64(mcast)
 	}
-	var ps tb.Report
-	lat.Fill(&ps, tm.PeriodPS)
-	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
-		ps.LatencyAvgCycles, ps.LatencyP50Cycles, ps.LatencyP99Cycles, ps.LatencyMaxCycles, ps.LatencyAvgNS
+	r.setLatency(lat.Summary(tm.PeriodPS))
 	r.Drained = recv == fanout
 	// Stable: everything measured came out, and the sources injected what
 	// they generated (their queues did not grow by more than 2% of it).

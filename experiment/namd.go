@@ -9,6 +9,7 @@ import (
 	"github.com/hwcoll/hwcoll/fattree"
 	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/swcoll"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
@@ -324,7 +325,7 @@ func (n *MulticastNICNet) Result(wall float64) Result {
 		delivered += x.ReceivedInWindow
 		delCyc += x.ReceivedCyclesIn
 	}
-	var lat, member tb.Latency
+	var lat, member stats.Latency
 	var complete uint64
 	for _, o := range n.Multicasts() {
 		if o.Members == o.Fanout {
@@ -357,10 +358,7 @@ func (n *MulticastNICNet) Result(wall float64) Result {
 	if born > 0 {
 		r.Fanout = float64(expect) / float64(born)
 	}
-	var ps tb.Report
-	lat.Fill(&ps, tm.PeriodPS)
-	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
-		ps.LatencyAvgCycles, ps.LatencyP50Cycles, ps.LatencyP99Cycles, ps.LatencyMaxCycles, ps.LatencyAvgNS
+	r.setLatency(lat.Summary(tm.PeriodPS))
 	r.MemberLatencyAvgCycles = member.Avg()
 	r.Drained = done == expect && complete == born
 	// Stable: every measured multicast reached every member, and every NIC

@@ -3,6 +3,8 @@
 // and a drain, and reports the contract's JSON fields.
 package experiment
 
+import "github.com/hwcoll/hwcoll/stats"
+
 // Result is one run. The first block is the contract (DESIGN §8); the rest
 // says what was run and how the kernel did.
 type Result struct {
@@ -63,4 +65,10 @@ type Result struct {
 	SourceLinkLoad         float64 `json:"source_link_load,omitempty"`          // link time the sources injected, per source
 	NodeLinkLoad           float64 `json:"node_link_load,omitempty"`            // link time all nodes injected, per node
 	ReductionChecked       bool    `json:"reduction_checked,omitempty"`         // the result equals the functional model
+}
+
+// setLatency writes the latency fields of r.
+func (r *Result) setLatency(s stats.Summary) {
+	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
+		s.AvgCycles, s.P50Cycles, s.P99Cycles, s.MaxCycles, s.AvgNS
 }

@@ -62,7 +62,7 @@ import (
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
@@ -457,7 +457,7 @@ type Receiver struct {
 	ReceivedCyclesIn              uint64 // link cycles of the packets received in the window
 	Completed, MeasuredCompleted  uint64 // messages
 	Misrouted, Duplicates, BadSeq uint64 // errors: not for this node, a packet twice, Seq out of range
-	Lat                           tb.Latency
+	Lat                           stats.Latency
 	MaxOpen                       int    // messages in reassembly at once
 	Hops                          uint64 // links crossed by the packets received (Links)
 }

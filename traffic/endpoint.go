@@ -5,7 +5,7 @@ import (
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/stats"
 )
 
 // Window is the measurement window [Start, End) in cycles.
@@ -182,7 +182,7 @@ type Sink struct {
 	// Hops sums packet.Hops (switches crossed) over the packets received:
 	// with Received, the links they crossed (Hops + Received).
 	Hops      uint64
-	Lat       tb.Latency
+	Lat       stats.Latency
 	Record    bool
 	Log       []Delivery
 	Misrouted uint64

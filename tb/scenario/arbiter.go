@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/tb"
 )
 
@@ -21,7 +22,7 @@ type requester struct {
 	total   uint32
 	rate    float64
 	next    uint64 // cycle of the next request
-	lat     *tb.Latency
+	lat     *stats.Latency
 	log     []uint64 // cycles requests were raised, for the functional model
 }
 
@@ -125,7 +126,7 @@ type arbiterBench struct {
 	rtl.Module
 	reqs []*requester
 	arb  *arbiter
-	lat  tb.Latency
+	lat  stats.Latency
 }
 
 func newArbiterBench(parent *rtl.Module, name string, n int, perInput uint32, rate float64) *arbiterBench {
@@ -263,7 +264,7 @@ func (b *arbiterBench) harness(sim *rtl.Sim) *tb.Harness {
 			issued, granted, _ := b.total()
 			r.PacketsInjected = uint64(issued)
 			r.PacketsDelivered = uint64(granted)
-			b.lat.Fill(r, sim.PeriodPS())
+			r.SetLatency(b.lat.Summary(sim.PeriodPS()))
 		},
 	}
 }

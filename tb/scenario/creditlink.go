@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/tb"
 )
 
@@ -103,7 +104,7 @@ type consumer struct {
 
 	nextID    uint32
 	delivered uint32
-	lat       tb.Latency
+	lat       stats.Latency
 	times     []uint64 // delivery cycles, when record is set (tests)
 	record    bool
 	err       error
@@ -265,7 +266,7 @@ func (l *creditLink) harness(sim *rtl.Sim) *tb.Harness {
 		Report: func(r *tb.Report) {
 			r.PacketsInjected = uint64(l.p.sent.Q())
 			r.PacketsDelivered = uint64(l.c.delivered)
-			l.c.lat.Fill(r, sim.PeriodPS())
+			r.SetLatency(l.c.lat.Summary(sim.PeriodPS()))
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/tb"
 )
 
@@ -66,7 +67,7 @@ type tokenSink struct {
 	Ref      rtl.LineIn[token]
 	got      uint32
 	latency  uint64
-	lat      tb.Latency
+	lat      stats.Latency
 	err      error
 	mismatch rtl.Probe[bool]
 }
@@ -160,7 +161,7 @@ func (p *pipeline) harness(sim *rtl.Sim) *tb.Harness {
 		Report: func(r *tb.Report) {
 			r.PacketsInjected = uint64(p.src.seq.Q())
 			r.PacketsDelivered = uint64(p.sink.got)
-			p.sink.lat.Fill(r, sim.PeriodPS())
+			r.SetLatency(p.sink.lat.Summary(sim.PeriodPS()))
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
 	"github.com/hwcoll/hwcoll/vcd"
@@ -344,13 +345,13 @@ func (c *SwitchCheck) Status() string {
 // Report: packets the sources sent, packets whose every copy arrived, and
 // the latency of every measured copy.
 func (c *SwitchCheck) Report(r *tb.Report) {
-	var lat tb.Latency
+	var lat stats.Latency
 	for i, s := range c.n.Srcs {
 		r.PacketsInjected += s.Injected
 		lat.Merge(&c.n.Sinks[i].Lat)
 	}
 	r.PacketsDelivered = c.complete
-	lat.Fill(r, c.n.Sim.PeriodPS())
+	r.SetLatency(lat.Summary(c.n.Sim.PeriodPS()))
 }
 
 // Budget is a cycle limit that a run which drains stays far below: the

@@ -1,4 +1,4 @@
-package tb
+package stats
 
 import (
 	"math"
@@ -33,18 +33,13 @@ func TestLatencyQuantiles(t *testing.T) {
 	})
 }
 
-func TestLatencyEmptyAndFill(t *testing.T) {
+func TestLatencyEmptyAndSummary(t *testing.T) {
 	var l Latency
 	require.Zero(t, l.Quantile(0.5))
 	require.Zero(t, l.Avg())
 	for _, v := range []uint64{10, 20, 30, 40} {
 		l.Add(v)
 	}
-	var r Report
-	l.Fill(&r, 4000)
-	require.Equal(t, 25.0, r.LatencyAvgCycles)
-	require.Equal(t, 20.0, r.LatencyP50Cycles)
-	require.Equal(t, 40.0, r.LatencyP99Cycles)
-	require.Equal(t, 40.0, r.LatencyMaxCycles)
-	require.Equal(t, 100.0, r.LatencyAvgNS) // 25 cycles of 4 ns
+	// 25 cycles of 4 ns on average.
+	require.Equal(t, Summary{AvgCycles: 25, P50Cycles: 20, P99Cycles: 40, MaxCycles: 40, AvgNS: 100}, l.Summary(4000))
 }
