@@ -40,7 +40,7 @@ clean:
 	rm -rf bin hwcoll-demo
 
 # Every experiment of configs/figures.yaml that the model supports (the
-# papers' results, DESIGN §11) into figures/NAME/ (CSV, JSON lines, PNG and
+# papers' results, docs/results.md) into figures/NAME/ (CSV, JSON lines, PNG and
 # SVG plots) and docs/results.md; about 4 minutes on 2 cores.
 # ONLY=name,name reruns some and keeps the others' results.
 figures:

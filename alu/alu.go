@@ -1,6 +1,6 @@
 // Package alu is the arithmetic of in-network reductions: the ALU that a
-// switch's combine unit (the OQ-router paper §2, DESIGN §5) and the BlueGene/L
-// collective-tree router (the BG/L MPI paper §2, DESIGN §6) apply to reduction
+// switch's combine unit (the OQ-router paper §2, docs/architecture.md §5) and the BlueGene/L
+// collective-tree router (the BG/L MPI paper §2) apply to reduction
 // packets. It is pure, allocation-free library code with no clock; the
 // clocked units call it and charge their own cycles.
 //

@@ -1,8 +1,8 @@
 // Package config holds the hwcoll experiment configuration: the YAML file
-// format and `--set key=value` overrides of DESIGN.md §8 (CONTRACT), the
+// format and `--set key=value` overrides of README.md (the config reference and JSON fields), the
 // defaults of the OQ-router paper's Table 1, validation with one-line errors that name
 // the offending dotted key, and the conversion of physical units (Gbps, ns,
-// MHz) into cycles of the switch clock (DESIGN.md §4, see Timing).
+// MHz) into cycles of the switch clock (docs/architecture.md §4, see Timing).
 //
 // The key table in keys.go is the single source of truth: Keys() (from which
 // the README's config reference is generated), Validate, Set and Get are all
@@ -26,7 +26,7 @@ import (
 )
 
 // Config is one experiment. The yaml (and json) tags are the CONTRACT keys of
-// DESIGN.md §8; the dotted path of a field (e.g. "network.ports") is its
+// docs/architecture.md §8; the dotted path of a field (e.g. "network.ports") is its
 // `--set` name.
 type Config struct {
 	Name     string  `yaml:"name" json:"name"`
@@ -116,7 +116,7 @@ type Run struct {
 	MaxCycles     int64 `yaml:"max_cycles" json:"max_cycles"`
 }
 
-// Allowed values of the enumerated keys (DESIGN.md §8).
+// Allowed values of the enumerated keys (docs/architecture.md §8).
 const (
 	TopologySwitch  = "switch"
 	TopologyFatTree = "fattree"
@@ -171,7 +171,7 @@ const (
 
 // Default returns the defaults: the OQ-router paper Table 1 for the physical parameters
 // (10 Gbps links, 256-byte packets, 20 ns channel delay, 90 ns switch delay,
-// 250 MHz clock, 1300 ns NIC overheads) and DESIGN.md §8 for the rest.
+// 250 MHz clock, 1300 ns NIC overheads) and docs/architecture.md §8 for the rest.
 func Default() Config {
 	return Config{
 		Name:     "hwcoll",

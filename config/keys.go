@@ -136,7 +136,7 @@ func walkType(t reflect.Type, prefix string, index []int) {
 	}
 }
 
-// Keys returns the config reference, in a fixed order (DESIGN.md §8 order):
+// Keys returns the config reference, in a fixed order (the order of docs/architecture.md §8):
 // every key with its type, default (from Default()), allowed values and a
 // description. It is generated from the same table that drives Validate and
 // Set.

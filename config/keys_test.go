@@ -39,7 +39,7 @@ func TestKeysCoverEveryField(t *testing.T) {
 		keys = append(keys, k.Key)
 	}
 	// Same keys, same order: a new field without a table entry fails here,
-	// and the reference lists keys in the order of the struct (DESIGN §8).
+	// and the reference lists keys in the order of the struct (docs/architecture.md §8).
 	require.Equal(t, yamlLeaves(reflect.TypeOf(Config{}), ""), keys)
 	require.Len(t, keys, 39)
 }

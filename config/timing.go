@@ -8,7 +8,7 @@ import (
 )
 
 // Timing is a config's physical units converted to cycles of the switch
-// clock (DESIGN.md §4). With the defaults (250 MHz, 10 Gbps, 256 B, 20 ns,
+// clock (docs/architecture.md §4). With the defaults (250 MHz, 10 Gbps, 256 B, 20 ns,
 // 90 ns, 1300 ns): PeriodPS 4000, 5/1 bytes per cycle, PacketCycles 52,
 // LinkDelayCycles 5, SwitchDelayCycles 23, Send/RecvOverheadCycles 325.
 type Timing struct {

@@ -1,6 +1,6 @@
 // Package crossbar is the switch netlist (the OQ-router paper §2) in three
 // organizations that share the ports (Switch.In, Switch.Out), the routing
-// table and the timing, so they can be compared side by side (DESIGN §5).
+// table and the timing, so they can be compared side by side (docs/architecture.md §5).
 //
 // # oq-xp: output-queued with crosspoint buffers (the design under study)
 //

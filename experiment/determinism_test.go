@@ -151,7 +151,7 @@ func TestKernelModesAgreeOnRandomSwitches(t *testing.T) {
 // the idle cycles to the sources' wake-up at Win.End, evaluates it and
 // stops at Now = Win.End+1. So Result.Cycles (and sim_cycles_per_second,
 // and the trailing clock edges of the VCD) depend on the kernel mode, which
-// DESIGN §3 rules out. Found by TestKernelModesAgreeOnRandomSwitches (2
+// docs/architecture.md §3 rules out. Found by TestKernelModesAgreeOnRandomSwitches (2
 // ports, 1 input, a 7-cycle window).
 //
 // Fix (experiment/switchnet.go, measuredDone): "if n.Sim.Now() <= n.Win.End

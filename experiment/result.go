@@ -1,11 +1,11 @@
-// Package experiment runs one configured experiment (DESIGN §8): it builds
+// Package experiment runs one configured experiment (docs/architecture.md §8): it builds
 // the netlist from a config, drives it through warm-up, a measurement window
 // and a drain, and reports the contract's JSON fields.
 package experiment
 
 import "github.com/hwcoll/hwcoll/stats"
 
-// Result is one run. The first block is the contract (DESIGN §8); the rest
+// Result is one run. The first block is the contract (docs/architecture.md §8); the rest
 // says what was run and how the kernel did.
 type Result struct {
 	Name               string  `json:"name"`

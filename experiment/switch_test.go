@@ -102,7 +102,7 @@ func TestSwitchProperties(t *testing.T) {
 func TestZeroLoadLatency(t *testing.T) {
 	for _, tc := range []struct {
 		sets    []string
-		d, s, p uint64 // expected conversions (DESIGN §4)
+		d, s, p uint64 // expected conversions (docs/architecture.md §4)
 		l0      uint64
 	}{
 		{nil, 5, 23, 52, 85}, // the OQ-router paper Table 1

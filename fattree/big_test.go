@@ -106,7 +106,7 @@ func TestTraceOneLeaf(t *testing.T) {
 
 // benchUniform builds a fat-tree with uniform traffic at load 0.5 (births
 // stop at stop, measured from stop/4), runs it until it drains, and reports
-// what DESIGN §10 asks of the model, per wall-second of the run only (not
+// what docs/architecture.md §10 asks of the model, per wall-second of the run only (not
 // the build): simulated cycles, delivered packets, packet-hops (links
 // crossed, node links included: the flit-hops of single-flit packets);
 // and the memory of the built network: heap in use per node after Build

@@ -2,7 +2,7 @@
 // way, credits the other, each with the channel delay. Only a packet's head
 // crosses the delay line; the link stays busy for the packet's length, so a
 // packet costs O(1) work per hop while the probes show valid from head to
-// tail (DESIGN §3, §4).
+// tail (docs/architecture.md §3, §4).
 package link
 
 import (

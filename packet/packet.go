@@ -1,4 +1,4 @@
-// Package packet is the packet format every block carries (DESIGN §4): a
+// Package packet is the packet format every block carries (docs/architecture.md §4): a
 // header with addressing, collective tag, message id, sequence and length.
 // Packets are values: links, buffers and multicast replication copy them,
 // so nothing is allocated per packet and no two components share one —

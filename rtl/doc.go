@@ -1,6 +1,6 @@
 // Package rtl is the clocked-simulation kernel every hwcoll block is built on.
 //
-// Semantics (DESIGN §3):
+// Semantics (docs/architecture.md §3):
 //   - One clock per Sim. Each cycle has two phases: eval, in which every awake
 //     component reads register outputs (Q) and input ports and writes next
 //     values (D), then commit, in which dirty registers take their D.
@@ -19,7 +19,7 @@
 //   - Randomness: every module draws from its own stream derived from the
 //     master seed and its hierarchical path.
 //
-// Speed (DESIGN §10): timers live in a calendar of the next 1024 cycles
+// Speed (docs/architecture.md §10): timers live in a calendar of the next 1024 cycles
 // (a heap beyond); a delay line whose two ends share a partition takes a
 // value at the send instead of at the commit (it cannot be seen before
 // now+latency anyway), and may take one settled early for a later cycle

@@ -1,4 +1,4 @@
-// Package swcoll is the software baseline for collectives (DESIGN §7):
+// Package swcoll is the software baseline for collectives (docs/architecture.md §7):
 // host programs that run on the NICs of package nic and do multicasts and
 // reductions with point-to-point messages, against which the switches'
 // hardware collectives (the OQ-router paper §2.1, §4) are compared. The

@@ -3,7 +3,7 @@ package tb
 import "github.com/hwcoll/hwcoll/stats"
 
 // Report is the result of one run, with the JSON field names of the
-// experiment contract (DESIGN §8); a scenario fills in what applies.
+// experiment contract (docs/architecture.md §8); a scenario fills in what applies.
 type Report struct {
 	Name               string  `json:"name"`
 	Seed               uint64  `json:"seed"`

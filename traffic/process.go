@@ -11,7 +11,7 @@ import (
 
 // Process draws the gaps between packet arrivals at a source. The rate is
 // in packets per cycle: load × (link bytes per cycle) / (packet bytes), so
-// that load 1 fills the source's link (DESIGN §7).
+// that load 1 fills the source's link (docs/architecture.md §7).
 type Process interface {
 	// Gap returns the cycles to the next arrival (≥ 1 for Bernoulli, ≥ 0
 	// for Poisson, where several packets may arrive in one cycle).

@@ -34,7 +34,7 @@ func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
 }
 
 // The README's JSON fields table names only fields the code writes, and
-// names every contract field (DESIGN §8) and every sweep field.
+// names every contract field (docs/architecture.md §8) and every sweep field.
 func TestReadmeJSONFields(t *testing.T) {
 	data, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)

@@ -1,5 +1,5 @@
 // Command hwcoll runs the hwcoll testbench scenarios and experiments
-// (DESIGN.md §8). `hwcoll help` lists the commands.
+// (docs/architecture.md §8). `hwcoll help` lists the commands.
 package main
 
 import "os"

@@ -93,7 +93,7 @@ func TestTbRunGTKWNameWithoutVCDExtension(t *testing.T) {
 	require.Contains(t, string(gtkw), `[dumpfile] "wave.out"`)
 }
 
-// contractFields are the DESIGN §8 result fields a tb run fills.
+// contractFields are the docs/architecture.md §8 result fields a tb run fills.
 var contractFields = []string{
 	"name", "seed", "cycles", "packets_injected", "packets_delivered",
 	"latency_avg_cycles", "latency_p50_cycles", "latency_p99_cycles", "latency_max_cycles", "latency_avg_ns",

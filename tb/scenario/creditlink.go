@@ -10,7 +10,7 @@ import (
 
 // head describes a packet on a link. Only the head crosses the delay line:
 // the tail follows Len cycles later at the link rate, so a packet costs two
-// events per hop however long it is (DESIGN §3, cost model).
+// events per hop however long it is (docs/architecture.md §3, cost model).
 type head struct {
 	ID   uint32
 	Len  uint32 // cycles the packet occupies the link

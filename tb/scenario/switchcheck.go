@@ -17,7 +17,7 @@ import (
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
-// SwitchCheck is the scoreboard of a single-switch netlist (DESIGN §9): it
+// SwitchCheck is the scoreboard of a single-switch netlist (docs/architecture.md §9): it
 // records every packet a source creates and every copy a sink receives, and
 // checks, every cycle,
 //   - exactly-once delivery: a unicast reaches its destination once, a
