@@ -82,7 +82,10 @@ type CollectiveNet struct {
 	Timing  config.Timing
 
 	spec      alu.Spec
-	addr      uint32 // the collective address
+	mode      credit.Mode // network.credit_mode
+	n         int         // participants (ports 0..n-1 of the switch, or every node)
+	passes    int         // tree passes of the reduction (two-phase float sums: 2)
+	addr      uint32      // the collective address
 	receivers []int
 	npk       int          // result packets each receiver must get
 	expect    [][][]uint64 // per result packet: every member's contribution (checkFold's input)
@@ -118,7 +121,35 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 // s, el) sets the elements el of node's packet s (float64 bits for float64
 // reductions).
 func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (*CollectiveNet, error) {
-	tm := cfg.Timing()
+	c, err := newCollectiveNet(cfg)
+	if err != nil {
+		return nil, err
+	}
+	members := c.participants()
+	if err := c.buildFabric(); err != nil {
+		return nil, err
+	}
+	sizes, err := packetSizes(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.npk = len(sizes)
+	for i := range c.keys {
+		c.keys[i] = make([][]uint64, len(sizes))
+		c.results[i] = make([][]uint64, len(sizes))
+	}
+	c.contribute(members, sizes, fill)
+	for i := range c.keys {
+		if err := c.attach(i, slices.Contains(members, i), sizes); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// newCollectiveNet checks what a collective needs of cfg and makes the
+// empty netlist: the simulator and the per-port bookkeeping.
+func newCollectiveNet(cfg config.Config) (*CollectiveNet, error) {
 	fat := cfg.Network.Topology == config.TopologyFatTree
 	k, n := cfg.Network.Ports, cfg.Network.Inputs
 	if fat {
@@ -143,60 +174,81 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 	if fat && spec.Passes() > 1 && (kind == config.PatternReduce || kind == config.PatternAllreduce) {
 		return nil, fmt.Errorf("combine.float_mode: two-phase sums are built on a single switch only (network.topology: switch); allowed on a fattree: naive | exact")
 	}
-	capacity := uint16(cfg.Network.XPBufferPackets)
+	tm := cfg.Timing()
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
-	c := &CollectiveNet{Sim: sim, Cfg: cfg, Timing: tm, spec: spec, addr: collAddr, got: make([]int, k), done: make([]uint64, k), bad: make([]string, k),
+	c := &CollectiveNet{Sim: sim, Cfg: cfg, Timing: tm, spec: spec, mode: mode, n: n, addr: collAddr,
+		got: make([]int, k), done: make([]uint64, k), bad: make([]string, k),
 		keys: make([][][]uint64, k), results: make([][][]uint64, k), reactBad: make([]string, k)}
-	swp := crossbar.Params{
-		Ports: k, XPPackets: cfg.Network.XPBufferPackets, SwitchDelay: max(tm.SwitchDelayCycles, 1), CreditMode: mode,
-		Org: crossbar.OQXP, CombineUnits: cfg.Network.CombineUnits,
-		Combine: combine.Params{Spec: spec, ElementsPerCycle: cfg.Combine.ElementsPerCycle},
-		Downstream: func(int) crossbar.Downstream {
-			return crossbar.Downstream{Mode: credit.PerLink, Counters: 1, Capacity: capacity}
-		},
+	c.passes = 1
+	if kind == config.PatternReduce || kind == config.PatternAllreduce {
+		c.passes = spec.Passes()
 	}
-	members := seqTo(n)
-	switch kind {
+	return c, nil
+}
+
+// participants returns the nodes that contribute and sets those that must
+// receive the result: a reduce goes from nodes 1.. to node 0, a broadcast
+// from node 0 to the others, the rest from everyone to everyone.
+func (c *CollectiveNet) participants() (members []int) {
+	members = seqTo(c.n)
+	switch c.Cfg.Traffic.Pattern {
 	case config.PatternReduce:
 		members = members[1:]
 		c.receivers = []int{0}
 	case config.PatternBroadcast:
 		members = members[:1]
-		c.receivers = seqTo(n)[1:]
+		c.receivers = seqTo(c.n)[1:]
 	default:
-		c.receivers = seqTo(n)
+		c.receivers = seqTo(c.n)
 	}
-	if fat {
-		if err := c.buildFatTree(swp); err != nil {
-			return nil, err
-		}
-	} else {
-		sw, err := crossbar.New(sim.Top(), "sw", swp)
-		if err != nil {
-			return nil, err
-		}
-		c.Sw = sw
-		// The routing entry: the participants' ports, and the root's port
-		// (reduce) or the combine unit's own port (allreduce, barrier).
-		entry := uint64(0)
-		switch kind {
-		case config.PatternReduce:
-			entry = 1
-			sw.Table.SetRoot(collAddr, 0)
-		case config.PatternBroadcast:
-		default:
-			entry = 1 << uint(sw.Table.CombineRoot())
-		}
-		for i := 0; i < n; i++ {
-			entry |= 1 << uint(i)
-		}
-		sw.Table.SetCollective(collAddr, entry)
-	}
+	return members
+}
 
-	// The message: packets of packet.bytes, 8 bytes per element.
+// buildFabric makes the switch or the fat-tree with its combine units and
+// programs the collective's routing entries.
+func (c *CollectiveNet) buildFabric() error {
+	cfg, tm := c.Cfg, c.Timing
+	capacity := uint16(cfg.Network.XPBufferPackets)
+	swp := crossbar.Params{
+		Ports: len(c.keys), XPPackets: cfg.Network.XPBufferPackets, SwitchDelay: max(tm.SwitchDelayCycles, 1), CreditMode: c.mode,
+		Org: crossbar.OQXP, CombineUnits: cfg.Network.CombineUnits,
+		Combine: combine.Params{Spec: c.spec, ElementsPerCycle: cfg.Combine.ElementsPerCycle},
+		Downstream: func(int) crossbar.Downstream {
+			return crossbar.Downstream{Mode: credit.PerLink, Counters: 1, Capacity: capacity}
+		},
+	}
+	if cfg.Network.Topology == config.TopologyFatTree {
+		return c.buildFatTree(swp)
+	}
+	sw, err := crossbar.New(c.Sim.Top(), "sw", swp)
+	if err != nil {
+		return err
+	}
+	c.Sw = sw
+	// The routing entry: the participants' ports, and the root's port
+	// (reduce) or the combine unit's own port (allreduce, barrier).
+	entry := uint64(0)
+	switch cfg.Traffic.Pattern {
+	case config.PatternReduce:
+		entry = 1
+		sw.Table.SetRoot(collAddr, 0)
+	case config.PatternBroadcast:
+	default:
+		entry = 1 << uint(sw.Table.CombineRoot())
+	}
+	for i := 0; i < c.n; i++ {
+		entry |= 1 << uint(i)
+	}
+	sw.Table.SetCollective(collAddr, entry)
+	return nil
+}
+
+// packetSizes splits the message into packets of packet.bytes, 8 bytes
+// per element: the elements of each packet (one empty packet for a barrier).
+func packetSizes(cfg config.Config) ([]int, error) {
 	perPkt := cfg.Packet.Bytes / 8
 	elems := (cfg.Traffic.MessageBytes + 7) / 8
-	if kind == config.PatternBarrier {
+	if cfg.Traffic.Pattern == config.PatternBarrier {
 		elems = 0
 	}
 	var sizes []int
@@ -209,136 +261,133 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 	if len(sizes) > 1<<16 {
 		return nil, fmt.Errorf("traffic.message_bytes: %d bytes make %d packets of packet.bytes %d; allowed up to 65536 packets", cfg.Traffic.MessageBytes, len(sizes), cfg.Packet.Bytes)
 	}
-	c.npk = len(sizes)
-	passes := 1
-	if kind == config.PatternReduce || kind == config.PatternAllreduce {
-		passes = spec.Passes()
-	}
-	for i := range c.keys {
-		c.keys[i] = make([][]uint64, len(sizes))
-		c.results[i] = make([][]uint64, len(sizes))
-	}
-	// bytesOf charges a packet of sz elements in pass p: 8 bytes per element
-	// for a one-pass reduction, 8 per wire word for a multi-pass one.
-	bytesOf := func(sz, p int) int {
-		if passes == 1 {
-			return sz * 8
-		}
-		return sz * 8 * spec.Words(p)
-	}
-	cyclesOf := func(bytes int) uint32 {
-		b := uint64(max(bytes, 8))
-		return uint32(max(1, (b*tm.LinkBytesDen+tm.LinkBytesNum-1)/tm.LinkBytesNum))
-	}
+	return sizes, nil
+}
 
-	// Contributions from the master seed; the model's fold per packet.
-	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x636f6c6c))
-	data := make([][][]uint64, n) // node -> packet -> elements
-	c.data = data
+// contribute draws every member's elements (from the master seed, or from
+// fill) and hands the reference model (checkFold) every member's
+// contribution to each result packet.
+func (c *CollectiveNet) contribute(members, sizes []int, fill func(node, s int, el []uint64)) {
+	r := rand.New(rand.NewPCG(uint64(c.Cfg.Seed), 0x636f6c6c))
+	c.data = make([][][]uint64, c.n) // node -> packet -> elements
 	for _, m := range members {
 		for s, sz := range sizes {
 			el := make([]uint64, sz)
-			if fill != nil {
+			switch {
+			case fill != nil:
 				fill(m, s, el)
-				data[m] = append(data[m], el)
-				continue
-			}
-			for i := range el {
-				if spec.Type == alu.Float64 {
+			case c.spec.Type == alu.Float64:
+				for i := range el {
 					el[i] = math.Float64bits(r.NormFloat64() * math.Ldexp(1, r.IntN(64)-32))
-				} else {
+				}
+			default:
+				for i := range el {
 					el[i] = r.Uint64()
 				}
 			}
-			data[m] = append(data[m], el)
+			c.data[m] = append(c.data[m], el)
 		}
 	}
-	if kind == config.PatternReduce || kind == config.PatternAllreduce {
-		// The model (checkFold) sees every member's contribution to each
-		// result packet.
+	if kind := c.Cfg.Traffic.Pattern; kind == config.PatternReduce || kind == config.PatternAllreduce {
 		for s := range sizes {
 			var col [][]uint64
 			for _, m := range members {
-				col = append(col, data[m][s])
+				col = append(col, c.data[m][s])
 			}
 			c.expect = append(c.expect, col)
 		}
 	}
+}
 
-	delay := max(tm.LinkDelayCycles, 1)
-	for i := 0; i < k; i++ {
-		counters := k + cfg.Network.CombineUnits
-		if fat {
-			counters = c.Net.NodeDownstream(i).Counters
+// packet is node's packet s of the given pass: its elements (8 bytes each
+// on the links for a one-pass reduction, 8 per wire word for a multi-pass
+// one) encoded for the pass, keys the previous pass's result.
+func (c *CollectiveNet) packet(node, s, pass int, sizes []int, keys []uint64) (packet.Packet, error) {
+	sz := sizes[s]
+	bytes := sz * 8
+	if c.passes > 1 {
+		bytes *= c.spec.Words(pass)
+	}
+	p := packet.Packet{ID: packet.MakeID(uint32(node), uint64(pass*len(sizes)+s)), Src: uint32(node), Dst: c.addr,
+		Seq: uint16(s), Pass: uint8(pass), Bytes: uint32(max(bytes, 8)),
+		Cycles: uint32(max(1, c.Timing.BytesCycles(uint64(max(bytes, 8))))), Measured: true}
+	switch c.Cfg.Traffic.Pattern {
+	case config.PatternReduce, config.PatternAllreduce:
+		p.Op = packet.Reduce
+		p.Payload = make([]uint64, sz*c.spec.Words(pass))
+		if err := c.spec.Encode(pass, p.Payload, c.data[node][s], keys); err != nil {
+			return packet.Packet{}, err
 		}
-		src := traffic.NewScript(sim.Top(), rtl.Idx("src", i), uint32(i), mode, counters, capacity)
-		switch {
-		case mode != credit.PerCrosspoint:
-		case fat:
-			ds := c.Net.NodeDownstream(i)
-			src.Lookahead = func(p *packet.Packet) uint64 { return ds.Route(p, src.Tx.Credits) }
-		default:
-			sw := c.Sw
-			src.Lookahead = func(p *packet.Packet) uint64 { m, _ := sw.Table.Lookup(p, i); return m }
-		}
-		if slices.Contains(members, i) {
-			for s, sz := range sizes {
-				p := packet.Packet{ID: packet.MakeID(uint32(i), uint64(s)), Src: uint32(i), Dst: c.addr, Seq: uint16(s),
-					Bytes: uint32(max(bytesOf(sz, 0), 8)), Cycles: cyclesOf(bytesOf(sz, 0)), Measured: true}
-				switch kind {
-				case config.PatternReduce, config.PatternAllreduce:
-					p.Op = packet.Reduce
-					p.Payload = make([]uint64, sz*spec.Words(0))
-					if err := spec.Encode(0, p.Payload, data[i][s], nil); err != nil {
-						return nil, err
-					}
-				case config.PatternBarrier:
-					p.Op = packet.Barrier
-				case config.PatternBroadcast:
-					p.Op = packet.Broadcast
-				}
-				src.Pkts = append(src.Pkts, p)
+	case config.PatternBarrier:
+		p.Op = packet.Barrier
+	case config.PatternBroadcast:
+		p.Op = packet.Broadcast
+	}
+	return p, nil
+}
+
+// attach makes node i's script (its pass-0 packets if it is a member) and
+// sink, joins them to the network, and for a multi-pass reduction makes
+// the member answer each pass's result with its next pass's packet.
+func (c *CollectiveNet) attach(i int, member bool, sizes []int) error {
+	cfg, k := c.Cfg, len(c.keys)
+	capacity := uint16(cfg.Network.XPBufferPackets)
+	fat := c.Net != nil
+	counters := k + cfg.Network.CombineUnits
+	if fat {
+		counters = c.Net.NodeDownstream(i).Counters
+	}
+	src := traffic.NewScript(c.Sim.Top(), rtl.Idx("src", i), uint32(i), c.mode, counters, capacity)
+	switch {
+	case c.mode != credit.PerCrosspoint:
+	case fat:
+		ds := c.Net.NodeDownstream(i)
+		src.Lookahead = func(p *packet.Packet) uint64 { return ds.Route(p, src.Tx.Credits) }
+	default:
+		sw := c.Sw
+		src.Lookahead = func(p *packet.Packet) uint64 { m, _ := sw.Table.Lookup(p, i); return m }
+	}
+	if member {
+		for s := range sizes {
+			p, err := c.packet(i, s, 0, sizes, nil)
+			if err != nil {
+				return err
 			}
-		}
-		c.Members = append(c.Members, src)
-		snk := traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i))
-		port := i
-		snk.Accept = func(p *packet.Packet) bool { return c.accept(snk, port, p) }
-		if fat {
-			c.Net.ConnectNode(i, src.Tx, snk.Rx)
-		} else {
-			link.Connect(src.Tx, c.Sw.In(i), delay)
-			link.Connect(c.Sw.Out(i), snk.Rx, delay)
-		}
-		c.Sinks = append(c.Sinks, snk)
-		if passes > 1 && slices.Contains(members, i) {
-			// The member's NIC answers pass p's result with its pass p+1
-			// packet, its contribution encoded with that result as keys.
-			node := i
-			npk := uint64(len(sizes))
-			traffic.Feedback(snk, src,
-				func(p *packet.Packet) bool { return p.Dst == c.addr && int(p.Pass)+1 < passes },
-				func(a traffic.Arrival) (packet.Packet, bool) {
-					s, pass := int(a.P.Seq), int(a.P.Pass)+1
-					if s >= len(sizes) {
-						return packet.Packet{}, false
-					}
-					sz := sizes[s]
-					p := packet.Packet{ID: packet.MakeID(uint32(node), uint64(pass)*npk+uint64(s)), Src: uint32(node), Dst: c.addr,
-						Seq: uint16(s), Pass: uint8(pass), Op: packet.Reduce,
-						Bytes: uint32(max(bytesOf(sz, pass), 8)), Cycles: cyclesOf(bytesOf(sz, pass)), Measured: true}
-					p.Payload = make([]uint64, sz*spec.Words(pass))
-					if err := spec.Encode(pass, p.Payload, data[node][s], a.P.Payload); err != nil {
-						if c.reactBad[node] == "" {
-							c.reactBad[node] = fmt.Sprintf("node %d: pass %d packet %d: %v", node, pass, s, err)
-						}
-						return packet.Packet{}, false
-					}
-					return p, true
-				})
+			src.Pkts = append(src.Pkts, p)
 		}
 	}
-	return c, nil
+	c.Members = append(c.Members, src)
+	snk := traffic.NewSink(c.Sim.Top(), rtl.Idx("dst", i), uint32(i))
+	snk.Accept = func(p *packet.Packet) bool { return c.accept(snk, i, p) }
+	if fat {
+		c.Net.ConnectNode(i, src.Tx, snk.Rx)
+	} else {
+		delay := max(c.Timing.LinkDelayCycles, 1)
+		link.Connect(src.Tx, c.Sw.In(i), delay)
+		link.Connect(c.Sw.Out(i), snk.Rx, delay)
+	}
+	c.Sinks = append(c.Sinks, snk)
+	if c.passes > 1 && member {
+		// The member's NIC answers pass p's result with its pass p+1
+		// packet, its contribution encoded with that result as keys.
+		traffic.Feedback(snk, src,
+			func(p *packet.Packet) bool { return p.Dst == c.addr && int(p.Pass)+1 < c.passes },
+			func(a traffic.Arrival) (packet.Packet, bool) {
+				s, pass := int(a.P.Seq), int(a.P.Pass)+1
+				if s >= len(sizes) {
+					return packet.Packet{}, false
+				}
+				p, err := c.packet(i, s, pass, sizes, a.P.Payload)
+				if err != nil {
+					if c.reactBad[i] == "" {
+						c.reactBad[i] = fmt.Sprintf("node %d: pass %d packet %d: %v", i, pass, s, err)
+					}
+					return packet.Packet{}, false
+				}
+				return p, true
+			})
+	}
+	return nil
 }
 
 // specOf converts the combine section to the ALU's reduction.
@@ -589,7 +638,7 @@ func (c *CollectiveNet) Run() Result {
 		for _, o := range c.receivers {
 			r.CompletionCycles = max(r.CompletionCycles, c.done[o])
 		}
-		r.CompletionNS = float64(r.CompletionCycles) * float64(c.Timing.ClockMHzDen) * 1000 / float64(c.Timing.ClockMHzNum)
+		r.CompletionNS = c.Timing.NS(float64(r.CompletionCycles))
 	}
 	r.Stable = r.Drained
 	r.kernel(c.Sim, wall, 0)

@@ -159,7 +159,7 @@ func (n *SoftReduceNet) Result(wall float64) Result {
 	r.Drained = root.Done
 	if root.Done {
 		r.CompletionCycles = root.DoneAt
-		r.CompletionNS = float64(root.DoneAt) * float64(tm.PeriodPS) / 1000
+		r.CompletionNS = tm.NS(float64(root.DoneAt))
 		r.ReductionChecked = equalInts(root.Partial, n.Want)
 	}
 	r.Stable = r.Drained && r.ReductionChecked
