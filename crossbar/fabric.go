@@ -50,7 +50,7 @@ func (s oqxp) buffered(i int) int {
 	// Slots freed by done notices the input has not taken yet (it takes
 	// them when it next wakes) but would have by now.
 	now := s.Now()
-	in.done.each(func(d *xpDone) {
+	in.done.Each(func(d *xpDone) {
 		if d.last && d.at+1 <= now {
 			n--
 		}
@@ -79,7 +79,7 @@ func (s oqxp) occupancy(i, o int) int {
 func (s oqxp) copiesHeld(i, o int) int {
 	in, out := s.ins[i], s.outs[o]
 	n := out.xp.Len(i) // arrived or on the way
-	in.done.each(func(d *xpDone) {
+	in.done.Each(func(d *xpDone) {
 		if int(d.out) == o {
 			n++
 		}

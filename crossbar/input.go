@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -23,11 +24,11 @@ type inPort struct {
 	idx      int
 	Rx       *link.Receiver // = &rx
 	rx       link.Receiver
-	done     fifo[xpDone]    // copies the outputs have sent: slot, output, from when
-	batch    []xpDone        // scratch: the done notices of this cycle, by output
-	pkts     []packet.Packet // per slot: the packet, read by the outputs until its last copy left
-	slot     []slotState     // per slot, beside pkts
-	free     []uint16        // free slots (a stack)
+	done     ring.Ring[xpDone] // copies the outputs have sent: slot, output, from when
+	batch    []xpDone          // scratch: the done notices of this cycle, by output
+	pkts     []packet.Packet   // per slot: the packet, read by the outputs until its last copy left
+	slot     []slotState       // per slot, beside pkts
+	free     []uint16          // free slots (a stack)
 	inUse    int
 	maxSlots int               // the most packets the credits let the upstream have here
 	queued   []uint16          // per output: copies written to its crosspoint and not yet left
@@ -119,7 +120,7 @@ func (p *inPort) Eval() {
 
 // takeDone takes the done notices due by now: crosspoints that have freed.
 func (p *inPort) takeDone(now uint64) {
-	if p.done.n == 0 || p.done.peek().at > now {
+	if p.done.Len() == 0 || p.done.Peek().at > now {
 		return
 	}
 	perXP := p.sw.P.CreditMode == credit.PerCrosspoint
@@ -128,8 +129,8 @@ func (p *inPort) takeDone(now uint64) {
 	// a crossbar are: the credit tokens of per-crosspoint mode go upstream
 	// in that order.
 	b := p.batch[:0]
-	for p.done.n > 0 && p.done.peek().at <= now {
-		d := p.done.pop()
+	for p.done.Len() > 0 && p.done.Peek().at <= now {
+		d := p.done.Pop()
 		j := len(b)
 		b = append(b, d)
 		for ; j > 0 && (b[j-1].at > d.at || b[j-1].at == d.at && b[j-1].out > d.out); j-- {
@@ -250,7 +251,7 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 			wake = !st.credited || p.used.Traced()
 		}
 	}
-	p.done.push(d)
+	p.done.Push(d)
 	if wake {
 		p.WakeAt(now + 1)
 	}

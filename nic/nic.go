@@ -59,6 +59,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -181,9 +182,7 @@ type Sender struct {
 	Win      traffic.Window
 	StopAt   uint64 // no births from this cycle on (0: never)
 
-	queue   []message // ring, grown by doubling
-	first   int
-	n       int
+	queue   ring.Ring[message]
 	next    uint64 // next birth
 	started bool
 	active  bool   // the head message has started (its overhead is paid from start)
@@ -214,14 +213,14 @@ type Sender struct {
 // NewSender makes the send side of node under parent, with counters for the
 // downstream input's credits.
 func NewSender(parent *rtl.Module, name string, node uint32, sh Shape, overhead uint64, mode credit.Mode, counters int, capacity uint16) *Sender {
-	s := &Sender{Node: node, Shape: sh, Overhead: overhead, queue: make([]message, 8)}
+	s := &Sender{Node: node, Shape: sh, Overhead: overhead}
 	s.Init(parent, name, s)
 	s.Tx = link.NewSender(&s.Module, "tx", mode, counters, capacity)
 	return s
 }
 
 // Queue is the number of messages waiting, the one being sent included.
-func (s *Sender) Queue() int { return s.n }
+func (s *Sender) Queue() int { return s.queue.Len() }
 
 // MsgBorn is the number of messages born (ids 0..MsgBorn−1).
 func (s *Sender) MsgBorn() uint32 { return s.msgs }
@@ -280,7 +279,7 @@ func (s *Sender) Eval() {
 	}
 	s.start()
 	if s.active && now >= s.ready && s.Tx.CanSend(now, 1) {
-		m := &s.queue[s.first]
+		m := s.queue.Peek()
 		pk := packet.Packet{
 			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op,
 			Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
@@ -300,9 +299,7 @@ func (s *Sender) Eval() {
 			if s.Win.In(now) {
 				s.SentInWindow++
 			}
-			*m = message{}
-			s.first = (s.first + 1) & (len(s.queue) - 1)
-			s.n--
+			s.queue.Pop()
 			s.active, s.seq, s.free = false, 0, now
 			s.start()
 		}
@@ -341,11 +338,11 @@ func (s *Sender) Eval() {
 // start takes the head message when the NIC is free: its overhead runs from
 // max(birth, free), whatever cycle we look.
 func (s *Sender) start() {
-	if s.active || s.n == 0 {
+	if s.active || s.queue.Len() == 0 {
 		return
 	}
 	s.active = true
-	s.ready = max(s.queue[s.first].at, s.free) + s.Overhead
+	s.ready = max(s.queue.Peek().at, s.free) + s.Overhead
 }
 
 func (s *Sender) birth(t uint64) {
@@ -361,16 +358,8 @@ func (s *Sender) birth(t uint64) {
 }
 
 func (s *Sender) enqueue(m message) {
-	if s.n == len(s.queue) {
-		q := make([]message, 2*len(s.queue))
-		for i := 0; i < s.n; i++ {
-			q[i] = s.queue[(s.first+i)&(len(s.queue)-1)]
-		}
-		s.queue, s.first = q, 0
-	}
-	s.queue[(s.first+s.n)&(len(s.queue)-1)] = m
-	s.n++
-	s.MaxQueue = max(s.MaxQueue, s.n)
+	s.queue.Push(m)
+	s.MaxQueue = max(s.MaxQueue, s.queue.Len())
 }
 
 // Post queues a message for sending: from the Host's Birth or Complete (in

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -30,9 +31,7 @@ type Source struct {
 	StopAt    uint64                        // no births from this cycle on (0: never)
 	Lookahead func(p *packet.Packet) uint64 // downstream crosspoints (per-crosspoint credits)
 
-	queue []packet.Packet // ring, grown by doubling
-	first int
-	n     int
+	queue ring.Ring[packet.Packet]
 	next  uint64 // next birth
 	count uint64
 	qlen  rtl.Probe[uint32] // queue length, for the waveform
@@ -46,7 +45,7 @@ type Source struct {
 // NewSource makes a source for node under parent; its link sender has
 // counters for the downstream input's credits.
 func NewSource(parent *rtl.Module, name string, node uint32, mode credit.Mode, counters int, capacity uint16) *Source {
-	s := &Source{Node: node, queue: make([]packet.Packet, 16)}
+	s := &Source{Node: node}
 	s.Init(parent, name, s)
 	s.Tx = link.NewSender(&s.Module, "tx", mode, counters, capacity)
 	s.qlen.Init(&s.Module, "queue")
@@ -54,7 +53,7 @@ func NewSource(parent *rtl.Module, name string, node uint32, mode credit.Mode, c
 }
 
 // Queue is the number of packets waiting.
-func (s *Source) Queue() int { return s.n }
+func (s *Source) Queue() int { return s.queue.Len() }
 
 func (s *Source) Eval() {
 	now := s.Now()
@@ -64,13 +63,13 @@ func (s *Source) Eval() {
 	}
 	s.CatchUp(now)
 	if now == s.Win.Start {
-		s.QueueAtStart = s.n
+		s.QueueAtStart = s.queue.Len()
 	}
 	if now == s.Win.End {
-		s.QueueAtEnd = s.n
+		s.QueueAtEnd = s.queue.Len()
 	}
-	if s.n > 0 {
-		p := &s.queue[s.first]
+	if s.queue.Len() > 0 {
+		p := s.queue.Peek()
 		mask := uint64(1)
 		if s.Lookahead != nil {
 			mask = s.Lookahead(p)
@@ -78,17 +77,15 @@ func (s *Source) Eval() {
 		if s.Tx.CanSend(now, mask) {
 			p.Sent = now
 			s.Tx.SendRef(now, p, mask)
-			*p = packet.Packet{}
-			s.first = (s.first + 1) % len(s.queue)
-			s.n--
+			s.queue.Pop()
 			s.Injected++
 			if s.Win.In(now) {
 				s.InjectedInWindow++
 			}
 		}
 	}
-	s.qlen.Set(uint32(s.n))
-	s.Tx.Settle(s.n > 0 && s.Tx.Idle(now)) // idle with a packet: short of credits
+	s.qlen.Set(uint32(s.queue.Len()))
+	s.Tx.Settle(s.queue.Len() > 0 && s.Tx.Idle(now)) // idle with a packet: short of credits
 	// Wake for the link freeing, the window edges, or the next birth — but a
 	// birth needs an evaluation of its own only when it could leave at once:
 	// with packets queued, or the link busy past it, it is generated when we
@@ -99,7 +96,7 @@ func (s *Source) Eval() {
 	births := s.Proc != nil && (s.StopAt == 0 || s.next < s.StopAt)
 	free, busy := s.Tx.Busy(now)
 	pending := births && busy && s.next < free // a birth will wait for the link
-	if births && (s.qlen.Traced() || s.n == 0 && !pending) {
+	if births && (s.qlen.Traced() || s.queue.Len() == 0 && !pending) {
 		wake = s.next
 	}
 	for _, t := range [2]uint64{s.Win.Start, s.Win.End} {
@@ -107,7 +104,7 @@ func (s *Source) Eval() {
 			wake = min(wake, t)
 		}
 	}
-	if at, ok := s.Tx.WakeAt(now, s.n > 0 || pending); ok {
+	if at, ok := s.Tx.WakeAt(now, s.queue.Len() > 0 || pending); ok {
 		wake = min(wake, at)
 	}
 	if wake == ^uint64(0) {
@@ -129,19 +126,11 @@ func (s *Source) CatchUp(c uint64) {
 }
 
 func (s *Source) birth(t uint64) {
-	if s.n == len(s.queue) {
-		q := make([]packet.Packet, 2*len(s.queue))
-		for i := 0; i < s.n; i++ {
-			q[i] = s.queue[(s.first+i)%len(s.queue)]
-		}
-		s.queue, s.first = q, 0
-	}
-	p := &s.queue[(s.first+s.n)%len(s.queue)]
+	p := s.queue.PushRef()
 	*p = packet.Packet{ID: packet.MakeID(s.Node, s.count), Src: s.Node, Bytes: s.Bytes, Cycles: s.Cycles, Born: t}
 	s.Pat.Fill(s.Rand(), s.Node, p)
 	s.count++
-	s.n++
-	s.MaxQueue = max(s.MaxQueue, s.n)
+	s.MaxQueue = max(s.MaxQueue, s.queue.Len())
 	s.Born++
 	if s.Win.In(t) {
 		p.Measured = true

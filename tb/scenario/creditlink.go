@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 
+	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/stats"
 	"github.com/hwcoll/hwcoll/tb"
@@ -94,8 +95,8 @@ type consumer struct {
 	outValid rtl.Probe[bool]
 	outPkt   rtl.Probe[uint32]
 
-	fifo     []arrived // ring, capacity = credits
-	first, n int
+	fifo     ring.Ring[arrived] // at most capacity entries (the credits)
+	capacity int
 	rxUntil  uint64 // tail of the packet being received
 	outUntil uint64 // departure of the packet being served
 	busy     bool
@@ -116,7 +117,7 @@ type arrived struct {
 }
 
 func newConsumer(parent *rtl.Module, name string, capacity uint16, service, jitter uint64) *consumer {
-	c := &consumer{fifo: make([]arrived, capacity), service: service, jitter: jitter}
+	c := &consumer{capacity: int(capacity), service: service, jitter: jitter}
 	c.Init(parent, name, c)
 	c.Data.Init(&c.Module, "data")
 	c.Credit.Init(&c.Module, "credit_out")
@@ -135,12 +136,11 @@ func (c *consumer) Eval() {
 		if !ok {
 			break
 		}
-		if c.n == len(c.fifo) {
-			c.fail(fmt.Errorf("cycle %d: packet %d arrived at a full buffer (%d packets): credit protocol violated", now, h.ID, c.n))
+		if c.fifo.Len() == c.capacity {
+			c.fail(fmt.Errorf("cycle %d: packet %d arrived at a full buffer (%d packets): credit protocol violated", now, h.ID, c.capacity))
 			continue
 		}
-		c.fifo[(c.first+c.n)%len(c.fifo)] = arrived{h: h, at: now}
-		c.n++
+		c.fifo.Push(arrived{h: h, at: now})
 		c.rxUntil = now + uint64(h.Len)
 		c.rxValid.Set(true)
 		c.rxPkt.Set(h.ID)
@@ -149,16 +149,14 @@ func (c *consumer) Eval() {
 		c.rxValid.Set(false)
 	}
 	if c.busy && now >= c.outUntil {
-		a := c.fifo[c.first]
-		c.first = (c.first + 1) % len(c.fifo)
-		c.n--
+		a := c.fifo.Pop()
 		c.busy = false
 		c.outValid.Set(false)
 		c.deliver(a.h, now)
 		c.Credit.Send(1)
 	}
-	if !c.busy && c.n > 0 {
-		a := c.fifo[c.first]
+	if !c.busy && c.fifo.Len() > 0 {
+		a := *c.fifo.Peek()
 		s := c.service
 		if c.jitter > 0 {
 			s += c.Rand().Uint64N(c.jitter + 1)
@@ -168,7 +166,7 @@ func (c *consumer) Eval() {
 		c.outValid.Set(true)
 		c.outPkt.Set(a.h.ID)
 	}
-	c.occ.Set(uint16(c.n))
+	c.occ.Set(uint16(c.fifo.Len()))
 	next := ^uint64(0)
 	if c.rxUntil > now {
 		next = c.rxUntil
@@ -232,7 +230,7 @@ func (l *creditLink) conservation() error {
 	cr := int(l.p.credits.Q())
 	inFlight := l.p.Data.InFlight()
 	returning := l.c.Credit.InFlight()
-	buffered := l.c.n
+	buffered := l.c.fifo.Len()
 	if cr+inFlight+returning+buffered != int(l.p.capacity) {
 		return fmt.Errorf("credits %d + packets in flight %d + credits returning %d + buffered %d != capacity %d",
 			cr, inFlight, returning, buffered, l.p.capacity)
