@@ -416,3 +416,35 @@ func (s *Switch) MinFree(i int) (granted, minFree int, ok bool) {
 	g := s.ins[i].mf
 	return int(g.Granted()), int(g.MinFree()), true
 }
+
+// CheckLinks is the credit invariant of a switch on its own, every cycle
+// (the OQ-router paper §2): on the link from each sender in ins into input
+// i (CheckInputCredits), on each output's link (held(o): what the far end
+// still holds for that output's credits; nil: nothing, as a sink that
+// returns a credit at once), on the combine units' links, no buffer over
+// its capacity, and no protocol error.
+func (s *Switch) CheckLinks(ins []*link.Sender, held func(o int) int) error {
+	for i, tx := range ins {
+		if err := s.CheckInputCredits(i, tx); err != nil {
+			return err
+		}
+		for o := 0; o < s.Ports(); o++ {
+			if occ := s.XPOccupancy(i, o); occ > s.XPCapacity() || occ < 0 {
+				return fmt.Errorf("%s: buffer (%d,%d) holds %d packets, capacity %d", s.Path(), i, o, occ, s.XPCapacity())
+			}
+		}
+	}
+	for o := 0; o < s.Ports(); o++ {
+		h := 0
+		if held != nil {
+			h = held(o)
+		}
+		if err := s.Out(o).CheckCredits(h); err != nil {
+			return err
+		}
+	}
+	if err := s.CheckCombineCredits(); err != nil {
+		return err
+	}
+	return s.Err()
+}
