@@ -44,16 +44,14 @@ type SwitchCheck struct {
 	k int
 
 	logs      []*birthLog
-	seenBirth []int       // births folded into the per-output lists, per source
-	perOut    [][][]int32 // [i][o]: sequence numbers of input i's packets to output o, in order
-	remaining [][]int32   // [i][seq]: copies of the packet not granted yet
-	got       [][]uint64  // [i][seq]: ports that received a copy
-	granted   [][]uint64  // [o][i]: grants of output o to input i folded in
-	departed  []int       // per input: packets whose every copy was granted
-	prevDep   []int       // departed as of the previous check
-	seenLog   []int       // sink log entries checked, per sink
-	lastSeq   [][]int64   // [sink][src]: sequence number of the last copy, -1 none
-	complete  uint64      // packets whose every copy arrived
+	seenBirth []int               // births folded into the per-output lists, per source
+	perOut    [][][]int32         // [i][o]: sequence numbers of input i's packets to output o, in order
+	remaining [][]int32           // [i][seq]: copies of the packet not granted yet
+	sb        *traffic.Scoreboard // exactly once, right place, in order per (input, output)
+	granted   [][]uint64          // [o][i]: grants of output o to input i folded in
+	departed  []int               // per input: packets whose every copy was granted
+	prevDep   []int               // departed as of the previous check
+	seenLog   []int               // sink log entries checked, per sink
 	rr        rrWatch
 }
 
@@ -87,9 +85,9 @@ func (b *birthLog) Fill(r *rand.Rand, src uint32, p *packet.Packet) {
 func NewSwitchCheck(n *experiment.SwitchNet) *SwitchCheck {
 	k := n.Sw.Ports()
 	c := &SwitchCheck{n: n, k: k,
-		seenBirth: make([]int, k), perOut: make([][][]int32, k), remaining: make([][]int32, k), got: make([][]uint64, k),
+		seenBirth: make([]int, k), perOut: make([][][]int32, k), remaining: make([][]int32, k), sb: traffic.NewScoreboard(k),
 		granted: make([][]uint64, k), departed: make([]int, k), prevDep: make([]int, k), seenLog: make([]int, k),
-		lastSeq: make([][]int64, k), rr: newRRWatch(k)}
+		rr: newRRWatch(k)}
 	for i := 0; i < k; i++ {
 		src := n.Srcs[i]
 		b := &birthLog{pat: src.Pat, k: k}
@@ -98,10 +96,6 @@ func NewSwitchCheck(n *experiment.SwitchNet) *SwitchCheck {
 		c.logs = append(c.logs, b)
 		c.perOut[i] = make([][]int32, k)
 		c.granted[i] = make([]uint64, k)
-		c.lastSeq[i] = make([]int64, k)
-		for j := range c.lastSeq[i] {
-			c.lastSeq[i][j] = -1
-		}
 		n.Sinks[i].Record = true
 	}
 	return c
@@ -140,7 +134,7 @@ func (c *SwitchCheck) Born() (packets, copies uint64) {
 }
 
 // Complete is the number of packets whose every copy arrived.
-func (c *SwitchCheck) Complete() uint64 { return c.complete }
+func (c *SwitchCheck) Complete() uint64 { _, _, done := c.sb.Counts(); return done }
 
 // Drained reports whether the window is over, every copy of every packet
 // has arrived and every credit is back where it started.
@@ -270,7 +264,7 @@ func (c *SwitchCheck) births() {
 				c.perOut[i][o] = append(c.perOut[i][o], int32(seq))
 			}
 			c.remaining[i] = append(c.remaining[i], int32(bits.OnesCount64(m)))
-			c.got[i] = append(c.got[i], 0)
+			c.sb.BornSet(uint32(i), []uint64{m})
 		}
 		c.seenBirth[i] = len(b.dst)
 	}
@@ -283,23 +277,11 @@ func (c *SwitchCheck) deliveries() error {
 			return fmt.Errorf("sink %d received %d packets that are not addressed to it", o, snk.Misrouted)
 		}
 		for _, d := range snk.Log[c.seenLog[o]:] {
-			src, seq := int(d.ID>>40), int64(d.ID&(1<<40-1))
-			if src >= c.k || seq >= int64(len(c.got[src])) || uint32(src) != d.Src {
+			if uint32(d.ID>>40) != d.Src {
 				return fmt.Errorf("sink %d received packet %#x, which no source created", o, d.ID)
 			}
-			want := c.logs[src].dst[seq]
-			switch {
-			case want&(1<<o) == 0:
-				return fmt.Errorf("sink %d received packet %#x from node %d, whose destinations are %s", o, d.ID, src, ports(want))
-			case c.got[src][seq]&(1<<o) != 0:
-				return fmt.Errorf("sink %d received packet %#x from node %d twice", o, d.ID, src)
-			case seq <= c.lastSeq[o][src]:
-				return fmt.Errorf("sink %d received packet %d of node %d after its packet %d: order per (input, output) broken", o, seq, src, c.lastSeq[o][src])
-			}
-			c.lastSeq[o][src] = seq
-			c.got[src][seq] |= 1 << o
-			if c.got[src][seq] == want {
-				c.complete++
+			if err := c.sb.Deliver(o, d.ID); err != nil {
+				return fmt.Errorf("sink %d: %v", o, err)
 			}
 		}
 		c.seenLog[o] = len(snk.Log)
@@ -317,14 +299,7 @@ func (c *SwitchCheck) Final() error {
 	if err := c.deliveries(); err != nil {
 		return err
 	}
-	for i, b := range c.logs {
-		for seq, want := range b.dst {
-			if got := c.got[i][seq]; got != want {
-				return fmt.Errorf("packet %d of node %d reached %s, its destinations are %s", seq, i, ports(got), ports(want))
-			}
-		}
-	}
-	return nil
+	return c.sb.Missing()
 }
 
 // Status says what is outstanding (timeouts).
@@ -339,7 +314,7 @@ func (c *SwitchCheck) Status() string {
 		}
 	}
 	return fmt.Sprintf("%d packets born, %d of %d copies delivered, %d packets complete; queued at sources: [%s]",
-		packets, got, copies, c.complete, strings.Join(queued, " "))
+		packets, got, copies, c.Complete(), strings.Join(queued, " "))
 }
 
 // Report: packets the sources sent, packets whose every copy arrived, and
@@ -350,7 +325,7 @@ func (c *SwitchCheck) Report(r *tb.Report) {
 		r.PacketsInjected += s.Injected
 		lat.Merge(&c.n.Sinks[i].Lat)
 	}
-	r.PacketsDelivered = c.complete
+	r.PacketsDelivered = c.Complete()
 	r.SetLatency(lat.Summary(c.n.Sim.PeriodPS()))
 }
 
