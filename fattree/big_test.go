@@ -157,6 +157,7 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode)
 	b.ReportMetric(cycles/wall, "cycles/s")
 	b.ReportMetric(pkts/wall, "pkts/s")
 	b.ReportMetric(hops/wall, "pkt-hops/s")
+	b.ReportMetric(wall*1e9/hops, "ns/pkt-hop")
 	b.ReportMetric(float64(heap)/float64(nodes), "heap-B/node")
 	b.ReportMetric(float64(sys)/(1<<20), "sys-MB")
 	// Allocations in the second half of the run per packet delivered then:
@@ -176,16 +177,16 @@ func BenchmarkFatTree256(b *testing.B) {
 	}
 }
 
-// BenchmarkFatTreeGrow: the cost of growing the network, same traffic:
-// 8-port 1024 nodes (4-ary 5-tree), 16-port 512 nodes (8-ary 3-tree),
-// 32-port 4096 nodes (16-ary 3-tree). Shorter runs for the larger ones so
-// an iteration stays around a second or two (the 4096-node build alone
-// takes about as long).
-func BenchmarkFatTreeGrow(b *testing.B) {
+// BenchmarkFatTreeScale: the cost per packet-hop and the state per node as
+// the network grows, same traffic (uniform, load 0.5): 8-port trees of 64,
+// 256, 1024 and 4096 nodes (4-ary 3- to 6-trees), 32-port trees of 256 and
+// 4096 nodes (16-ary 2- and 3-trees). Runs shrink with the network so an
+// iteration stays around a few seconds.
+func BenchmarkFatTreeScale(b *testing.B) {
 	for _, c := range []struct {
 		ports, nodes int
 		stop         uint64
-	}{{8, 1024, 10_000}, {16, 512, 10_000}, {32, 4096, 3_000}} {
+	}{{8, 64, 40_000}, {8, 256, 20_000}, {8, 1024, 10_000}, {8, 4096, 3_000}, {32, 256, 20_000}, {32, 4096, 3_000}} {
 		b.Run(fmt.Sprintf("%d-port-%d", c.ports, c.nodes), func(b *testing.B) { benchUniform(b, c.ports, c.nodes, c.stop, credit.MinFree) })
 	}
 }
