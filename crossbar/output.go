@@ -49,7 +49,7 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 	*p = outPort{sw: s, idx: o,
 		ds: ds, grants: make([]uint64, k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
-	xpbuf.InitBank(&p.xp, &p.Module, k, s.P.XPPackets, func(i int) string { return rtl.Idx("xp", i) })
+	xpbuf.InitBank(&p.xp, &p.Module, k, s.P.XPPackets, "xp")
 	link.InitSender(&p.tx, &p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
 	p.Tx = &p.tx
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))

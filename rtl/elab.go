@@ -53,6 +53,11 @@ func (s *Sim) elaborate() error {
 		for _, c := range m.children {
 			check(c.name, c.pc)
 		}
+		for _, a := range m.arrays {
+			for i := 0; i < a.n; i++ {
+				check(Idx(a.name, i), a.pc)
+			}
+		}
 		// Every register, probe and port declares a signal, in order; the
 		// ports are also in elems, in the same order.
 		j := 0

@@ -41,9 +41,9 @@ type moduleInfo struct {
 	children []*Module
 	pc       uintptr // where Init was called, for elaboration errors
 	signals  []*signal
-	elems    []elem // ports and lines: for elaboration checks
-	path     string
-	together bool // Together: every component below shares one partition
+	elems    []elem   // ports and lines: for elaboration checks
+	arrays   []*Array // indexed scopes of probes (NewArray)
+	together bool     // Together: every component below shares one partition
 }
 
 const (
@@ -76,9 +76,6 @@ func (m *Module) Name() string { return m.name }
 
 // Path is the dotted hierarchical name, e.g. top.sw3.xp(5)(2).
 func (m *Module) Path() string {
-	if m.path != "" {
-		return m.path
-	}
 	if m.parent == nil {
 		return m.name
 	}

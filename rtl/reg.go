@@ -60,6 +60,13 @@ func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T
 		panic("rtl: signal " + owner.Path() + "." + name + " declared after Build")
 	}
 	s := &signal{owner: owner, name: name, pc: pc, tid: -1}
+	initSignal(s, opts, val)
+	owner.signals = append(owner.signals, s)
+	return s
+}
+
+// initSignal sets what a signal knows of its type and value.
+func initSignal[T any](s *signal, opts []Opt, val *T) {
 	if val != nil {
 		s.val = unsafe.Pointer(val)
 	}
@@ -68,8 +75,6 @@ func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T
 	for _, o := range opts {
 		o(s)
 	}
-	owner.signals = append(owner.signals, s)
-	return s
 }
 
 var stringerType = reflect.TypeFor[fmt.Stringer]()

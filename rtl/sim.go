@@ -194,7 +194,6 @@ func (s *Sim) Build() error {
 		s.parts[i] = &partition{sim: s}
 	}
 	walk(&s.top, func(m *Module) {
-		m.path = m.Path()
 		if m.self != nil {
 			m.idx = int32(len(s.comps))
 			s.comps = append(s.comps, m)

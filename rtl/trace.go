@@ -96,7 +96,17 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 		}
 		t.sigs = append(t.sigs, sig)
 	}
-	for _, c := range m.children {
+	// Children and arrays in the order they were declared.
+	arrays := m.arrays
+	for j := 0; j <= len(m.children); j++ {
+		for len(arrays) > 0 && arrays[0].at == j {
+			s.declareArray(arrays[0], t, pats, selected)
+			arrays = arrays[1:]
+		}
+		if j == len(m.children) {
+			break
+		}
+		c := m.children[j]
 		sel := selected || matchAny(pats, c.Path())
 		if sel || subtreeMayMatch(c, pats) {
 			s.declare(c, t, pats, sel, false)
@@ -107,11 +117,30 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 	}
 }
 
+func (s *Sim) declareArray(a *Array, t *tracer, pats []string, selected bool) {
+	for i := 0; i < a.n; i++ {
+		sel, any := selected, selected
+		if !selected {
+			sel, any = a.mayMatch(pats, i)
+		}
+		if any {
+			s.declare(a.scope(i), t, pats, sel, false)
+		}
+	}
+}
+
 // subtreeMayMatch avoids empty scopes for modules with nothing selected.
 func subtreeMayMatch(m *Module, pats []string) bool {
 	for _, sig := range m.signals {
 		if !sig.noTrace && sig.enc != encNone && matchAny(pats, sig.path()) {
 			return true
+		}
+	}
+	for _, a := range m.arrays {
+		for i := 0; i < a.n; i++ {
+			if _, any := a.mayMatch(pats, i); any {
+				return true
+			}
 		}
 	}
 	for _, c := range m.children {

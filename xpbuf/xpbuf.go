@@ -21,33 +21,29 @@ type Entry struct {
 	Slot uint16
 }
 
-// Buf is one crosspoint buffer's module: its name in the hierarchy and its
-// probes. Its entries live in the Bank of the output that reads it.
-type Buf struct {
-	rtl.Module
-	occ  rtl.Probe[uint16] // packets buffered (traced)
-	head rtl.Probe[uint32] // packet.Tag of the head packet, 0 when empty
-}
-
 // Bank is the crosspoint buffers of one output, xp(0) … xp(n−1), their
 // entries kept together in one block: the output reads and writes a
-// crosspoint without touching the buffer's module, whose probes (occupancy,
-// head_pkt: what has arrived by the current cycle) it updates only while
-// one of them is traced.
+// crosspoint directly. Each crosspoint is a scope of the waveform with two
+// probes, occupancy (packets buffered) and head_pkt (packet.Tag of the head
+// packet, 0 when empty), showing what has arrived by the current cycle;
+// they are an rtl.Array, so they cost nothing until traced, and the output
+// updates them only while one of them is.
 type Bank struct {
 	ring     []Entry  // crosspoint i: ring[i*capacity : (i+1)*capacity]
 	first    []uint16 // per crosspoint
 	n        []uint16
 	capacity int
-	bufs     []*Buf // the modules, for names and probes
-	traced   bool   // some probe of the bank is traced (as of epoch)
+	xp       *rtl.Array
+	occ      rtl.ProbeArray[uint16]
+	head     rtl.ProbeArray[uint32]
+	traced   bool // some probe of the bank is traced (as of epoch)
 	epoch    uint64
 	sim      *rtl.Sim
 }
 
 // NewBank makes n crosspoint buffers of capacity packets under owner, named
 // name(i).
-func NewBank(owner *rtl.Module, n, capacity int, name func(i int) string) *Bank {
+func NewBank(owner *rtl.Module, n, capacity int, name string) *Bank {
 	k := &Bank{}
 	InitBank(k, owner, n, capacity, name)
 	return k
@@ -55,22 +51,17 @@ func NewBank(owner *rtl.Module, n, capacity int, name func(i int) string) *Bank 
 
 // InitBank is NewBank for a Bank the caller has allocated (inside the
 // output port that reads it).
-func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name func(i int) string) {
+func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name string) {
 	meta := make([]uint16, 2*n)
 	*k = Bank{ring: make([]Entry, n*capacity), first: meta[:n:n], n: meta[n:],
 		capacity: capacity, sim: owner.Sim(), epoch: ^uint64(0)}
-	bufs := make([]Buf, n)
-	for i := 0; i < n; i++ {
-		b := &bufs[i]
-		b.Init(owner, name(i), b)
-		b.occ.Init(&b.Module, "occupancy")
-		b.head.Init(&b.Module, "head_pkt")
-		k.bufs = append(k.bufs, b)
-	}
+	k.xp = rtl.NewArray(owner, name, n)
+	k.occ.Init(k.xp, "occupancy")
+	k.head.Init(k.xp, "head_pkt")
 }
 
-// Buf returns crosspoint i's module.
-func (k *Bank) Buf(i int) *Buf { return k.bufs[i] }
+// Path is crosspoint i's hierarchical name.
+func (k *Bank) Path(i int) string { return k.xp.Path(i) }
 
 // Cap is the capacity of each crosspoint in packets.
 func (k *Bank) Cap() int { return k.capacity }
@@ -84,7 +75,7 @@ func (k *Bank) Push(i int, e Entry) error {
 	c := k.capacity
 	n := int(k.n[i])
 	if n == c {
-		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.bufs[i].Path(), e.Tag, n)
+		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.xp.Path(i), e.Tag, n)
 	}
 	f := int(k.first[i])
 	j := f + n
@@ -149,24 +140,18 @@ func (k *Bank) Traced() bool { return k.isTraced() }
 func (k *Bank) isTraced() bool {
 	if e := k.sim.TraceEpoch(); e != k.epoch {
 		k.epoch = e
-		k.traced = false
-		for _, b := range k.bufs {
-			if b.occ.Traced() || b.head.Traced() {
-				k.traced = true
-			}
-		}
+		k.traced = k.occ.Traced() || k.head.Traced()
 	}
 	return k.traced
 }
 
 // show sets crosspoint i's probes to what has arrived by cycle c.
 func (k *Bank) show(i int, c uint64) {
-	b := k.bufs[i]
 	n := k.Arrived(i, c)
-	b.occ.Set(uint16(n))
+	k.occ.Set(i, uint16(n))
 	if n == 0 {
-		b.head.Set(0)
+		k.head.Set(i, 0)
 	} else {
-		b.head.Set(k.ring[i*k.capacity+int(k.first[i])].Tag)
+		k.head.Set(i, k.ring[i*k.capacity+int(k.first[i])].Tag)
 	}
 }

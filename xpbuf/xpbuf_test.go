@@ -21,7 +21,7 @@ type owner struct {
 }
 
 func (o *owner) Eval() {
-	for i := range o.bank.bufs {
+	for i := range o.bank.n {
 		o.bank.Show(i, o.Now())
 	}
 }
@@ -43,7 +43,7 @@ func TestBankModel(t *testing.T) {
 		defer sim.Close()
 		o := &owner{bank: new(Bank)}
 		o.Init(sim.Top(), "out", o)
-		InitBank(o.bank, &o.Module, n, capacity, func(i int) string { return rtl.Idx("xp", i) })
+		InitBank(o.bank, &o.Module, n, capacity, "xp")
 		require.NoError(rt, sim.Build())
 		var trace bytes.Buffer
 		vw, err := sim.NewTraceWriter(&trace)

@@ -1,0 +1,128 @@
+package rtl
+
+// An Array is n indexed scopes name(0) … name(n−1) under a module that
+// hold nothing but probes: what a block has many of (the crosspoint
+// buffers of an output, the virtual channels of a port) without a module
+// and a signal per element. Until Trace selects an element its probes cost
+// nothing and Set on them does nothing (nobody can observe them); Trace
+// makes the selected elements' scopes and probes, with the reset value,
+// which is exact because tracing starts at cycle 0 (docs/architecture.md
+// §10: state sized from the config, trace-only state made when traced).
+type Array struct {
+	owner   *Module
+	name    string
+	n       int
+	pc      uintptr
+	at      int // the owner's children declared before it: its place in the waveform
+	members []arrayMember
+	scopes  []*Module // per element, made when first traced
+}
+
+type arrayMember interface {
+	memberName() string
+	// materialize declares element i's probe under its scope.
+	materialize(i int, scope *Module)
+}
+
+// NewArray declares n indexed scopes name(i) under owner.
+func NewArray(owner *Module, name string, n int) *Array {
+	if owner.sim.built {
+		panic("rtl: array " + owner.Path() + "." + name + " declared after Build")
+	}
+	a := &Array{owner: owner, name: name, n: n, pc: callerPC(2), at: len(owner.children)}
+	owner.arrays = append(owner.arrays, a)
+	return a
+}
+
+// Len is the number of elements.
+func (a *Array) Len() int { return a.n }
+
+// Path is element i's hierarchical name.
+func (a *Array) Path(i int) string { return a.owner.Path() + "." + Idx(a.name, i) }
+
+// scope returns element i's scope, made on first use: a module with no
+// Eval, driven by the array's owner, outside the owner's children (walks
+// of the design do not see it; Trace reaches it through the array).
+func (a *Array) scope(i int) *Module {
+	if a.scopes == nil {
+		a.scopes = make([]*Module, a.n)
+	}
+	if m := a.scopes[i]; m != nil {
+		return m
+	}
+	m := &Module{moduleInfo: &moduleInfo{name: Idx(a.name, i), parent: a.owner, pc: a.pc},
+		sim: a.owner.sim, comp: a.owner.comp, part: a.owner.part, idx: -1}
+	for _, mb := range a.members {
+		mb.materialize(i, m)
+	}
+	a.scopes[i] = m
+	return m
+}
+
+// mayMatch reports whether some element's scope or probe path matches.
+func (a *Array) mayMatch(pats []string, i int) (scope, any bool) {
+	p := a.Path(i)
+	if matchAny(pats, p) {
+		return true, true
+	}
+	for _, mb := range a.members {
+		if matchAny(pats, p+"."+mb.memberName()) {
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// ProbeArray is one probe in each element of an Array.
+type ProbeArray[T comparable] struct {
+	arr   *Array
+	name  string
+	pc    uintptr
+	opts  []Opt
+	reset T
+	el    []*Probe[T] // per element, made when traced (nil: never traced)
+}
+
+// Init declares the probe name in every element of arr.
+func (p *ProbeArray[T]) Init(arr *Array, name string, opts ...Opt) *ProbeArray[T] {
+	*p = ProbeArray[T]{arr: arr, name: name, pc: callerPC(2), opts: opts}
+	arr.members = append(arr.members, p)
+	return p
+}
+
+// Reset sets every element's value before simulation starts.
+func (p *ProbeArray[T]) Reset(v T) *ProbeArray[T] { p.reset = v; return p }
+
+// Set assigns element i's value from the next clock edge, when it is traced.
+func (p *ProbeArray[T]) Set(i int, v T) {
+	if p.el != nil {
+		if e := p.el[i]; e != nil {
+			e.Set(v)
+		}
+	}
+}
+
+// Traced reports whether some element is in the waveform being written.
+func (p *ProbeArray[T]) Traced() bool {
+	for _, e := range p.el {
+		if e != nil && e.traced {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *ProbeArray[T]) memberName() string { return p.name }
+
+func (p *ProbeArray[T]) materialize(i int, scope *Module) {
+	if p.el == nil {
+		p.el = make([]*Probe[T], p.arr.n)
+	}
+	e := &Probe[T]{}
+	sig := &signal{owner: scope, name: p.name, pc: p.pc, tid: -1}
+	initSignal[T](sig, p.opts, &e.q)
+	scope.signals = append(scope.signals, sig)
+	e.bind(scope, sig)
+	e.Reset(p.reset)
+	p.el[i] = e
+}
