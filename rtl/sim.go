@@ -485,13 +485,27 @@ type timer struct {
 // timerWheel holds the timers: a calendar of one bucket per cycle for the
 // next wheelSize cycles (a line arrival, a link freeing: pushed and taken
 // in O(1)), and a heap for later ones (a source's next birth far ahead),
-// moved into the calendar as the clock approaches them.
+// moved into the calendar as the clock approaches them. A bucket is a
+// FIFO list through one pool of nodes, so the calendar's memory is the
+// most timers ever pending at once, not the busiest cycle's count in
+// every bucket.
 type timerWheel struct {
-	base uint64 // the calendar holds the timers of cycles base .. base+wheelSize-1
-	b    [][]timer
-	occ  [wheelSize / 64]uint64 // non-empty buckets
-	n    int                    // timers in the calendar
-	far  timerHeap
+	base  uint64                 // the calendar holds the timers of cycles base .. base+wheelSize-1
+	first []int32                // per bucket: 1 + its first node (0: empty)
+	last  []int32                // per bucket: 1 + its last node
+	occ   [wheelSize / 64]uint64 // non-empty buckets
+	n     int                    // timers in the calendar
+	nodes []timerNode
+	free  int32   // 1 + the first free node (0: none)
+	out   []timer // the timers take returns
+	far   timerHeap
+}
+
+// timerNode is a calendar entry; its cycle is its bucket's.
+type timerNode struct {
+	m     *Module
+	next  int32 // 1 + the next node of the bucket or of the free list
+	timer bool
 }
 
 const (
@@ -507,25 +521,31 @@ func (w *timerWheel) push(t timer) {
 		w.far.push(t)
 		return
 	}
-	if w.b == nil {
-		// Buckets of a few timers each carved from one block, so a
-		// calendar costs two allocations until a bucket outgrows its share.
-		const per = 4
-		block := make([]timer, wheelSize*per)
-		w.b = make([][]timer, wheelSize)
-		for i := range w.b {
-			w.b[i] = block[i*per : i*per : (i+1)*per]
-		}
+	if w.first == nil {
+		w.first, w.last = make([]int32, wheelSize), make([]int32, wheelSize)
 	}
+	k := w.free
+	if k == 0 {
+		w.nodes = append(w.nodes, timerNode{})
+		k = int32(len(w.nodes))
+	} else {
+		w.free = w.nodes[k-1].next
+	}
+	w.nodes[k-1] = timerNode{m: t.m, timer: t.timer}
 	i := t.at & wheelMask
-	w.b[i] = append(w.b[i], t)
+	if w.first[i] == 0 {
+		w.first[i] = k
+	} else {
+		w.nodes[w.last[i]-1].next = k
+	}
+	w.last[i] = k
 	w.occ[i>>6] |= 1 << (i & 63)
 	w.n++
 }
 
 // take moves the calendar to start at now (≥ every earlier now, and no
-// timer is before it) and returns the timers of cycle now, which the
-// caller reads before the next push.
+// timer is before it) and returns the timers of cycle now, in the order
+// they were pushed, which the caller reads before the next take.
 func (w *timerWheel) take(now uint64) []timer {
 	w.base = now
 	for len(w.far.h) > 0 && w.far.h[0].at < now+wheelSize {
@@ -539,10 +559,19 @@ func (w *timerWheel) take(now uint64) []timer {
 		return nil
 	}
 	w.occ[i>>6] &^= 1 << (i & 63)
-	ts := w.b[i]
-	w.n -= len(ts)
-	w.b[i] = ts[:0]
-	return ts
+	clear(w.out)
+	w.out = w.out[:0]
+	for k := w.first[i]; k != 0; {
+		nd := &w.nodes[k-1]
+		w.out = append(w.out, timer{at: now, m: nd.m, timer: nd.timer})
+		next := nd.next
+		*nd = timerNode{next: w.free}
+		w.free = k
+		k = next
+	}
+	w.first[i], w.last[i] = 0, 0
+	w.n -= len(w.out)
+	return w.out
 }
 
 // next returns the cycle of the earliest timer.

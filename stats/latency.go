@@ -9,10 +9,15 @@ import (
 )
 
 // Latency collects per-packet latencies in cycles. Quantiles are exact: a
-// count per cycle value up to denseMax (no allocation per sample once the
-// table has grown to the largest latency seen), a sorted list above it.
+// count per cycle value over the range seen, up to denseMax wide (no
+// allocation per sample once the table spans the latencies seen), and a
+// sorted list for what falls outside. The table starts at the first sample
+// rather than at 0, since latencies sit above the zero-load latency, and
+// counts in 32 bits, a count that would overflow going to the list: a
+// sink's table is a few KB (docs/architecture.md §10, state per node).
 type Latency struct {
-	counts []uint64
+	counts []uint32 // counts[i]: samples of lo+i cycles
+	lo     uint64
 	over   []uint64
 	n, sum uint64
 	max    uint64
@@ -25,15 +30,41 @@ func (l *Latency) Add(cycles uint64) {
 	l.n++
 	l.sum += cycles
 	l.max = max(l.max, cycles)
-	if cycles >= denseMax {
+	if !l.cover(cycles) {
 		l.over = append(l.over, cycles)
 		return
 	}
-	if int(cycles) >= len(l.counts) {
-		n := min(max(int(cycles)+1, 2*len(l.counts)), denseMax)
-		l.counts = append(l.counts, make([]uint64, n-len(l.counts))...)
+	if i := cycles - l.lo; l.counts[i] == math.MaxUint32 {
+		l.over = append(l.over, cycles)
+	} else {
+		l.counts[i]++
 	}
-	l.counts[cycles]++
+}
+
+// cover widens the table to hold v, if it can stay under denseMax entries.
+func (l *Latency) cover(v uint64) bool {
+	if len(l.counts) == 0 {
+		l.lo = v
+		l.counts = make([]uint32, 64)
+		return true
+	}
+	switch {
+	case v < l.lo:
+		hi := l.lo + uint64(len(l.counts))
+		if hi-v > denseMax {
+			return false
+		}
+		grow := min(max(l.lo-v, uint64(len(l.counts))), l.lo, denseMax-uint64(len(l.counts)))
+		l.counts = append(make([]uint32, grow, grow+uint64(len(l.counts))), l.counts...)
+		l.lo -= grow
+	case v >= l.lo+uint64(len(l.counts)):
+		if v-l.lo >= denseMax {
+			return false
+		}
+		n := min(max(v-l.lo+1, 2*uint64(len(l.counts))), denseMax)
+		l.counts = append(l.counts, make([]uint32, n-uint64(len(l.counts)))...)
+	}
+	return true
 }
 
 // N is the number of samples.
@@ -57,15 +88,22 @@ func (l *Latency) Quantile(q float64) float64 {
 	}
 	rank := uint64(math.Ceil(q * float64(l.n)))
 	rank = max(1, min(rank, l.n))
+	// Merge the table and the sorted list in value order.
+	slices.Sort(l.over)
 	var seen uint64
-	for v, c := range l.counts {
-		seen += c
-		if seen >= rank {
+	j := 0
+	for i, c := range l.counts {
+		v := l.lo + uint64(i)
+		for ; j < len(l.over) && l.over[j] < v; j++ {
+			if seen++; seen >= rank {
+				return float64(l.over[j])
+			}
+		}
+		if seen += uint64(c); seen >= rank {
 			return float64(v)
 		}
 	}
-	slices.Sort(l.over)
-	return float64(l.over[rank-seen-1])
+	return float64(l.over[j+int(rank-seen)-1])
 }
 
 // Summary is what a result reports of a latency distribution, in cycles
@@ -83,11 +121,26 @@ func (l *Latency) Summary(periodPS uint64) Summary {
 
 // Merge adds the samples of o to l.
 func (l *Latency) Merge(o *Latency) {
-	if len(o.counts) > len(l.counts) {
-		l.counts = append(l.counts, make([]uint64, len(o.counts)-len(l.counts))...)
-	}
-	for v, c := range o.counts {
-		l.counts[v] += c
+	for i, c := range o.counts {
+		v := o.lo + uint64(i)
+		if c == 0 {
+			continue
+		}
+		if !l.cover(v) {
+			for ; c > 0; c-- {
+				l.over = append(l.over, v)
+			}
+			continue
+		}
+		k := v - l.lo
+		if s := uint64(l.counts[k]) + uint64(c); s > math.MaxUint32 {
+			l.counts[k] = math.MaxUint32
+			for ; s > math.MaxUint32; s-- {
+				l.over = append(l.over, v)
+			}
+		} else {
+			l.counts[k] = uint32(s)
+		}
 	}
 	l.over = append(l.over, o.over...)
 	l.n += o.n

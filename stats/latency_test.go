@@ -10,15 +10,23 @@ import (
 )
 
 // Quantiles against sorting the samples (nearest rank), across the dense
-// table and the overflow list.
+// table (which grows down as well as up from the first sample) and the
+// overflow list, for samples added to one distribution or spread over
+// several and merged, as a run merges its sinks'.
 func TestLatencyQuantiles(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		xs := rapid.SliceOfN(rapid.OneOf(rapid.Uint64Range(0, 3000), rapid.Uint64Range(denseMax-5, denseMax+5)), 1, 300).Draw(t, "xs")
-		var l Latency
+		xs := rapid.SliceOfN(rapid.OneOf(rapid.Uint64Range(0, 3000), rapid.Uint64Range(denseMax-5, denseMax+5),
+			rapid.Uint64Range(2*denseMax, 2*denseMax+3000)), 1, 300).Draw(t, "xs")
+		parts := rapid.IntRange(1, 4).Draw(t, "parts")
+		ls := make([]Latency, parts)
 		var sum uint64
 		for _, x := range xs {
-			l.Add(x)
+			ls[rapid.IntRange(0, parts-1).Draw(t, "part")].Add(x)
 			sum += x
+		}
+		var l Latency
+		for i := range ls {
+			l.Merge(&ls[i])
 		}
 		s := slices.Clone(xs)
 		slices.Sort(s)
@@ -42,4 +50,23 @@ func TestLatencyEmptyAndSummary(t *testing.T) {
 	}
 	// 25 cycles of 4 ns on average.
 	require.Equal(t, Summary{AvgCycles: 25, P50Cycles: 20, P99Cycles: 40, MaxCycles: 40, AvgNS: 100}, l.Summary(4000))
+}
+
+// A count that would pass 32 bits goes on to the list, in Add and in Merge,
+// so N and the quantiles stay exact.
+func TestLatencyCountOverflow(t *testing.T) {
+	var l, m Latency
+	l.Add(100)
+	l.counts[0] = math.MaxUint32 - 1
+	l.n = math.MaxUint32 - 1
+	l.Add(100)
+	l.Add(100)
+	require.Equal(t, []uint64{100}, l.over)
+	m.Add(100)
+	m.Add(101)
+	l.Merge(&m)
+	require.Equal(t, []uint64{100, 100}, l.over)
+	require.Equal(t, uint32(1), l.counts[1])
+	require.Equal(t, float64(101), l.Quantile(1))
+	require.Equal(t, float64(100), l.Quantile(0.5))
 }
