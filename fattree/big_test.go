@@ -109,14 +109,14 @@ func TestTraceOneLeaf(t *testing.T) {
 // what docs/architecture.md §10 asks of the model, per wall-second of the run only (not
 // the build): simulated cycles, delivered packets, packet-hops (links
 // crossed, node links included: the flit-hops of single-flit packets);
-// and the memory of the built network: heap in use per node after Build
-// (a forced GC before and after), and the Go runtime's Sys at the end, an
-// upper bound of the peak; and the allocations per delivered packet once
+// and the memory of the network: heap in use per node after Build and
+// again half-way through the run, warmed up (a forced GC before each, not
+// timed), and the Go runtime's Sys at the end, an upper bound of the peak; and the allocations per delivered packet once
 // the network has warmed up.
 func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode) {
 	b.ReportAllocs()
 	var cycles, pkts, hops, wall, mallocs, late float64
-	var heap, sys uint64
+	var heap, warm, sys uint64
 	for b.Loop() {
 		var m0, m1, m2 runtime.MemStats
 		runtime.GC()
@@ -132,11 +132,15 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode)
 		// The first half warms up (rings and queues grow to their working
 		// size); allocations are counted in the second.
 		sim.Run(stop / 2)
+		wall += time.Since(start).Seconds()
 		var half uint64
 		for _, s := range sinks {
 			half += s.Received
 		}
+		runtime.GC()
 		runtime.ReadMemStats(&m1)
+		warm = max(warm, m1.HeapInuse-min(m0.HeapInuse, m1.HeapInuse))
+		start = time.Now()
 		if !sim.RunUntil(drained(sim, stop, srcs, sinks), 20*stop) {
 			b.Fatal("did not drain")
 		}
@@ -159,6 +163,7 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode)
 	b.ReportMetric(hops/wall, "pkt-hops/s")
 	b.ReportMetric(wall*1e9/hops, "ns/pkt-hop")
 	b.ReportMetric(float64(heap)/float64(nodes), "heap-B/node")
+	b.ReportMetric(float64(warm)/float64(nodes), "warm-B/node")
 	b.ReportMetric(float64(sys)/(1<<20), "sys-MB")
 	// Allocations in the second half of the run per packet delivered then:
 	// nothing is allocated per packet, so this is far below one (what is

@@ -18,7 +18,7 @@ type LineOut[T any] struct {
 	direct bool    // a copy of the line's, read without touching the line
 	sent   bool
 	sig    *signal
-	staged T // the value sent in this cycle, until the commit (lines across partitions)
+	staged *T // the value sent in this cycle, until the commit (made at Build for a line across partitions)
 }
 
 // LineIn is the receiving end of a delay line.
@@ -46,17 +46,19 @@ type line[T any] struct {
 	direct  bool      // both ends in one partition: sends go in at once (bind)
 	word    int
 	bit     uint64
-	// for elaboration
-	out *LineOut[T]
-	in  *LineIn[T]
+	bad     *lineProblem // for elaboration: nil when the connection is good
+}
+
+// lineProblem is what is wrong with a connection, and where it was made.
+type lineProblem struct {
 	pc  uintptr
-	bad string
+	msg string
 }
 
 // Init declares the sending end under owner.
 func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 	o.owner = owner
-	o.sig = newSignal[T](owner, name, callerPC(2), nil, &o.staged)
+	o.sig = newSignal[T](owner, name, callerPC(2), nil, nil) // never traced
 	o.sig.noTrace = true
 	owner.elems = append(owner.elems, elem{sig: o.sig, port: o})
 	return o
@@ -77,19 +79,22 @@ func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
 	if in.l != nil {
 		l = new(line[T]) // connected twice: reported at Build
 	}
-	*l = line[T]{recv: in.owner, latency: latency, out: out, in: in, pc: callerPC(1)}
+	*l = line[T]{recv: in.owner, latency: latency}
 	if in.owner != nil {
 		l.sim = in.owner.sim
 	}
-	if out.l != nil {
-		l.bad = fmt.Sprintf("line sender %s is connected twice", out.sig.path())
-	}
-	if in.l != nil {
-		l.bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.path())
-	}
-	if latency == 0 {
-		l.bad = fmt.Sprintf("line %s -> %s has latency 0; a delay line needs latency >= 1 (a registered output is latency 1)",
+	var bad string
+	switch {
+	case latency == 0:
+		bad = fmt.Sprintf("line %s -> %s has latency 0; a delay line needs latency >= 1 (a registered output is latency 1)",
 			out.sig.path(), in.sig.path())
+	case in.l != nil:
+		bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.path())
+	case out.l != nil:
+		bad = fmt.Sprintf("line sender %s is connected twice", out.sig.path())
+	}
+	if bad != "" {
+		l.bad = &lineProblem{pc: callerPC(1), msg: bad}
 	}
 	out.l, in.l = l, l
 }
@@ -119,7 +124,7 @@ func (o *LineOut[T]) SendRef(v *T) {
 	if o.sent {
 		panic("rtl: " + o.sig.path() + ": two sends in one cycle")
 	}
-	o.staged = *v
+	*o.staged = *v
 	o.sent = true
 	p := o.owner.part
 	p.dirty = append(p.dirty, o)
@@ -180,9 +185,9 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
-	o.l.push(&o.staged, p.sim.now+o.l.latency, p)
+	o.l.push(o.staged, p.sim.now+o.l.latency, p)
 	var zero T
-	o.staged = zero
+	*o.staged = zero
 }
 
 // push appends v arriving at cycle at and schedules the receiver's wake-up
@@ -209,14 +214,17 @@ func (o *LineOut[T]) bind() {
 	if l := o.l; l != nil && l.recv != nil {
 		l.direct = o.owner.part == l.recv.part
 		o.direct = l.direct
+		if !l.direct && o.staged == nil {
+			o.staged = new(T)
+		}
 	}
 }
 
 func (l *line[T]) grow() {
-	n := len(l.ring) * 2
-	if n == 0 {
-		n = 4
-	}
+	// From one entry: most lines hold one or two values at a time (a
+	// link's heads, packets long against its latency), and a network has
+	// many lines.
+	n := max(len(l.ring)*2, 1)
 	r := make([]timed[T], n)
 	for i := 0; i < l.n; i++ {
 		r[i] = l.ring[(l.head+i)&(len(l.ring)-1)]
@@ -284,8 +292,8 @@ func (o *LineOut[T]) problems(add func(string, uintptr, string)) {
 		add(o.sig.path(), o.sig.pc, "line sender is not connected (ConnectLine it to a LineIn)")
 		return
 	}
-	if o.l.bad != "" {
-		add(o.sig.path(), o.l.pc, o.l.bad)
+	if b := o.l.bad; b != nil {
+		add(o.sig.path(), b.pc, b.msg)
 	}
 }
 

@@ -35,7 +35,7 @@ func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
 func (o *Out[T]) TieOff() { o.tiedOff = true }
 
 func (o *Out[T]) problems(add func(string, uintptr, string)) {
-	if len(o.consumers) == 0 && o.quiet == 0 && !o.tiedOff {
+	if o.fan == nil && o.quiet == 0 && !o.tiedOff {
 		add(o.sig.path(), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
 	}
 }
@@ -81,7 +81,10 @@ func Connect[T comparable](out *Out[T], in *In[T]) {
 			out.sig.path(), out.sig.width, in.sig.path(), in.sig.width))
 	}
 	in.src = &out.Reg
-	out.consumers = append(out.consumers, in.sig.owner)
+	if out.fan == nil {
+		out.fan = new(fanout)
+	}
+	out.fan.consumers = append(out.fan.consumers, in.sig.owner)
 }
 
 // ConnectQuiet wires out to in like Connect, except that a change of out

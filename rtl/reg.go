@@ -168,7 +168,7 @@ type Reg[T comparable] struct {
 	traced    bool    // in the waveform being written (kept here so Set need not read sig)
 	owner     *Module // the declaring module, whose partition commits the register
 	sig       *signal
-	consumers []*Module // for Out: modules whose inputs read this register
+	fan       *fanout // for Out: the modules whose inputs read this register
 }
 
 // Init declares the register under owner. Call it from the constructor.
@@ -222,13 +222,19 @@ func (r *Reg[T]) commit(p *partition) {
 		return
 	}
 	r.q = r.d
-	for _, c := range r.consumers {
-		p.wakeNext(c)
+	if r.fan != nil {
+		for _, c := range r.fan.consumers {
+			p.wakeNext(c)
+		}
 	}
 	if r.traced {
 		p.changed = append(p.changed, r.sig)
 	}
 }
+
+// fanout is an output's list of consumers, apart from the register so
+// that registers that are not outputs do not carry it.
+type fanout struct{ consumers []*Module }
 
 // Probe is a register kept for the waveform: components use probes to show
 // per-cycle truth (a link's valid, the packet id on the wire) while doing
