@@ -114,6 +114,7 @@ type Run struct {
 	WarmupCycles  int64 `yaml:"warmup_cycles" json:"warmup_cycles"`
 	MeasureCycles int64 `yaml:"measure_cycles" json:"measure_cycles"`
 	MaxCycles     int64 `yaml:"max_cycles" json:"max_cycles"`
+	Workers       int64 `yaml:"workers" json:"workers"`
 }
 
 // Allowed values of the enumerated keys (docs/architecture.md §8).

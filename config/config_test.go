@@ -138,7 +138,7 @@ run: {warmup_cycles: 0, measure_cycles: 1, max_cycles: 1}
 	require.Equal(t, 4, c.Network.VLs)
 	require.Equal(t, 1000.0, c.NIC.RecvOverheadNS)
 	require.Equal(t, "software", c.Traffic.Multicast)
-	require.Equal(t, Run{0, 1, 1}, c.Run)
+	require.Equal(t, Run{WarmupCycles: 0, MeasureCycles: 1, MaxCycles: 1}, c.Run)
 }
 
 func TestParseNumberSyntax(t *testing.T) {

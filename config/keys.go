@@ -74,6 +74,7 @@ var table = []spec{
 	{key: "run.warmup_cycles", doc: "cycles simulated before the measurement window", rule: intIn(0, maxCycles)},
 	{key: "run.measure_cycles", doc: "length of the measurement window in cycles", rule: intIn(1, maxCycles)},
 	{key: "run.max_cycles", doc: "limit on simulated cycles, drain included", rule: maxCyclesRule()},
+	{key: "run.workers", doc: "goroutines evaluating one run (the kernel's parallel evaluation; results and VCD are identical for any value): 0 = auto, GOMAXPROCS for networks of at least 16384 components (a 1024-node 8-port fat-tree), else 1", rule: intIn(0, 256)},
 }
 
 type spec struct {

@@ -104,7 +104,7 @@ func BuildCollective(cfg config.Config) (*CollectiveNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Sim.Build(); err != nil {
+	if err := build(cfg, c.Sim); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -188,3 +188,42 @@ func TestRunEndsOnTheSameCycleWithAndWithoutSkipping(t *testing.T) {
 		})
 	}
 }
+
+// run.workers: one run evaluated on two goroutines gives the result and the
+// VCD of one goroutine, on networks large enough for cycles to have more
+// awake components than the kernel's parallel threshold: fat-tree load in
+// every credit mode, a hardware allreduce, software multicast through the
+// NICs. Only the kernel's own counts (kernel_evals, skipped_cycles) may
+// differ, like the wall time: a port that can settle a credit for its
+// partition-mate without waking cannot for a component evaluated on another
+// goroutine.
+func TestRunWorkersAgree(t *testing.T) {
+	base := []string{"network.topology=fattree", "network.ports=8", "network.nodes=256", "traffic.load=0.6",
+		"run.warmup_cycles=500", "run.measure_cycles=2500"}
+	for _, extra := range [][]string{
+		{"network.credit_mode=min-free"},
+		{"network.credit_mode=per-link", "traffic.pattern=transpose"},
+		{"network.credit_mode=per-crosspoint", "traffic.pattern=complement"},
+		{"traffic.pattern=allreduce", "traffic.message_bytes=2048", "network.combine_units=2"},
+		{"traffic.pattern=multicast", "traffic.multicast=software", "traffic.load=0.05", "network.nodes=64"},
+	} {
+		once := func(w string) (experiment.Result, string) {
+			cfg := configWith(t, append(append(append([]string{}, base...), extra...), "run.workers="+w)...)
+			var buf bytes.Buffer
+			var sim *rtl.Sim
+			r, err := experiment.Run(cfg, experiment.Options{VCD: &buf, Trace: "top.leaf(0).*,top.*(1).out(2).*",
+				Started: func(s *rtl.Sim) { sim = s }})
+			require.NoError(t, err)
+			require.Empty(t, r.Error)
+			if w == "2" {
+				require.NotZero(t, sim.Stats().Parallel, "%v: no cycle ran on two goroutines", extra)
+			}
+			return wallFree(r, true), buf.String()
+		}
+		r1, v1 := once("1")
+		r2, v2 := once("2")
+		require.Equal(t, r1, r2, "%v: two workers changed the result", extra)
+		require.Equal(t, v1, v2, "%v: two workers changed the VCD", extra)
+		require.Greater(t, len(v1), 1000, "%v: the trace holds something", extra)
+	}
+}

@@ -97,7 +97,7 @@ func BuildFatTree(cfg config.Config) (*FatTreeNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.Sim.Build(); err != nil {
+	if err := build(cfg, n.Sim); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -252,7 +252,7 @@ func BuildFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.Sim.Build(); err != nil {
+	if err := build(cfg, n.Sim); err != nil {
 		return nil, err
 	}
 	return n, nil

@@ -86,7 +86,7 @@ func BuildNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.Sim.Build(); err != nil {
+	if err := build(cfg, n.Sim); err != nil {
 		return nil, err
 	}
 	return n, nil

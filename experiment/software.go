@@ -44,7 +44,7 @@ func BuildSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.Sim.Build(); err != nil {
+	if err := build(cfg, n.Sim); err != nil {
 		return nil, err
 	}
 	return n, nil

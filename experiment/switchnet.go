@@ -28,7 +28,7 @@ func BuildSwitch(cfg config.Config) (*SwitchNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.Sim.Build(); err != nil {
+	if err := build(cfg, n.Sim); err != nil {
 		return nil, err
 	}
 	return n, nil

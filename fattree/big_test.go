@@ -114,6 +114,12 @@ func TestTraceOneLeaf(t *testing.T) {
 // timed), and the Go runtime's Sys at the end, an upper bound of the peak; and the allocations per delivered packet once
 // the network has warmed up.
 func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode) {
+	benchUniformWorkers(b, ports, nodes, stop, mode, 1)
+}
+
+// benchUniformWorkers is benchUniform with the kernel evaluating on workers
+// goroutines (run.workers).
+func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode, workers int) {
 	b.ReportAllocs()
 	var cycles, pkts, hops, wall, mallocs, late float64
 	var heap, warm, sys uint64
@@ -122,6 +128,7 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode)
 		runtime.GC()
 		runtime.ReadMemStats(&m0)
 		sim, _, srcs, sinks := uniformNet(b, ports, nodes, 4, 0.5, stop, mode)
+		sim.SetParallel(workers)
 		if err := sim.Build(); err != nil {
 			b.Fatal(err)
 		}
@@ -156,7 +163,7 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode)
 		mallocs += float64(m2.Mallocs - m1.Mallocs)
 		late += float64(got - half)
 		sys = max(sys, m2.Sys)
-		runtime.KeepAlive(sim)
+		sim.Close()
 	}
 	b.ReportMetric(cycles/wall, "cycles/s")
 	b.ReportMetric(pkts/wall, "pkts/s")
@@ -193,5 +200,13 @@ func BenchmarkFatTreeScale(b *testing.B) {
 		stop         uint64
 	}{{8, 64, 40_000}, {8, 256, 20_000}, {8, 1024, 10_000}, {8, 4096, 3_000}, {32, 256, 20_000}, {32, 4096, 3_000}} {
 		b.Run(fmt.Sprintf("%d-port-%d", c.ports, c.nodes), func(b *testing.B) { benchUniform(b, c.ports, c.nodes, c.stop, credit.MinFree) })
+	}
+}
+
+// BenchmarkFatTreeWorkers: one run of the 1024-node 8-port tree on one and
+// on two goroutines (run.workers), same traffic as BenchmarkFatTreeScale.
+func BenchmarkFatTreeWorkers(b *testing.B) {
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("8-port-1024/workers=%d", w), func(b *testing.B) { benchUniformWorkers(b, 8, 1024, 10_000, credit.MinFree, w) })
 	}
 }

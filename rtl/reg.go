@@ -163,12 +163,12 @@ type committer interface {
 // a component that sleeps has seen its own next state when it decided to.
 // (Testbench code that changes a register between steps calls Module.Wake.)
 type Reg[T comparable] struct {
-	q, d      T
-	dirty     bool
-	traced    bool    // in the waveform being written (kept here so Set need not read sig)
-	owner     *Module // the declaring module, whose partition commits the register
-	sig       *signal
-	fan       *fanout // for Out: the modules whose inputs read this register
+	q, d   T
+	dirty  bool
+	traced bool    // in the waveform being written (kept here so Set need not read sig)
+	owner  *Module // the declaring module, whose partition commits the register
+	sig    *signal
+	fan    *fanout // for Out: the modules whose inputs read this register
 }
 
 // Init declares the register under owner. Call it from the constructor.

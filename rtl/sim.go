@@ -43,9 +43,10 @@ type Sim struct {
 
 // Stats counts the kernel's work.
 type Stats struct {
-	Cycles  uint64 // cycles simulated, skipped or not
-	Skipped uint64 // cycles jumped over because every component slept
-	Evals   uint64 // component evaluations
+	Cycles   uint64 // cycles simulated, skipped or not
+	Skipped  uint64 // cycles jumped over because every component slept
+	Evals    uint64 // component evaluations
+	Parallel uint64 // cycles evaluated on several goroutines (SetParallel)
 }
 
 // partition is a static share of the components. Eval and commit of a
@@ -168,6 +169,21 @@ func (s *Sim) SetParallel(n int) {
 		n = 1
 	}
 	s.workers = n
+}
+
+// CountComponents is the number of components (modules with Eval) declared
+// so far; before Build it walks the tree.
+func (s *Sim) CountComponents() int {
+	if s.built {
+		return len(s.comps)
+	}
+	n := 0
+	walk(&s.top, func(m *Module) {
+		if m.self != nil {
+			n++
+		}
+	})
+	return n
 }
 
 // SetParallelThreshold sets how many components must be awake in a cycle
@@ -398,6 +414,7 @@ func (s *Sim) step() {
 		}
 	}
 	if s.pool != nil && total >= s.parMin {
+		s.stats.Parallel++
 		s.pool.run(phaseEval)
 		s.pool.run(phaseCommit)
 	} else {
