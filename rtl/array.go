@@ -119,8 +119,7 @@ func (p *ProbeArray[T]) materialize(i int, scope *Module) {
 		p.el = make([]*Probe[T], p.arr.n)
 	}
 	e := &Probe[T]{}
-	sig := &signal{owner: scope, name: p.name, pc: p.pc, tid: -1}
-	initSignal[T](sig, p.opts, &e.q)
+	sig := newSignalRecord(scope, p.name, p.pc, p.opts, &e.q)
 	scope.signals = append(scope.signals, sig)
 	e.bind(scope, sig)
 	e.Reset(p.reset)

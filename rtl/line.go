@@ -58,8 +58,7 @@ type lineProblem struct {
 // Init declares the sending end under owner.
 func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 	o.owner = owner
-	o.sig = newSignal[T](owner, name, callerPC(2), nil, nil) // never traced
-	o.sig.noTrace = true
+	o.sig = newSignal[T](owner, name, callerPC(2), noTrace, nil)
 	owner.elems = append(owner.elems, elem{sig: o.sig, port: o})
 	return o
 }
@@ -67,8 +66,7 @@ func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 // Init declares the receiving end under owner.
 func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
 	i.owner = owner
-	i.sig = newSignal[T](owner, name, callerPC(2), nil, nil) // never traced
-	i.sig.noTrace = true
+	i.sig = newSignal[T](owner, name, callerPC(2), noTrace, nil)
 	owner.elems = append(owner.elems, elem{sig: i.sig, port: i})
 	return i
 }

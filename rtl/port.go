@@ -53,8 +53,7 @@ type In[T comparable] struct {
 // Init declares the input under owner.
 func (i *In[T]) Init(owner *Module, name string, opts ...Opt) *In[T] {
 	// Never traced (the driving output is), so no value to show.
-	i.sig = newSignal[T](owner, name, callerPC(2), opts, nil)
-	i.sig.noTrace = true
+	i.sig = newSignal[T](owner, name, callerPC(2), append(opts[:len(opts):len(opts)], NoTrace()), nil)
 	owner.elems = append(owner.elems, elem{sig: i.sig, port: i})
 	return i
 }

@@ -9,14 +9,16 @@ import (
 )
 
 // Opt modifies a port, register or probe at declaration.
-type Opt func(*signal)
+type Opt func(*sigMeta)
 
 // Width declares the bit width of an integer signal (for tracing and for the
 // width check between connected ports). The default is the Go type's size.
-func Width(bits int) Opt { return func(s *signal) { s.width = bits; s.widthSet = true } }
+func Width(bits int) Opt { return func(s *sigMeta) { s.width = int32(bits); s.widthSet = true } }
 
 // NoTrace keeps a signal out of VCD files (internal bookkeeping).
-func NoTrace() Opt { return func(s *signal) { s.noTrace = true } }
+func NoTrace() Opt { return func(s *sigMeta) { s.noTrace = true } }
+
+var noTrace = []Opt{NoTrace()}
 
 // encoding of a value for the VCD writer, chosen once from the Go type.
 type encoding uint8
@@ -34,20 +36,31 @@ const (
 	encStringer
 )
 
-// signal is the declaration record shared by registers, probes and ports.
+// signal is the declaration record shared by registers, probes and ports:
+// what is particular to one instance (its owner, its value, its place in
+// a trace) and a pointer to what every signal declared at the same line
+// with the same name, type and options shares (sigMeta, interned per Sim),
+// so that a network's thousands of identical ports hold 40 bytes each for
+// their declarations (docs/architecture.md §10).
 type signal struct {
-	owner    *Module
+	*sigMeta
+	owner  *Module
+	val    unsafe.Pointer // the committed value (Q), for the tracer
+	traced *bool          // the register's own copy of tid >= 0 (nil: not a register)
+	tid    int32          // index in the tracer, -1 when not traced
+	vid    int32          // the tracer's vcd.ID
+}
+
+// sigMeta is what a signal's declaration says: name, type, width and
+// where it was made.
+type sigMeta struct {
 	name     string
-	pc       uintptr
 	typ      reflect.Type
-	width    int
+	pc       uintptr
+	width    int32
 	widthSet bool
 	noTrace  bool
 	enc      encoding
-	tid      int32 // index in the tracer, -1 when not traced
-	vid      vcd.ID
-	val      unsafe.Pointer // the committed value (Q), for the tracer
-	traced   *bool          // the register's own copy of tid >= 0 (nil: not a register)
 }
 
 func (s *signal) path() string { return s.owner.Path() + "." + s.name }
@@ -59,22 +72,38 @@ func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T
 	if owner.sim.built {
 		panic("rtl: signal " + owner.Path() + "." + name + " declared after Build")
 	}
-	s := &signal{owner: owner, name: name, pc: pc, tid: -1}
-	initSignal(s, opts, val)
+	s := newSignalRecord(owner, name, pc, opts, val)
 	owner.signals = append(owner.signals, s)
 	return s
 }
 
-// initSignal sets what a signal knows of its type and value.
-func initSignal[T any](s *signal, opts []Opt, val *T) {
+// newSignalRecord makes the record of a signal, its declaration interned.
+func newSignalRecord[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T) *signal {
+	m := sigMeta{name: name, pc: pc, typ: reflect.TypeFor[T]()}
+	var w int
+	m.enc, w = encodingOf(m.typ)
+	m.width = int32(w)
+	for _, o := range opts {
+		o(&m)
+	}
+	s := &signal{sigMeta: owner.sim.intern(m), owner: owner, tid: -1}
 	if val != nil {
 		s.val = unsafe.Pointer(val)
 	}
-	s.typ = reflect.TypeFor[T]()
-	s.enc, s.width = encodingOf(s.typ)
-	for _, o := range opts {
-		o(s)
+	return s
+}
+
+// intern returns the Sim's one copy of m.
+func (s *Sim) intern(m sigMeta) *sigMeta {
+	if p, ok := s.metas[m]; ok {
+		return p
 	}
+	if s.metas == nil {
+		s.metas = map[sigMeta]*sigMeta{}
+	}
+	p := &m
+	s.metas[m] = p
+	return p
 }
 
 var stringerType = reflect.TypeFor[fmt.Stringer]()
@@ -109,28 +138,28 @@ func encodingOf(t reflect.Type) (encoding, int) {
 func (s *signal) dump(w *vcd.Writer) {
 	switch s.enc {
 	case encBool:
-		w.SetBool(s.vid, *(*bool)(s.val))
+		w.SetBool(vcd.ID(s.vid), *(*bool)(s.val))
 	case encU8:
-		w.SetBits(s.vid, uint64(*(*uint8)(s.val))&mask(s.width))
+		w.SetBits(vcd.ID(s.vid), uint64(*(*uint8)(s.val))&mask(s.width))
 	case encU16:
-		w.SetBits(s.vid, uint64(*(*uint16)(s.val))&mask(s.width))
+		w.SetBits(vcd.ID(s.vid), uint64(*(*uint16)(s.val))&mask(s.width))
 	case encU32:
-		w.SetBits(s.vid, uint64(*(*uint32)(s.val))&mask(s.width))
+		w.SetBits(vcd.ID(s.vid), uint64(*(*uint32)(s.val))&mask(s.width))
 	case encU64:
-		w.SetBits(s.vid, *(*uint64)(s.val)&mask(s.width))
+		w.SetBits(vcd.ID(s.vid), *(*uint64)(s.val)&mask(s.width))
 	case encF32:
-		w.SetReal(s.vid, float64(*(*float32)(s.val)))
+		w.SetReal(vcd.ID(s.vid), float64(*(*float32)(s.val)))
 	case encF64:
-		w.SetReal(s.vid, *(*float64)(s.val))
+		w.SetReal(vcd.ID(s.vid), *(*float64)(s.val))
 	case encString:
-		w.SetString(s.vid, *(*string)(s.val))
+		w.SetString(vcd.ID(s.vid), *(*string)(s.val))
 	case encStringer:
 		v := reflect.NewAt(s.typ, s.val).Elem().Interface().(fmt.Stringer)
-		w.SetString(s.vid, v.String())
+		w.SetString(vcd.ID(s.vid), v.String())
 	}
 }
 
-func mask(width int) uint64 {
+func mask(width int32) uint64 {
 	if width >= 64 || width <= 0 {
 		return ^uint64(0)
 	}
@@ -145,7 +174,7 @@ func (s *signal) vcdKind() (vcd.Kind, int) {
 		if s.width == 1 {
 			return vcd.Wire, 1
 		}
-		return vcd.Vector, s.width
+		return vcd.Vector, int(s.width)
 	case encF32, encF64:
 		return vcd.Real, 64
 	default:

@@ -39,6 +39,7 @@ type Sim struct {
 	order func([]*Module) // test hook: permutes each cycle's eval order
 
 	stats Stats
+	metas map[sigMeta]*sigMeta // interned signal declarations
 }
 
 // Stats counts the kernel's work.
@@ -214,7 +215,9 @@ func (s *Sim) Build() error {
 			m.idx = int32(len(s.comps))
 			s.comps = append(s.comps, m)
 		}
+		m.children, m.signals, m.elems = clip(m.children), clip(m.signals), clip(m.elems)
 	})
+	s.metas = nil // only declarations use it
 	// Contiguous blocks in tree order keep neighbours on one core; a
 	// Together subtree goes whole to the partition of its first component.
 	n := len(s.comps)
@@ -278,6 +281,18 @@ func (s *Sim) Close() {
 		s.pool.close()
 		s.pool = nil
 	}
+}
+
+// clip returns xs without spare capacity: the lists of a module are
+// complete at Build, and a network has many modules.
+func clip[T any](xs []T) []T {
+	if cap(xs) == len(xs) {
+		return xs
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	return slices.Clone(xs)
 }
 
 // binder is a port with something to settle once partitions are known.

@@ -89,7 +89,7 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 			continue // a type with no waveform form; components add a probe
 		}
 		k, wd := sig.vcdKind()
-		sig.vid = t.w.Var(k, wd, sig.name)
+		sig.vid = int32(t.w.Var(k, wd, sig.name))
 		sig.tid = int32(len(t.sigs))
 		if sig.traced != nil {
 			*sig.traced = true
