@@ -33,12 +33,17 @@ type Bank struct {
 	first    []uint16 // per crosspoint
 	n        []uint16
 	capacity int
-	xp       *rtl.Array
-	occ      rtl.ProbeArray[uint16]
-	head     rtl.ProbeArray[uint32]
 	traced   bool // some probe of the bank is traced (as of epoch)
 	epoch    uint64
 	sim      *rtl.Sim
+	*probes  // apart: a network has many banks, each rarely traced
+}
+
+// probes is a bank's crosspoint scopes and their probes.
+type probes struct {
+	xp   *rtl.Array
+	occ  rtl.ProbeArray[uint16]
+	head rtl.ProbeArray[uint32]
 }
 
 // NewBank makes n crosspoint buffers of capacity packets under owner, named
@@ -54,7 +59,7 @@ func NewBank(owner *rtl.Module, n, capacity int, name string) *Bank {
 func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name string) {
 	meta := make([]uint16, 2*n)
 	*k = Bank{ring: make([]Entry, n*capacity), first: meta[:n:n], n: meta[n:],
-		capacity: capacity, sim: owner.Sim(), epoch: ^uint64(0)}
+		capacity: capacity, sim: owner.Sim(), epoch: ^uint64(0), probes: new(probes)}
 	k.xp = rtl.NewArray(owner, name, n)
 	k.occ.Init(k.xp, "occupancy")
 	k.head.Init(k.xp, "head_pkt")
