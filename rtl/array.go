@@ -1,5 +1,7 @@
 package rtl
 
+import "unsafe"
+
 // An Array is n indexed scopes name(0) … name(n−1) under a module that
 // hold nothing but probes: what a block has many of (the crosspoint
 // buffers of an output, the virtual channels of a port) without a module
@@ -51,7 +53,7 @@ func (a *Array) scope(i int) *Module {
 		return m
 	}
 	m := &Module{moduleInfo: &moduleInfo{name: Idx(a.name, i), parent: a.owner, pc: a.pc},
-		sim: a.owner.sim, comp: a.owner.comp, part: a.owner.part, idx: -1}
+		sim: a.owner.sim, s: a.owner.s, part: a.owner.part}
 	for _, mb := range a.members {
 		mb.materialize(i, m)
 	}
@@ -76,16 +78,14 @@ func (a *Array) mayMatch(pats []string, i int) (scope, any bool) {
 // ProbeArray is one probe in each element of an Array.
 type ProbeArray[T comparable] struct {
 	arr   *Array
-	name  string
-	pc    uintptr
-	opts  []Opt
-	reset T
+	meta  *sigMeta    // the declaration every element's probe shares
 	el    []*Probe[T] // per element, made when traced (nil: never traced)
+	reset T
 }
 
 // Init declares the probe name in every element of arr.
 func (p *ProbeArray[T]) Init(arr *Array, name string, opts ...Opt) *ProbeArray[T] {
-	*p = ProbeArray[T]{arr: arr, name: name, pc: callerPC(2), opts: opts}
+	*p = ProbeArray[T]{arr: arr, meta: newMeta[T](arr.owner.sim, name, callerPC(2), opts)}
 	arr.members = append(arr.members, p)
 	return p
 }
@@ -112,14 +112,14 @@ func (p *ProbeArray[T]) Traced() bool {
 	return false
 }
 
-func (p *ProbeArray[T]) memberName() string { return p.name }
+func (p *ProbeArray[T]) memberName() string { return p.meta.name }
 
 func (p *ProbeArray[T]) materialize(i int, scope *Module) {
 	if p.el == nil {
 		p.el = make([]*Probe[T], p.arr.n)
 	}
 	e := &Probe[T]{}
-	sig := newSignalRecord(scope, p.name, p.pc, p.opts, &e.q)
+	sig := &signal{sigMeta: p.meta, owner: scope, val: unsafe.Pointer(&e.q), tid: -1}
 	scope.signals = append(scope.signals, sig)
 	e.bind(scope, sig)
 	e.Reset(p.reset)

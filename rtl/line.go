@@ -202,7 +202,7 @@ func (l *line[T]) push(v *T, at uint64, p *partition) {
 		l.set.words[l.word].Or(l.bit)
 	}
 	if !l.lazy {
-		p.wakeAt(l.recv, at)
+		p.wakeAt(l.recv.s, at)
 	}
 }
 
@@ -356,9 +356,9 @@ func (i *LineIn[T]) SetWake(on bool) {
 		return
 	}
 	// Values sent while arrivals were lazy have no wake-up: give each one.
-	m := i.owner.comp
+	m := i.owner.s
 	for k := 0; k < l.n; k++ {
-		at := max(l.ring[(l.head+k)&(len(l.ring)-1)].at, m.sim.now+1)
+		at := max(l.ring[(l.head+k)&(len(l.ring)-1)].at, l.sim.now+1)
 		m.part.addTimer(timer{at: at, m: m})
 	}
 }

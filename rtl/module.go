@@ -16,23 +16,30 @@ type Evaler interface {
 
 // Module is a node of the design hierarchy. Embed it in a component and call
 // Init from the constructor.
+//
+// A module is 32 bytes: what a cycle needs of a component (its Eval, its
+// sleep decision, its place in the awake lists) is a sched record, one per
+// component, made at Build in one array in evaluation order, so the
+// kernel walks dense memory and a sub-block (a link end, a counter) does
+// not carry scheduling state of its own (docs/architecture.md §10).
 type Module struct {
-	// scheduling (owned by the Sim); first, so that what a cycle touches
-	// of a module shares one cache line
-	self   Evaler
-	comp   *Module // the component whose Eval drives this module: itself, or the nearest ancestor with Eval
-	part   *partition
-	sim    *Sim
-	stamp  uint64 // 1 + the cycle this module is already listed awake for
-	wakeAt uint64 // timer of a timed sleep
-	idx    int32  // component index, -1 for pure hierarchy
-	sleep  uint8  // decision of the last eval: awake, sleeping, timed
-
-	timerAt uint64 // the latest timer entry in the heap (0: none)
-	rng     *rand.Rand
-	// What only construction, elaboration and tracing read lives apart,
-	// so that a block's own fields start close to its scheduling state.
+	s    *sched     // the component that evaluates this module (itself or the nearest ancestor with Eval)
+	part *partition // that component's partition, which commits this module's registers
+	sim  *Sim
+	// What only construction, elaboration and tracing read lives apart.
 	*moduleInfo
+}
+
+// sched is a component's scheduling state.
+type sched struct {
+	self    Evaler
+	mod     *Module
+	part    *partition
+	stamp   uint64 // 1 + the cycle this component is already listed awake for
+	wakeAt  uint64 // timer of a timed sleep
+	timerAt uint64 // the latest timer entry in the calendar (0: none)
+	idx     int32  // component index
+	sleep   uint8  // decision of the last eval: awake, sleeping, timed
 }
 
 type moduleInfo struct {
@@ -43,7 +50,8 @@ type moduleInfo struct {
 	signals  []*signal
 	elems    []elem   // ports and lines: for elaboration checks
 	arrays   []*Array // indexed scopes of probes (NewArray)
-	together bool     // Together: every component below shares one partition
+	rng      *rand.Rand
+	together bool // Together: every component below shares one partition
 }
 
 const (
@@ -63,10 +71,9 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	}
 	m.moduleInfo = &moduleInfo{name: name, parent: parent}
 	m.sim = parent.sim
-	m.idx = -1
 	m.pc = callerPC(2)
 	if e, ok := self.(Evaler); ok {
-		m.self = e
+		m.s = &sched{self: e, mod: m} // moved into the Sim's array at Build
 	}
 	parent.children = append(parent.children, m)
 }
@@ -96,25 +103,25 @@ func (m *Module) Now() uint64 { return m.sim.now }
 // given the next state it has just set, until one of its inputs changes or a
 // value arrives on one of its lines. A component that never calls Sleep or
 // SleepUntil is evaluated every cycle.
-func (m *Module) Sleep() { m.sleep = sleepIdle }
+func (m *Module) Sleep() { m.s.sleep = sleepIdle }
 
 // SleepUntil, called from Eval, declares that the component has nothing to do
 // before cycle c unless an input changes. c ≤ now+1 means stay awake.
 func (m *Module) SleepUntil(c uint64) {
 	if c <= m.sim.now+1 {
-		m.sleep = stayAwake
+		m.s.sleep = stayAwake
 		return
 	}
-	m.sleep = sleepTimed
-	m.wakeAt = c
+	m.s.sleep = sleepTimed
+	m.s.wakeAt = c
 }
 
 // Wake schedules the component for the current cycle (the next Step). It is
 // for testbench code that changes a component's state between steps, not for
 // use inside Eval.
 func (m *Module) Wake() {
-	if m.idx >= 0 && m.sim.built {
-		m.sim.wake(m, m.sim.now)
+	if m.sim.built && m.s != nil && m.s.mod == m {
+		m.sim.wake(m.s, m.sim.now)
 	}
 }
 
@@ -138,7 +145,7 @@ func (m *Module) WakeAt(c uint64) {
 	if c <= m.sim.now {
 		panic("rtl: WakeAt of " + m.Path() + " for a cycle already begun")
 	}
-	m.part.wakeAt(m, c)
+	m.part.wakeAt(m.s, c)
 }
 
 // Rand is the module's own deterministic stream, derived from the master seed
@@ -216,3 +223,6 @@ func validName(s string) bool {
 	}
 	return true
 }
+
+// isComp reports whether m has an Eval of its own.
+func (m *Module) isComp() bool { return m.s != nil && m.s.mod == m }

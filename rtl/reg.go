@@ -79,6 +79,15 @@ func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T
 
 // newSignalRecord makes the record of a signal, its declaration interned.
 func newSignalRecord[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T) *signal {
+	s := &signal{sigMeta: newMeta[T](owner.sim, name, pc, opts), owner: owner, tid: -1}
+	if val != nil {
+		s.val = unsafe.Pointer(val)
+	}
+	return s
+}
+
+// newMeta returns the Sim's one record of a declaration.
+func newMeta[T any](sim *Sim, name string, pc uintptr, opts []Opt) *sigMeta {
 	m := sigMeta{name: name, pc: pc, typ: reflect.TypeFor[T]()}
 	var w int
 	m.enc, w = encodingOf(m.typ)
@@ -86,11 +95,7 @@ func newSignalRecord[T any](owner *Module, name string, pc uintptr, opts []Opt, 
 	for _, o := range opts {
 		o(&m)
 	}
-	s := &signal{sigMeta: owner.sim.intern(m), owner: owner, tid: -1}
-	if val != nil {
-		s.val = unsafe.Pointer(val)
-	}
-	return s
+	return sim.intern(m)
 }
 
 // intern returns the Sim's one copy of m.
@@ -253,7 +258,7 @@ func (r *Reg[T]) commit(p *partition) {
 	r.q = r.d
 	if r.fan != nil {
 		for _, c := range r.fan.consumers {
-			p.wakeNext(c)
+			p.wakeNext(c.s)
 		}
 	}
 	if r.traced {

@@ -21,6 +21,7 @@ type Sim struct {
 	now      uint64
 
 	comps []*Module
+	sched []sched // per component, in evaluation order (Build)
 	parts []*partition
 
 	timers  timerWheel
@@ -36,7 +37,7 @@ type Sim struct {
 	traceEpoch uint64 // bumped by Trace and EndTrace
 	stop       atomic.Bool
 
-	order func([]*Module) // test hook: permutes each cycle's eval order
+	order func([]*sched) // test hook: permutes each cycle's eval order
 
 	stats Stats
 	metas map[sigMeta]*sigMeta // interned signal declarations
@@ -56,10 +57,10 @@ type Stats struct {
 type partition struct {
 	_       [64]byte // keep the hot slice headers of two partitions off one cache line
 	sim     *Sim
-	awake   []*Module
-	next    []*Module // awake in the next cycle
+	awake   []*sched
+	next    []*sched // awake in the next cycle
 	dirty   []committer
-	outbox  []*Module // other partitions' modules to wake next cycle
+	outbox  []*sched  // other partitions' components to wake next cycle
 	timers  []timer   // wake-ups beyond the next cycle
 	changed []*signal // traced signals that changed
 	evals   uint64
@@ -67,8 +68,8 @@ type partition struct {
 }
 
 // wakeNext lists m awake for the next cycle.
-func (p *partition) wakeNext(m *Module) {
-	if m = m.comp; m == nil {
+func (p *partition) wakeNext(m *sched) {
+	if m == nil {
 		return
 	}
 	if m.part != p {
@@ -96,8 +97,8 @@ func (p *partition) addTimer(t timer) {
 }
 
 // wakeAt schedules m for cycle c (a line arrival).
-func (p *partition) wakeAt(m *Module, c uint64) {
-	if m = m.comp; m == nil {
+func (p *partition) wakeAt(m *sched, c uint64) {
+	if m == nil {
 		return
 	}
 	if c == p.sim.now+1 {
@@ -115,7 +116,6 @@ func NewSim(opts Options) *Sim {
 	}
 	s.top.moduleInfo = &moduleInfo{name: "top"}
 	s.top.sim = s
-	s.top.idx = -1
 	s.parts = []*partition{{sim: s}}
 	s.top.part = s.parts[0]
 	return s
@@ -180,7 +180,7 @@ func (s *Sim) CountComponents() int {
 	}
 	n := 0
 	walk(&s.top, func(m *Module) {
-		if m.self != nil {
+		if m.isComp() {
 			n++
 		}
 	})
@@ -211,28 +211,30 @@ func (s *Sim) Build() error {
 		s.parts[i] = &partition{sim: s}
 	}
 	walk(&s.top, func(m *Module) {
-		if m.self != nil {
-			m.idx = int32(len(s.comps))
+		if m.isComp() {
 			s.comps = append(s.comps, m)
 		}
 		m.children, m.signals, m.elems = clip(m.children), clip(m.signals), clip(m.elems)
 	})
 	s.metas = nil // only declarations use it
+	s.sched = make([]sched, len(s.comps))
+	for i, m := range s.comps {
+		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i)}
+		m.s = &s.sched[i]
+	}
 	// Contiguous blocks in tree order keep neighbours on one core; a
 	// Together subtree goes whole to the partition of its first component.
 	n := len(s.comps)
 	var assign func(m *Module, forced *partition)
 	assign = func(m *Module, forced *partition) {
-		switch {
-		case m.self != nil:
-			m.comp = m
-		case m.parent != nil:
-			m.comp = m.parent.comp
+		isComp := m.isComp()
+		if !isComp && m.parent != nil {
+			m.s = m.parent.s
 		}
 		switch {
 		case forced != nil:
 			m.part = forced
-		case m.idx < 0:
+		case !isComp:
 			// A sub-block without Eval (a FIFO, a counter) is driven by the
 			// component above it, so its registers commit in that partition.
 			m.part = s.parts[0]
@@ -240,19 +242,22 @@ func (s *Sim) Build() error {
 				m.part = m.parent.part
 			}
 		default:
-			m.part = s.parts[int(m.idx)*s.workers/max(n, 1)]
+			m.part = s.parts[int(m.s.idx)*s.workers/max(n, 1)]
 		}
 		if m.together && forced == nil {
 			first := int32(-1)
 			walk(m, func(c *Module) {
-				if first < 0 && c.idx >= 0 {
-					first = c.idx
+				if first < 0 && c.isComp() {
+					first = c.s.idx
 				}
 			})
 			if first >= 0 {
 				m.part = s.parts[int(first)*s.workers/max(n, 1)]
 			}
 			forced = m.part
+		}
+		if isComp {
+			m.s.part = m.part
 		}
 		for _, c := range m.children {
 			assign(c, forced)
@@ -266,8 +271,8 @@ func (s *Sim) Build() error {
 			}
 		}
 	})
-	for _, m := range s.comps {
-		s.wake(m, s.now)
+	for i := range s.sched {
+		s.wake(&s.sched[i], s.now)
 	}
 	if s.workers > 1 {
 		s.pool = newPool(s)
@@ -305,8 +310,8 @@ func walk(m *Module, f func(*Module)) {
 	}
 }
 
-func (s *Sim) wake(m *Module, c uint64) {
-	if m = m.comp; m == nil || m.stamp == c+1 {
+func (s *Sim) wake(m *sched, c uint64) {
+	if m == nil || m.stamp == c+1 {
 		return
 	}
 	m.stamp = c + 1
@@ -388,7 +393,8 @@ func (s *Sim) step() {
 			p.next = p.next[:0]
 			p.awake = p.awake[:0]
 		}
-		for _, m := range s.comps {
+		for i := range s.sched {
+			m := &s.sched[i]
 			m.stamp = now + 1
 			m.part.awake = append(m.part.awake, m)
 		}
@@ -510,7 +516,7 @@ func (p *partition) eval() {
 // is never stale.
 type timer struct {
 	at    uint64
-	m     *Module
+	m     *sched
 	timer bool
 }
 
@@ -535,7 +541,7 @@ type timerWheel struct {
 
 // timerNode is a calendar entry; its cycle is its bucket's.
 type timerNode struct {
-	m     *Module
+	m     *sched
 	next  int32 // 1 + the next node of the bucket or of the free list
 	timer bool
 }
