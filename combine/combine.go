@@ -60,6 +60,7 @@ package combine
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 
 	"github.com/hwcoll/hwcoll/alu"
@@ -81,16 +82,17 @@ type Params struct {
 	Buffer int
 }
 
-// Validate checks the parameters; errors name the config key.
+// Validate checks the parameters; an error is a *param.Error naming the
+// field.
 func (p Params) Validate() error {
 	if p.ElementsPerCycle < 1 || p.ElementsPerCycle > 1<<16 {
-		return fmt.Errorf("combine.elements_per_cycle: %d is out of range; allowed 1..65536", p.ElementsPerCycle)
+		return param.Errorf("combine.Params.ElementsPerCycle", "%d is out of range; allowed 1..65536", p.ElementsPerCycle)
 	}
 	if p.Buffer < 0 || p.Buffer > 1024 {
-		return fmt.Errorf("combine: unit buffer of %d packets is out of range; allowed 0 (the crosspoint capacity) or 1..1024", p.Buffer)
+		return param.Errorf("combine.Params.Buffer", "unit buffer of %d packets is out of range; allowed 0 (the crosspoint capacity) or 1..1024", p.Buffer)
 	}
 	if err := p.Spec.Validate(); err != nil {
-		return fmt.Errorf("combine.op: %v", err)
+		return param.Errorf("combine.Params.Spec", "%v", err)
 	}
 	return nil
 }

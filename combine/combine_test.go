@@ -289,12 +289,13 @@ func TestALUStall(t *testing.T) {
 	require.InDelta(t, float64(7*32), float64(done[1]-done[2]), 8, fmt.Sprint(done))
 }
 
-// TestParamsErrorsNameKeys: bad unit parameters are refused naming the key.
+// TestParamsErrorsNameKeys: bad unit parameters are refused naming the
+// field (the experiment layer names the config key).
 func TestParamsErrorsNameKeys(t *testing.T) {
 	_, err := build(netCfg{ports: 4, xp: 2, rate: 0, delay: 1, swDel: 1, spec: alu.Spec{Op: alu.Sum, Type: alu.Int64}})
-	require.ErrorContains(t, err, "combine.elements_per_cycle")
+	require.ErrorContains(t, err, "combine.Params.ElementsPerCycle: 0 is out of range")
 	_, err = build(netCfg{ports: 4, xp: 2, rate: 1, delay: 1, swDel: 1, spec: alu.Spec{Op: alu.Xor, Type: alu.Float64}})
-	require.ErrorContains(t, err, "combine.op")
+	require.ErrorContains(t, err, "combine.Params.Spec: ")
 	// Two-phase float sums take two passes, which the unit does.
 	_, err = build(netCfg{ports: 4, xp: 2, rate: 1, delay: 1, swDel: 1, spec: alu.Spec{Op: alu.Sum, Type: alu.Float64, Mode: alu.TwoPhase}})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ package credit
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 
 	"github.com/hwcoll/hwcoll/rtl"
@@ -52,14 +53,15 @@ const (
 // the downstream returns differs.
 func (m Mode) Single() bool { return m != PerCrosspoint }
 
-// ParseMode returns the mode of a network.credit_mode name.
+// ParseMode returns the mode of a name (Mode.String); an error is a
+// *param.Error naming the argument.
 func ParseMode(name string) (Mode, error) {
 	for _, m := range []Mode{MinFree, PerLink, PerCrosspoint} {
 		if m.String() == name {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("network.credit_mode: %q is not allowed; allowed: min-free | per-link | per-crosspoint", name)
+	return 0, param.Errorf("credit.ParseMode(name)", "%q is not allowed; allowed: min-free | per-link | per-crosspoint", name)
 }
 
 // String is the mode's network.credit_mode name.

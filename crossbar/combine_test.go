@@ -70,10 +70,10 @@ func TestCombineParamsErrorsNameKeys(t *testing.T) {
 		p   Params
 		key string
 	}{
-		{Params{Ports: 4, XPPackets: 2, SwitchDelay: 1, CombineUnits: 1, Org: VOQ}, "network.combine_units"},
-		{Params{Ports: 4, XPPackets: 2, SwitchDelay: 1, CombineUnits: 6}, "network.combine_units"},
-		{Params{Ports: 64, XPPackets: 2, SwitchDelay: 1, CombineUnits: 1}, "network.ports"},
-		{Params{Ports: 4, XPPackets: 2, SwitchDelay: 1, CombineUnits: 1}, "combine.elements_per_cycle"},
+		{Params{Ports: 4, XPPackets: 2, SwitchDelay: 1, CombineUnits: 1, Org: VOQ}, "crossbar.Params.CombineUnits: "},
+		{Params{Ports: 4, XPPackets: 2, SwitchDelay: 1, CombineUnits: 6}, "crossbar.Params.CombineUnits: "},
+		{Params{Ports: 64, XPPackets: 2, SwitchDelay: 1, CombineUnits: 1}, "crossbar.Params.Ports: "},
+		{Params{Ports: 4, XPPackets: 2, SwitchDelay: 1, CombineUnits: 1}, "combine.Params.ElementsPerCycle: "},
 	} {
 		_, err := New(sim.Top(), "sw", tc.p)
 		require.ErrorContains(t, err, tc.key)

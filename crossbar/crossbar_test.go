@@ -26,18 +26,18 @@ func TestNewRejectsWhatIsNotBuilt(t *testing.T) {
 		p := base
 		p.Org, p.CreditMode = org, credit.PerCrosspoint
 		_, err := New(sim.Top(), "a", p)
-		require.ErrorContains(t, err, "network.credit_mode")
+		require.ErrorContains(t, err, "crossbar.Params.CreditMode: ")
 		require.ErrorContains(t, err, "per-link")
 	}
 	p := base
 	p.Org = "shared"
 	_, err := New(sim.Top(), "b", p)
-	require.ErrorContains(t, err, "network.organization")
+	require.ErrorContains(t, err, "crossbar.Params.Org: ")
 	require.ErrorContains(t, err, "oq-xp | iq-fifo | voq")
 	p = base
 	p.Org, p.Iterations = VOQ, 17
 	_, err = New(sim.Top(), "c", p)
-	require.ErrorContains(t, err, "network.iterations")
+	require.ErrorContains(t, err, "crossbar.Params.Iterations: ")
 	for _, org := range allOrgs {
 		p := base
 		p.Org = org

@@ -2,6 +2,7 @@ package crossbar
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 
 	"github.com/hwcoll/hwcoll/combine"
@@ -118,23 +119,24 @@ func (d Downstream) Route(p *packet.Packet, c *credit.Counter) uint64 {
 	return 1 << uint(o)
 }
 
-// Validate checks the parameters; errors name the config key.
+// Validate checks the parameters; an error is a *param.Error naming the
+// field.
 func (p Params) Validate() error {
 	switch {
 	case p.Ports < 2 || p.Ports > MaxPorts:
-		return fmt.Errorf("network.ports: %d is out of range for a crossbar; allowed 2..%d", p.Ports, MaxPorts)
+		return param.Errorf("crossbar.Params.Ports", "%d is out of range for a crossbar; allowed 2..%d", p.Ports, MaxPorts)
 	case p.XPPackets < 1 || p.XPPackets > 1024:
-		return fmt.Errorf("network.xp_buffer_packets: %d is out of range; allowed 1..1024", p.XPPackets)
+		return param.Errorf("crossbar.Params.XPPackets", "%d is out of range; allowed 1..1024", p.XPPackets)
 	case p.SwitchDelay < 1:
-		return fmt.Errorf("switch.delay_ns: the switch delay must be at least one cycle")
+		return param.Errorf("crossbar.Params.SwitchDelay", "the switch delay must be at least one cycle")
 	case p.Iterations < 0 || p.Iterations > 16:
-		return fmt.Errorf("network.iterations: %d is out of range; allowed 1..16", p.Iterations)
+		return param.Errorf("crossbar.Params.Iterations", "%d is out of range; allowed 1..16", p.Iterations)
 	case p.CombineUnits < 0 || p.CombineUnits > p.Ports+1:
-		return fmt.Errorf("network.combine_units: %d is out of range for %d ports; allowed 1..%d (a tree's leaves serve at least one port each)", p.CombineUnits, p.Ports, p.Ports+1)
+		return param.Errorf("crossbar.Params.CombineUnits", "%d is out of range for %d ports; allowed 1..%d (a tree's leaves serve at least one port each)", p.CombineUnits, p.Ports, p.Ports+1)
 	case p.CombineUnits > 0 && p.Org != "" && p.Org != OQXP:
-		return fmt.Errorf("network.combine_units: combine units attach to crosspoint buffers, which %s has not; allowed with %s: 0 (or network.organization: oq-xp)", p.Org, p.Org)
+		return param.Errorf("crossbar.Params.CombineUnits", "combine units attach to crosspoint buffers, which %s has not; allowed with %s: 0 (or {crossbar.Params.Org}: oq-xp)", p.Org, p.Org)
 	case p.Ports+p.CombineUnits > MaxPorts:
-		return fmt.Errorf("network.ports: %d ports and %d combine units exceed the %d crossbar ports", p.Ports, p.CombineUnits, MaxPorts)
+		return param.Errorf("crossbar.Params.Ports", "%d ports and %d combine units exceed the %d crossbar ports", p.Ports, p.CombineUnits, MaxPorts)
 	}
 	if p.CombineUnits > 0 {
 		if err := p.Combine.Validate(); err != nil {
@@ -147,10 +149,10 @@ func (p Params) Validate() error {
 		// One buffer per input: its least free space is its free space, so
 		// min-free and per-link are the same counter here.
 		if p.CreditMode == credit.PerCrosspoint {
-			return fmt.Errorf("network.credit_mode: per-crosspoint credits need crosspoint buffers, which %s has not; allowed with %s: min-free, per-link (or network.organization: oq-xp)", p.Org, p.Org)
+			return param.Errorf("crossbar.Params.CreditMode", "per-crosspoint credits need crosspoint buffers, which %s has not; allowed with %s: min-free, per-link (or {crossbar.Params.Org}: oq-xp)", p.Org, p.Org)
 		}
 	default:
-		return fmt.Errorf("network.organization: %q is not allowed; allowed: oq-xp | iq-fifo | voq", p.Org)
+		return param.Errorf("crossbar.Params.Org", "%q is not allowed; allowed: oq-xp | iq-fifo | voq", p.Org)
 	}
 	return nil
 }
@@ -261,7 +263,7 @@ func (s *Switch) treeExpect(u int) func(addr uint32, entry uint64) (uint64, int,
 		if entry&(1<<uint(rootUnit)) == 0 {
 			q, ok := s.Table.Root(addr)
 			if !ok || entry&(1<<uint(q)) == 0 || q >= k {
-				return 0, 0, fmt.Errorf("collective %d: a combine tree (network.combine_units %d) needs the entry's root port (Table.SetRoot) or the root unit's port %d in the entry", addr, r, rootUnit)
+				return 0, 0, fmt.Errorf("collective %d: a combine tree (%d combine units) needs the entry's root port (Table.SetRoot) or the root unit's port %d in the entry", addr, r, rootUnit)
 			}
 			senders &^= 1 << uint(q)
 			out = q

@@ -100,7 +100,11 @@ type CollectiveNet struct {
 
 // BuildCollective elaborates the collective netlist of cfg.
 func BuildCollective(cfg config.Config) (*CollectiveNet, error) {
-	c, err := NewCollective(cfg)
+	return keyedNet(buildCollective(cfg, cfg.Timing()))
+}
+
+func buildCollective(cfg config.Config, tm config.Timing) (*CollectiveNet, error) {
+	c, err := newCollectiveData(cfg, tm, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +125,13 @@ func NewCollective(cfg config.Config) (*CollectiveNet, error) {
 // s, el) sets the elements el of node's packet s (float64 bits for float64
 // reductions).
 func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (*CollectiveNet, error) {
-	c, err := newCollectiveNet(cfg)
+	return keyedNet(newCollectiveData(cfg, cfg.Timing(), fill))
+}
+
+// newCollectiveData is NewCollectiveData with the config's timing converted
+// once by the caller.
+func newCollectiveData(cfg config.Config, tm config.Timing, fill func(node, s int, el []uint64)) (*CollectiveNet, error) {
+	c, err := newCollectiveNet(cfg, tm)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +159,7 @@ func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (
 
 // newCollectiveNet checks what a collective needs of cfg and makes the
 // empty netlist: the simulator and the per-port bookkeeping.
-func newCollectiveNet(cfg config.Config) (*CollectiveNet, error) {
+func newCollectiveNet(cfg config.Config, tm config.Timing) (*CollectiveNet, error) {
 	fat := cfg.Network.Topology == config.TopologyFatTree
 	k, n := cfg.Network.Ports, cfg.Network.Inputs
 	if fat {
@@ -174,7 +184,6 @@ func newCollectiveNet(cfg config.Config) (*CollectiveNet, error) {
 	if fat && spec.Passes() > 1 && (kind == config.PatternReduce || kind == config.PatternAllreduce) {
 		return nil, fmt.Errorf("combine.float_mode: two-phase sums are built on a single switch only (network.topology: switch); allowed on a fattree: naive | exact")
 	}
-	tm := cfg.Timing()
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
 	c := &CollectiveNet{Sim: sim, Cfg: cfg, Timing: tm, spec: spec, mode: mode, n: n, addr: collAddr,
 		got: make([]int, k), done: make([]uint64, k), bad: make([]string, k),

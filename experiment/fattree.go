@@ -93,7 +93,11 @@ func (n *FatTreeNet) buildGroups() (traffic.Pattern, error) {
 
 // BuildFatTree elaborates the fat-tree netlist of cfg.
 func BuildFatTree(cfg config.Config) (*FatTreeNet, error) {
-	n, err := NewFatTree(cfg)
+	return keyedNet(buildFatTree(cfg, cfg.Timing()))
+}
+
+func buildFatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
+	n, err := newFatTree(cfg, tm)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +109,11 @@ func BuildFatTree(cfg config.Config) (*FatTreeNet, error) {
 
 // NewFatTree makes the fat-tree netlist of cfg without elaborating it.
 func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
-	tm := cfg.Timing()
+	return keyedNet(newFatTree(cfg, cfg.Timing()))
+}
+
+// newFatTree is NewFatTree with the config's timing converted once by the caller.
+func newFatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
 	cyc := tm.PacketCycles
 	sim, net, pat, err := newFatTreeFabric(cfg, tm)
 	if err != nil {
@@ -248,7 +256,11 @@ type FatTreeNICNet struct {
 
 // BuildFatTreeNIC elaborates the NIC fat-tree netlist of cfg.
 func BuildFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
-	n, err := NewFatTreeNIC(cfg)
+	return keyedNet(buildFatTreeNIC(cfg, cfg.Timing()))
+}
+
+func buildFatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) {
+	n, err := newFatTreeNIC(cfg, tm)
 	if err != nil {
 		return nil, err
 	}
@@ -260,11 +272,15 @@ func BuildFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
 
 // NewFatTreeNIC makes the NIC fat-tree netlist of cfg without elaborating it.
 func NewFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
+	return keyedNet(newFatTreeNIC(cfg, cfg.Timing()))
+}
+
+// newFatTreeNIC is NewFatTreeNIC with the config's timing converted once by the caller.
+func newFatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) {
 	if err := nicCredits(cfg); err != nil {
 		return nil, err
 	}
-	tm := cfg.Timing()
-	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm)
+	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm.BytesCycles)
 	if err != nil {
 		return nil, err
 	}

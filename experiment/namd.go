@@ -82,7 +82,11 @@ func IsNICMulticast(cfg config.Config) bool {
 
 // BuildNICMulticast elaborates the multicast NIC netlist of cfg.
 func BuildNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
-	n, err := NewNICMulticast(cfg)
+	return keyedNet(buildNICMulticast(cfg, cfg.Timing()))
+}
+
+func buildNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, error) {
+	n, err := newNICMulticast(cfg, tm)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +113,11 @@ func multicastAlgorithm(cfg config.Config) (swcoll.Algorithm, error) {
 // NewNICMulticast makes the multicast NIC netlist of cfg without
 // elaborating it.
 func NewNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
+	return keyedNet(newNICMulticast(cfg, cfg.Timing()))
+}
+
+// newNICMulticast is NewNICMulticast with the config's timing converted once by the caller.
+func newNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, error) {
 	if cfg.Network.Topology != config.TopologyFatTree {
 		return nil, fmt.Errorf("network.topology: %s through NICs is built on fattree only; allowed: fattree", cfg.Traffic.Pattern)
 	}
@@ -119,8 +128,7 @@ func NewNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	tm := cfg.Timing()
-	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm)
+	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm.BytesCycles)
 	if err != nil {
 		return nil, err
 	}

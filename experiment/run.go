@@ -26,9 +26,10 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	n, err := t.Build(cfg)
+	// The config is converted to cycles once, here; blocks get cycles.
+	n, err := t.Build(cfg, cfg.Timing())
 	if err != nil {
-		return Result{}, err
+		return Result{}, keyed(err)
 	}
 	sim := n.sim()
 	defer sim.Close()

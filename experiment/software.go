@@ -40,7 +40,11 @@ type SoftReduceNet struct {
 
 // BuildSoftReduce elaborates the software reduction of cfg.
 func BuildSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
-	n, err := NewSoftReduce(cfg)
+	return keyedNet(buildSoftReduce(cfg, cfg.Timing()))
+}
+
+func buildSoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) {
+	n, err := newSoftReduce(cfg, tm)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +56,11 @@ func BuildSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
 
 // NewSoftReduce makes the software reduction of cfg without elaborating it.
 func NewSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
+	return keyedNet(newSoftReduce(cfg, cfg.Timing()))
+}
+
+// newSoftReduce is NewSoftReduce with the config's timing converted once by the caller.
+func newSoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) {
 	if cfg.Network.Topology != config.TopologyFatTree {
 		return nil, fmt.Errorf("network.topology: a software reduction runs on fattree only; allowed: fattree")
 	}
@@ -66,8 +75,7 @@ func NewSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
 	if cfg.Combine.Type != "int64" {
 		return nil, fmt.Errorf("combine.type: a software reduction (traffic.multicast software) sums int64 elements; allowed: int64 (or traffic.multicast: hardware)")
 	}
-	tm := cfg.Timing()
-	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm)
+	sh, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, tm.BytesCycles)
 	if err != nil {
 		return nil, err
 	}
@@ -209,20 +217,20 @@ func refuseNIC(cfg config.Config) error {
 // buildNIC builds the fat-tree experiments that run through the NICs
 // (software collectives, namd, nic.model overhead), or returns nil, nil
 // when cfg is not one of them.
-func buildNIC(cfg config.Config) (Network, error) {
+func buildNIC(cfg config.Config, tm config.Timing) (Network, error) {
 	pat := cfg.Traffic.Pattern
 	sw := cfg.Traffic.Multicast == config.MulticastSoftware
 	switch {
 	case IsNICMulticast(cfg):
-		return asNetwork(BuildNICMulticast(cfg))
+		return asNetwork(buildNICMulticast(cfg, tm))
 	case sw && pat == config.PatternReduce:
-		return asNetwork(BuildSoftReduce(cfg))
+		return asNetwork(buildSoftReduce(cfg, tm))
 	case sw:
 		return nil, fmt.Errorf("traffic.multicast: software is built on a fattree for traffic.pattern multicast | namd | reduce; allowed for %s: hardware", pat)
 	case cfg.NIC.Model == config.NICOverhead && IsCollective(pat):
 		return nil, fmt.Errorf("nic.model: overhead NICs are built for point-to-point, multicast and namd load runs and software collectives; allowed for hardware %s: none", pat)
 	case cfg.NIC.Model == config.NICOverhead:
-		return asNetwork(BuildFatTreeNIC(cfg))
+		return asNetwork(buildFatTreeNIC(cfg, tm))
 	}
 	return nil, nil
 }

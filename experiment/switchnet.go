@@ -24,7 +24,11 @@ type SwitchNet struct {
 
 // BuildSwitch elaborates the single-switch netlist of cfg.
 func BuildSwitch(cfg config.Config) (*SwitchNet, error) {
-	n, err := NewSwitch(cfg)
+	return keyedNet(buildSwitch(cfg, cfg.Timing()))
+}
+
+func buildSwitch(cfg config.Config, tm config.Timing) (*SwitchNet, error) {
+	n, err := newSwitch(cfg, tm)
 	if err != nil {
 		return nil, err
 	}
@@ -36,8 +40,10 @@ func BuildSwitch(cfg config.Config) (*SwitchNet, error) {
 
 // NewSwitch makes the single-switch netlist of cfg without elaborating it,
 // so a caller can still choose kernel modes (SetParallel) before Build.
-func NewSwitch(cfg config.Config) (*SwitchNet, error) {
-	tm := cfg.Timing()
+func NewSwitch(cfg config.Config) (*SwitchNet, error) { return keyedNet(newSwitch(cfg, cfg.Timing())) }
+
+// newSwitch is NewSwitch with the config's timing converted once by the caller.
+func newSwitch(cfg config.Config, tm config.Timing) (*SwitchNet, error) {
 	k := cfg.Network.Ports
 	mode, err := credit.ParseMode(cfg.Network.CreditMode)
 	if err != nil {

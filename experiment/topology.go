@@ -24,9 +24,10 @@ type Network interface {
 // summary line and the figures' job order need nothing else.
 type Topology struct {
 	Name string
-	// Build makes cfg's experiment, elaborated; a bad config is an error
-	// of one line naming the key.
-	Build func(cfg config.Config) (Network, error)
+	// Build makes cfg's experiment, elaborated, with tm = cfg.Timing()
+	// (converted once, by Run); a bad config is an error of one line,
+	// naming the key or a block's parameter (Run renames those to keys).
+	Build func(cfg config.Config, tm config.Timing) (Network, error)
 	// Describe says what a result ran on, e.g. "8-port oq-xp (min-free
 	// credits, 4-packet buffers)", for hwcoll run's summary.
 	Describe func(r Result) string
@@ -83,14 +84,14 @@ func Weight(cfg config.Config) float64 {
 func init() {
 	Register(Topology{
 		Name: config.TopologySwitch,
-		Build: func(cfg config.Config) (Network, error) {
+		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseNIC(cfg); err != nil {
 				return nil, err
 			}
 			if IsCollective(cfg.Traffic.Pattern) {
-				return asNetwork(BuildCollective(cfg))
+				return asNetwork(buildCollective(cfg, tm))
 			}
-			return asNetwork(BuildSwitch(cfg))
+			return asNetwork(buildSwitch(cfg, tm))
 		},
 		Describe: func(r Result) string {
 			return fmt.Sprintf("%d-port %s (%s credits, %d-packet buffers)", r.Ports, r.Organization, r.CreditMode, r.XPBuffer)
@@ -99,14 +100,14 @@ func init() {
 	})
 	Register(Topology{
 		Name: config.TopologyFatTree,
-		Build: func(cfg config.Config) (Network, error) {
-			if n, err := buildNIC(cfg); n != nil || err != nil {
+		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+			if n, err := buildNIC(cfg, tm); n != nil || err != nil {
 				return n, err
 			}
 			if IsCollective(cfg.Traffic.Pattern) {
-				return asNetwork(BuildCollective(cfg))
+				return asNetwork(buildCollective(cfg, tm))
 			}
-			return asNetwork(BuildFatTree(cfg))
+			return asNetwork(buildFatTree(cfg, tm))
 		},
 		Describe: func(r Result) string {
 			return fmt.Sprintf("fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers)",

@@ -53,6 +53,7 @@ package fattree
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 
 	"github.com/hwcoll/hwcoll/credit"
@@ -85,38 +86,38 @@ type Params struct {
 func (p Params) Arity() int { return p.K / 2 }
 
 // Resolve checks the parameters and returns them with Levels and Nodes
-// both set. Errors are one line naming the config key.
+// both set. An error is a *param.Error naming the field.
 func (p Params) Resolve() (Params, error) {
 	if p.K < 2 || p.K%2 != 0 || p.K > crossbar.MaxPorts {
-		return p, fmt.Errorf("network.ports: %d ports cannot build a fat-tree; allowed: an even radix 2..%d (k = ports/2 down and k up per switch)", p.K, crossbar.MaxPorts)
+		return p, param.Errorf("fattree.Params.K", "%d ports cannot build a fat-tree; allowed: an even radix 2..%d (k = ports/2 down and k up per switch)", p.K, crossbar.MaxPorts)
 	}
 	k := p.K / 2
 	if p.Nodes == 0 && p.Levels == 0 {
-		return p, fmt.Errorf("network.nodes: missing; allowed: %s", allowed(k, 0))
+		return p, param.Errorf("fattree.Params.Nodes", "missing; allowed: %s", allowed(k, 0))
 	}
 	if p.Nodes != 0 {
 		n, ok := levelsFor(k, p.Nodes)
 		if !ok {
-			return p, fmt.Errorf("network.nodes: %d nodes cannot be a fat-tree of %d-port switches; allowed: (ports/2)^n = %d^n nodes, e.g. %s", p.Nodes, p.K, k, allowed(k, p.Nodes))
+			return p, param.Errorf("fattree.Params.Nodes", "%d nodes cannot be a fat-tree of %d-port switches; allowed: (ports/2)^n = %d^n nodes, e.g. %s", p.Nodes, p.K, k, allowed(k, p.Nodes))
 		}
 		if p.Levels != 0 && p.Levels != n {
-			return p, fmt.Errorf("network.nodes: %d nodes of %d-port switches make %d levels, not %d", p.Nodes, p.K, n, p.Levels)
+			return p, param.Errorf("fattree.Params.Nodes", "%d nodes of %d-port switches make %d levels, not %d", p.Nodes, p.K, n, p.Levels)
 		}
 		p.Levels = n
 	}
 	if p.Levels < 1 || p.Levels > 16 {
-		return p, fmt.Errorf("network.nodes: a fat-tree needs 1..16 levels, not %d; allowed: %s", p.Levels, allowed(k, 0))
+		return p, param.Errorf("fattree.Params.Nodes", "a fat-tree needs 1..16 levels, not %d; allowed: %s", p.Levels, allowed(k, 0))
 	}
 	nodes := 1
 	for i := 0; i < p.Levels; i++ {
 		nodes *= k
 		if nodes > 1<<20 {
-			return p, fmt.Errorf("network.nodes: %d^%d nodes is too many; allowed: at most %d", k, p.Levels, 1<<20)
+			return p, param.Errorf("fattree.Params.Nodes", "%d^%d nodes is too many; allowed: at most %d", k, p.Levels, 1<<20)
 		}
 	}
 	p.Nodes = nodes
 	if p.LinkDelay < 1 {
-		return p, fmt.Errorf("link.delay_ns: the channel delay must be at least one cycle")
+		return p, param.Errorf("fattree.Params.LinkDelay", "the channel delay must be at least one cycle")
 	}
 	if p.Switch.Downstream != nil {
 		return p, fmt.Errorf("fattree: Params.Switch.Downstream is set by the fat-tree from its links; leave it nil")
@@ -140,7 +141,7 @@ func levelsFor(k, nodes int) (int, bool) {
 // allowed lists the node counts k^n nearest to near (or the first few).
 func allowed(k, near int) string {
 	if k == 1 {
-		return "none (2-port switches have one port down); use network.ports ≥ 4"
+		return "none (2-port switches have one port down); use {fattree.Params.K} ≥ 4"
 	}
 	var below, above int
 	v := k

@@ -2,6 +2,7 @@ package fattree
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 	"slices"
 )
@@ -49,7 +50,7 @@ func BuildTree(net *Net, members []int, b Builder) (*Tree, error) {
 // BuildTree: see the package function.
 func (net *Net) BuildTree(members []int, b Builder) (*Tree, error) {
 	if b != Greedy && b != Simple {
-		return nil, fmt.Errorf("network.tree_builder: %q is not allowed; allowed: greedy | simple", b)
+		return nil, param.Errorf("fattree.Builder", "%q is not allowed; allowed: greedy | simple", b)
 	}
 	ms := slices.Clone(members)
 	slices.Sort(ms)

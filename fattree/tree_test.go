@@ -42,11 +42,11 @@ func TestResolve(t *testing.T) {
 		ports, nodes int
 		want         string
 	}{
-		{8, 100, "network.nodes: 100 nodes cannot be a fat-tree of 8-port switches; allowed: (ports/2)^n = 4^n nodes, e.g. 64 or 256"},
+		{8, 100, "fattree.Params.Nodes: 100 nodes cannot be a fat-tree of 8-port switches; allowed: (ports/2)^n = 4^n nodes, e.g. 64 or 256"},
 		{32, 512, "e.g. 256 or 4096"},
 		{8, 2, "e.g. 4 (or 16)"},
-		{7, 16, "network.ports: 7 ports cannot build a fat-tree"},
-		{2, 4, "network.nodes"},
+		{7, 16, "fattree.Params.K: 7 ports cannot build a fat-tree"},
+		{2, 4, "fattree.Params.Nodes: 4 nodes cannot be a fat-tree of 2-port switches; allowed: (ports/2)^n = 1^n nodes, e.g. none (2-port switches have one port down); use fattree.Params.K ≥ 4"},
 	} {
 		_, err := Params{K: c.ports, Nodes: c.nodes, LinkDelay: 1}.Resolve()
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

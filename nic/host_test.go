@@ -40,7 +40,7 @@ func (p *pingPong) Complete(s *Sender, c Completion) {
 // and carries the first message's Born (the host chose it).
 func TestHostPingPong(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		sh, err := NewShape(rapid.IntRange(1, 3000).Draw(rt, "message"), rapid.IntRange(8, 512).Draw(rt, "packet"), timing(rt))
+		sh, err := NewShape(rapid.IntRange(1, 3000).Draw(rt, "message"), rapid.IntRange(8, 512).Draw(rt, "packet"), timing(rt).BytesCycles)
 		require.NoError(rt, err)
 		os := rapid.Uint64Range(0, 500).Draw(rt, "send")
 		or := rapid.Uint64Range(0, 500).Draw(rt, "recv")
@@ -87,7 +87,7 @@ func TestHostPingPong(t *testing.T) {
 // its address (and never without a Member); it completes like a unicast
 // message, with its Op and address in the Completion.
 func TestReceiverMulticastMembership(t *testing.T) {
-	sh, err := NewShape(600, 256, timing(t))
+	sh, err := NewShape(600, 256, timing(t).BytesCycles)
 	require.NoError(t, err)
 	sim := rtl.NewSim(rtl.Options{Seed: 1})
 	r := NewReceiver(sim.Top(), "rx", 3, sh, 10)

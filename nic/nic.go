@@ -56,8 +56,8 @@ package nic
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 
-	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
@@ -80,24 +80,25 @@ type Shape struct {
 // MaxPackets bounds the packets of a message (Seq is 16 bits).
 const MaxPackets = 1 << 16
 
-// NewShape packetizes messages of msgBytes into packets of pktBytes with the
-// link timing tm. Errors name the config key.
-func NewShape(msgBytes, pktBytes int, tm config.Timing) (Shape, error) {
+// NewShape packetizes messages of msgBytes into packets of pktBytes on a
+// link where n bytes take linkCycles(n) cycles (config.Timing.BytesCycles).
+// An error is a *param.Error naming the argument.
+func NewShape(msgBytes, pktBytes int, linkCycles func(bytes uint64) uint64) (Shape, error) {
 	if pktBytes <= 0 {
-		return Shape{}, fmt.Errorf("packet.bytes: %d; allowed: at least 1", pktBytes)
+		return Shape{}, param.Errorf("nic.NewShape(pktBytes)", "%d; allowed: at least 1", pktBytes)
 	}
 	if msgBytes <= 0 {
-		return Shape{}, fmt.Errorf("traffic.message_bytes: %d; allowed: at least 1", msgBytes)
+		return Shape{}, param.Errorf("nic.NewShape(msgBytes)", "%d; allowed: at least 1", msgBytes)
 	}
 	n := (msgBytes + pktBytes - 1) / pktBytes
 	if n > MaxPackets {
-		return Shape{}, fmt.Errorf("traffic.message_bytes: %d bytes are %d packets of packet.bytes %d; allowed: at most %d packets a message", msgBytes, n, pktBytes, MaxPackets)
+		return Shape{}, param.Errorf("nic.NewShape(msgBytes)", "%d bytes are %d packets of {nic.NewShape(pktBytes)} %d; allowed: at most %d packets a message", msgBytes, n, pktBytes, MaxPackets)
 	}
 	s := Shape{MessageBytes: uint32(msgBytes), PacketBytes: uint32(pktBytes), Packets: uint32(n),
 		LastBytes: uint32(msgBytes - (n-1)*pktBytes)}
-	full, last := tm.BytesCycles(uint64(pktBytes)), tm.BytesCycles(uint64(s.LastBytes))
+	full, last := linkCycles(uint64(pktBytes)), linkCycles(uint64(s.LastBytes))
 	if full == 0 || full > 1<<31 {
-		return Shape{}, fmt.Errorf("packet.bytes: %d bytes take %d cycles on the link; allowed: 1..2^31 cycles", pktBytes, full)
+		return Shape{}, param.Errorf("nic.NewShape(pktBytes)", "%d bytes take %d cycles on the link; allowed: 1..2^31 cycles", pktBytes, full)
 	}
 	s.FullCycles, s.LastCycles = uint32(full), uint32(last)
 	return s, nil

@@ -23,13 +23,13 @@ func timing(t require.TestingT, sets ...string) config.Timing {
 // 1000 bytes in 256-byte packets at 5 bytes a cycle: three full packets of
 // 52 cycles and a last one of 232 bytes, 47 cycles.
 func TestShapeExample(t *testing.T) {
-	sh, err := NewShape(1000, 256, timing(t))
+	sh, err := NewShape(1000, 256, timing(t).BytesCycles)
 	require.NoError(t, err)
 	require.Equal(t, Shape{MessageBytes: 1000, PacketBytes: 256, Packets: 4, LastBytes: 232, FullCycles: 52, LastCycles: 47}, sh)
 	require.Equal(t, []uint32{256, 256, 256, 232}, []uint32{sh.Bytes(0), sh.Bytes(1), sh.Bytes(2), sh.Bytes(3)})
 	require.Equal(t, uint64(3*52+47), sh.LinkCycles())
-	_, err = NewShape(1<<30, 8, timing(t))
-	require.ErrorContains(t, err, "traffic.message_bytes: ")
+	_, err = NewShape(1<<30, 8, timing(t).BytesCycles)
+	require.ErrorContains(t, err, "nic.NewShape(msgBytes): ")
 }
 
 // Packetization for random sizes and link rates: ceil(M/B) packets, all
@@ -40,7 +40,7 @@ func TestShapeRapid(t *testing.T) {
 		b := rapid.IntRange(8, 4096).Draw(rt, "packet")
 		gbps := rapid.SampledFrom([]string{"10", "2.5", "40", "7"}).Draw(rt, "gbps")
 		tm := timing(rt, "link.gbps="+gbps)
-		sh, err := NewShape(m, b, tm)
+		sh, err := NewShape(m, b, tm.BytesCycles)
 		require.NoError(rt, err)
 		require.Equal(rt, uint32((m+b-1)/b), sh.Packets)
 		var sum, cyc uint64
@@ -68,7 +68,7 @@ func TestReassemblyOutOfOrder(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		m := rapid.IntRange(1, 20000).Draw(rt, "message")
 		b := rapid.IntRange(8, 512).Draw(rt, "packet")
-		sh, err := NewShape(m, b, timing(rt))
+		sh, err := NewShape(m, b, timing(rt).BytesCycles)
 		require.NoError(rt, err)
 		ov := rapid.Uint64Range(0, 400).Draw(rt, "overhead")
 		sim := rtl.NewSim(rtl.Options{Seed: 1})

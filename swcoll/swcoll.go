@@ -34,6 +34,7 @@ package swcoll
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 	"slices"
 
@@ -106,7 +107,7 @@ type Groups struct {
 func NewGroups(n int, seed uint64) (*Groups, error) {
 	ob := uint(bits.Len(uint(max(n-1, 1))))
 	if ob > 20 {
-		return nil, fmt.Errorf("network.nodes: %d nodes leave too few message-id bits for software collectives; allowed: at most %d", n, 1<<20)
+		return nil, param.Errorf("swcoll.NewGroups(n)", "%d nodes leave too few message-id bits for software collectives; allowed: at most %d", n, 1<<20)
 	}
 	return &Groups{Dests: make([][][]int32, n), Addr: make([][]uint32, n), Seed: seed, obits: ob}, nil
 }

@@ -97,5 +97,5 @@ func TestGroups(t *testing.T) {
 	}
 	require.Equal(t, -1, Position(10, d, 200))
 	_, err = NewGroups(1<<21, 1)
-	require.ErrorContains(t, err, "network.nodes: ")
+	require.ErrorContains(t, err, "swcoll.NewGroups(n): ")
 }

@@ -1,7 +1,7 @@
 package traffic
 
 import (
-	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/rand/v2"
 	"slices"
 
@@ -45,11 +45,11 @@ func DrawGroup(r *rand.Rand, n, src, f int) []int {
 	return g
 }
 
-// CheckFanout checks a mean fanout for n nodes; the error names
-// traffic.fanout.
+// CheckFanout checks a mean fanout for n nodes; the error is a
+// *param.Error naming f.
 func CheckFanout(n, f int) error {
 	if f < 1 || f > n-1 {
-		return fmt.Errorf("traffic.fanout: %d is out of range for %d nodes; allowed 1..%d", f, n, n-1)
+		return param.Errorf("traffic.CheckFanout(f)", "%d is out of range for %d nodes; allowed 1..%d", f, n, n-1)
 	}
 	return nil
 }

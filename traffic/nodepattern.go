@@ -1,7 +1,7 @@
 package traffic
 
 import (
-	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 	"math/rand/v2"
 
@@ -82,13 +82,13 @@ func (h Hotspot) Fill(r *rand.Rand, src uint32, p *packet.Packet) {
 // NodePatterns are the names NewNodePattern accepts.
 var NodePatterns = []string{"uniform", "transpose", "bitrev", "complement", "hotspot", "tornado", "neighbor"}
 
-// NewNodePattern returns a point-to-point pattern over n nodes. Errors name
-// traffic.pattern.
+// NewNodePattern returns a point-to-point pattern over n nodes; an error is
+// a *param.Error naming the pattern.
 func NewNodePattern(name string, n int) (Pattern, error) {
 	pow2 := n > 0 && n&(n-1) == 0
 	bit := func(f func(n, i int) int) (Pattern, error) {
 		if !pow2 {
-			return nil, fmt.Errorf("traffic.pattern: %s needs a power-of-two node count, not %d nodes; allowed here: uniform | hotspot | tornado | neighbor", name, n)
+			return nil, param.Errorf("traffic.NewNodePattern(name)", "%s needs a power-of-two node count, not %d nodes; allowed here: uniform | hotspot | tornado | neighbor", name, n)
 		}
 		return Perm{Name: name, N: n, Dst: func(i int) int { return f(n, i) }}, nil
 	}
@@ -108,5 +108,5 @@ func NewNodePattern(name string, n int) (Pattern, error) {
 	case "neighbor":
 		return Perm{Name: name, N: n, Dst: func(i int) int { return Neighbor(n, i) }}, nil
 	}
-	return nil, fmt.Errorf("traffic.pattern: %q has no point-to-point network model yet; allowed: uniform | transpose | bitrev | complement | hotspot | tornado | neighbor", name)
+	return nil, param.Errorf("traffic.NewNodePattern(name)", "%q has no point-to-point network model yet; allowed: uniform | transpose | bitrev | complement | hotspot | tornado | neighbor", name)
 }

@@ -52,8 +52,8 @@ func TestNodePatternErrors(t *testing.T) {
 		n    int
 	}{{"transpose", 9}, {"bitrev", 6}, {"complement", 27}, {"multicast", 16}, {"nope", 16}} {
 		_, err := NewNodePattern(c.name, c.n)
-		if err == nil || !strings.HasPrefix(err.Error(), "traffic.pattern: ") {
-			t.Errorf("%s n=%d: %v, want a traffic.pattern error", c.name, c.n, err)
+		if err == nil || !strings.HasPrefix(err.Error(), "traffic.NewNodePattern(name): ") {
+			t.Errorf("%s n=%d: %v, want an error naming the pattern", c.name, c.n, err)
 		}
 	}
 }

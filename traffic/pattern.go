@@ -1,7 +1,7 @@
 package traffic
 
 import (
-	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/rand/v2"
 
 	"github.com/hwcoll/hwcoll/packet"
@@ -62,19 +62,20 @@ func (m Multicast) Fill(r *rand.Rand, src uint32, p *packet.Packet) {
 	p.Dst = 0
 }
 
-// NewPattern returns a single-switch pattern for n ports.
+// NewPattern returns a single-switch pattern for n ports; an error is a
+// *param.Error naming the argument.
 func NewPattern(name string, n, fanout int) (Pattern, error) {
 	switch name {
 	case "uniform":
 		return Uniform{N: n}, nil
 	case "multicast":
 		if n > 64 {
-			return nil, fmt.Errorf("network.ports: multicast destination sets are 64-bit vectors; allowed up to 64 ports")
+			return nil, param.Errorf("traffic.NewPattern(n)", "multicast destination sets are 64-bit vectors; allowed up to 64 ports")
 		}
 		if fanout < 1 || fanout > n-1 {
-			return nil, fmt.Errorf("traffic.fanout: %d is out of range for %d ports; allowed 1..%d", fanout, n, n-1)
+			return nil, param.Errorf("traffic.NewPattern(fanout)", "%d is out of range for %d ports; allowed 1..%d", fanout, n, n-1)
 		}
 		return Multicast{N: n, Fanout: fanout}, nil
 	}
-	return nil, fmt.Errorf("traffic.pattern: %q has no single-switch model yet; allowed: uniform | multicast", name)
+	return nil, param.Errorf("traffic.NewPattern(name)", "%q has no single-switch model yet; allowed: uniform | multicast", name)
 }

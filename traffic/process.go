@@ -4,7 +4,7 @@
 package traffic
 
 import (
-	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math"
 	"math/rand/v2"
 )
@@ -48,10 +48,11 @@ func (p *Poisson) Gap(r *rand.Rand) uint64 {
 	return uint64(g)
 }
 
-// NewProcess returns the named process at the given rate (packets/cycle).
+// NewProcess returns the named process at the given rate (packets/cycle);
+// an error is a *param.Error naming the argument.
 func NewProcess(name string, rate float64) (Process, error) {
 	if !(rate > 0) || rate > 1 {
-		return nil, fmt.Errorf("traffic.load: injection rate %.4g packets/cycle is out of range (0, 1]", rate)
+		return nil, param.Errorf("traffic.NewProcess(rate)", "injection rate %.4g packets/cycle is out of range (0, 1]", rate)
 	}
 	switch name {
 	case "bernoulli", "":
@@ -59,5 +60,5 @@ func NewProcess(name string, rate float64) (Process, error) {
 	case "poisson":
 		return PoissonProcess(rate), nil
 	}
-	return nil, fmt.Errorf("traffic.process: %q is not allowed; allowed: bernoulli | poisson", name)
+	return nil, param.Errorf("traffic.NewProcess(name)", "%q is not allowed; allowed: bernoulli | poisson", name)
 }

@@ -46,13 +46,13 @@ func TestProcessRates(t *testing.T) {
 
 func TestProcessErrors(t *testing.T) {
 	_, err := NewProcess("uniformly", 0.1)
-	require.ErrorContains(t, err, "traffic.process")
+	require.ErrorContains(t, err, "traffic.NewProcess(name): ")
 	_, err = NewProcess("poisson", 0)
-	require.ErrorContains(t, err, "traffic.load")
+	require.ErrorContains(t, err, "traffic.NewProcess(rate): ")
 	_, err = NewPattern("tornado", 8, 4)
-	require.ErrorContains(t, err, "traffic.pattern")
+	require.ErrorContains(t, err, "traffic.NewPattern(name): ")
 	_, err = NewPattern("multicast", 8, 8)
-	require.ErrorContains(t, err, "traffic.fanout: 8 is out of range for 8 ports; allowed 1..7")
+	require.ErrorContains(t, err, "traffic.NewPattern(fanout): 8 is out of range for 8 ports; allowed 1..7")
 }
 
 // Multicast sets: never the source, exactly f distinct ports with f in the
