@@ -10,10 +10,11 @@
 // a crosspoint's head packet when the downstream credits allow. Every output
 // decides alone, so inputs and outputs are separate components (input.go,
 // output.go). They share one partition of the kernel (rtl.Module.Together)
-// and hand each other work through the switch's own memory, always for a
-// later cycle: a copy goes into the output's crosspoint bank at once,
-// marked with the cycle it arrives after the switch delay; a sent copy's
-// done notice reaches its input a cycle later. The packet itself stays in
+// and hand each other work through declared calls (rtl.CallOut, wired in
+// New), always for a later cycle: in(i).xp_write puts a copy into
+// out(o)'s crosspoint bank at once, marked with the cycle it arrives after
+// the switch delay; out(o).done gives a sent copy's notice to in(i), which
+// takes it a cycle later. The packet itself stays in
 // the input's slot until its last copy has left; crosspoints hold the slot.
 //
 // Credits (credit.Mode). Min-free (the OQ-router paper §2, the default):

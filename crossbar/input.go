@@ -36,7 +36,9 @@ type inPort struct {
 	used     rtl.Probe[uint16] // slots in use, for the waveform
 	mf       *credit.Granter   // credit mode min-free: grants credits up to the least free crosspoint (nil otherwise)
 	err      error
-	adaptive bool // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
+	adaptive bool                           // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
+	xpWrite  rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
+	doneIn   rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
 }
 
 // slotState is what an input knows of one packet it holds.
@@ -61,6 +63,8 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
 	p.Rx = &p.rx
+	p.xpWrite.Init(&p.Module, "xp_write", func(w xpWrite) uint32 { return w.tag })
+	p.doneIn.Init(&p.Module, "done_in")
 	p.grow(s.P.XPPackets)
 	p.used.Init(&p.Module, "slots_used")
 	if s.P.CreditMode == credit.MinFree {
@@ -216,7 +220,7 @@ func (p *inPort) receive(now uint64) {
 		w := xpWrite{at: now + p.sw.P.SwitchDelay, tag: sp.Tag(), slot: slot, in: uint16(p.idx)}
 		for m := mask; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
-			p.sw.outs[o].write(w)
+			p.xpWrite.Send(o, w)
 			p.queued[o]++
 			if p.mf != nil {
 				p.mf.Enter(p.queued[o])
@@ -224,6 +228,9 @@ func (p *inPort) receive(now uint64) {
 		}
 	}
 }
+
+// Accept takes an output's done notice (doneIn).
+func (p *inPort) Accept(d xpSent) { p.sent(p.Now(), d.slot, int(d.out)) }
 
 // sent is output out's notice, in cycle now, that it has sent its copy of
 // slot: the crosspoint's done wire, which the input sees from now+1 on.

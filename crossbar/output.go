@@ -29,10 +29,12 @@ type outPort struct {
 	grants []uint64
 	tx     link.Sender
 	err    error
-	full   uint64           // crosspoints holding packets, arrived or on their way (bit i: xp(i))
-	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
-	dsAt   uint64           // 1 + the cycle of dsSnap
-	dsSnap uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
+	full   uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
+	dsCred *rtl.Out[uint16]             // Params.AdaptiveCredits: the credits, registered for the inputs
+	dsAt   uint64                       // 1 + the cycle of dsSnap
+	dsSnap uint16                       // the published credits of cycle dsAt−1, taken before this cycle's changes
+	xpIn   rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
+	done   rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
 }
 
 func newOutPort(s *Switch, o int, p *outPort) *outPort {
@@ -50,6 +52,8 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 		ds: ds, grants: make([]uint64, k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
 	xpbuf.InitBank(&p.xp, &p.Module, k, s.P.XPPackets, "xp")
+	p.xpIn.Init(&p.Module, "xp_in")
+	p.done.Init(&p.Module, "done", func(d xpSent) uint32 { return uint32(d.slot) })
 	link.InitSender(&p.tx, &p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
 	p.Tx = &p.tx
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
@@ -72,7 +76,7 @@ func (p *outPort) published(now uint64) uint16 {
 	return p.dsSnap
 }
 
-// write is input w.in's copy entering the switch towards this output's
+// Accept is input w.in's copy entering the switch towards this output's
 // crosspoint xp(w.in), where it arrives in cycle w.at: it goes into the
 // crosspoint at once, marked with that cycle, and the output sees it from
 // then on (the ports share a partition, and w.at is a later cycle). A copy
@@ -82,7 +86,7 @@ func (p *outPort) published(now uint64) uint16 {
 // link frees. (Should the output send again in this cycle after this read,
 // the link stays busy longer and the output wakes before it frees, as
 // often as it did before.)
-func (p *outPort) write(w xpWrite) {
+func (p *outPort) Accept(w xpWrite) {
 	i := int(w.in)
 	if err := p.xp.Push(i, xpbuf.Entry{At: w.at, Tag: w.tag, Slot: w.slot}); err != nil && p.err == nil {
 		p.err = err
@@ -139,7 +143,7 @@ func (p *outPort) Eval() {
 				p.full &^= 1 << uint(i)
 			}
 			p.Tx.SendRef(now, pk, mask)
-			p.sw.ins[i].sent(now, e.Slot, p.idx)
+			p.done.Send(i, xpSent{slot: e.Slot, out: uint16(p.idx)})
 			p.ptr.Set(uint8((i + 1) % k))
 			p.grant.Set(uint8(i))
 			p.grants[i]++

@@ -200,6 +200,16 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	for o := 0; o < k; o++ {
 		s.outs = append(s.outs, newOutPort(s, o, &outArr[o]))
 	}
+	// Every input to every output's crosspoint, every output's done notices
+	// back to every input: Send's index is the port number.
+	xpw, xpIn := make([]*rtl.CallOut[xpWrite, *outPort], k), make([]*rtl.CallIn[xpWrite], k)
+	done, doneIn := make([]*rtl.CallOut[xpSent, *inPort], k), make([]*rtl.CallIn[xpSent], k)
+	for i := 0; i < k; i++ {
+		xpw[i], xpIn[i] = &s.ins[i].xpWrite, &s.outs[i].xpIn
+		done[i], doneIn[i] = &s.outs[i].done, &s.ins[i].doneIn
+	}
+	rtl.ConnectCalls(xpw, xpIn, s.outs)
+	rtl.ConnectCalls(done, doneIn, s.ins)
 	if p.AdaptiveCredits != 0 {
 		readers := p.AdaptiveInputs
 		if readers == 0 {

@@ -54,6 +54,25 @@ func TestRunIsDeterministic(t *testing.T) {
 		f, err := vcd.Parse(bytes.NewReader(v1))
 		require.NoError(t, err)
 		require.NotEmpty(t, f.History("top.sw.out(0).xp(1).occupancy"))
+		// The declared input→crosspoint path shows the traffic: every packet
+		// at the head of out(0).xp(1) was handed over by in(1).xp_write
+		// before (the tag is the packet's), and out(0).done shows sends.
+		written := map[string]uint64{}
+		for _, c := range f.History("top.sw.in(1).xp_write") {
+			written[c.Value] = c.Time
+		}
+		heads := 0
+		for _, c := range f.History("top.sw.out(0).xp(1).head_pkt") {
+			if c.Value == "0" {
+				continue
+			}
+			at, ok := written[c.Value]
+			require.True(t, ok, "head %s of out(0).xp(1) never written by in(1).xp_write", c.Value)
+			require.Less(t, at, c.Time)
+			heads++
+		}
+		require.NotZero(t, heads)
+		require.NotEmpty(t, f.History("top.sw.out(0).done"))
 		r3, v3 := once(6)
 		require.NotEqual(t, r1, r3, "the seed must matter")
 		require.NotEqual(t, v1, v3)

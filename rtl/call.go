@@ -1,0 +1,131 @@
+package rtl
+
+import "fmt"
+
+// A call is a declared hand-off between components of one Together group
+// (docs/architecture.md §3): the sender's CallOut passes a value to a
+// receiving component within the cycle, through the Accept method of the
+// receiver's type, and the receiver only records it for a later cycle (a
+// crosspoint write becoming visible after the switch delay, a done notice
+// taken the next cycle), which is what sharing a partition allows. It
+// makes a block's internal paths part of its interface (a CallOut field in
+// the sender, a CallIn field in the receiver, connected in the netlist and
+// checked at Build: connected, in one Together group) at the cost of one
+// indirect call, without a delay line's ring or a closure per path.
+
+// Acceptor is a receiving component: what a call to it delivers.
+type Acceptor[T any] interface{ Accept(v T) }
+
+// CallOut is the sending end, connected to receivers addressed by index.
+// Its probe shows the last value handed over, as show renders it, while
+// traced. A sender sits in the hot part of a port, so it keeps only the
+// receivers and whether it is traced; its declaration and probe live apart.
+type CallOut[T any, R Acceptor[T]] struct {
+	to *[]R // shared by the senders of one ConnectCalls
+	on bool // the probe is traced
+	tr *callTrace[T]
+}
+
+type callTrace[T any] struct {
+	p    Probe[uint32]
+	show func(T) uint32
+}
+
+// CallIn declares a receiving end. It is a handle: what Build checks of it
+// lives apart.
+type CallIn[T any] struct{ d *callEnd }
+
+// callEnd is a receiving end's declaration.
+type callEnd struct {
+	sig     *signal // never traced
+	peer    *Module // a sender's owner, for the group check
+	senders int32
+	tiedOff bool
+}
+
+// Init declares the sending end under owner; show renders a value for the
+// waveform (a packet tag, an index).
+func (o *CallOut[T, R]) Init(owner *Module, name string, show func(T) uint32) *CallOut[T, R] {
+	o.tr = &callTrace[T]{show: show}
+	o.tr.p.bind(owner, newSignal[uint32](owner, name, callerPC(2), nil, &o.tr.p.q))
+	o.tr.p.sig.traced = &o.on
+	owner.elems = append(owner.elems, elem{sig: o.tr.p.sig, port: o})
+	return o
+}
+
+// Init declares the receiving end under owner.
+func (i *CallIn[T]) Init(owner *Module, name string) *CallIn[T] {
+	i.d = &callEnd{sig: newSignal[T](owner, name, callerPC(2), noTrace, nil)}
+	owner.elems = append(owner.elems, elem{sig: i.d.sig, port: i.d})
+	return i
+}
+
+// TieOff declares that nothing sends to the input, on purpose.
+func (i *CallIn[T]) TieOff() { i.d.tiedOff = true }
+
+// ConnectCalls connects every sender to every receiver: sender s delivers
+// to recv[k] (whose declared end is ins[k]) with Send(k, …). The senders
+// share recv, so the netlist's own list of receivers (a switch's output
+// ports) is what a send reads.
+func ConnectCalls[T any, R Acceptor[T]](outs []*CallOut[T, R], ins []*CallIn[T], recv []R) {
+	if len(ins) != len(recv) {
+		panic(fmt.Sprintf("rtl: ConnectCalls with %d receiving ends and %d receivers", len(ins), len(recv)))
+	}
+	shared := &recv
+	for _, o := range outs {
+		o.to = shared
+	}
+	for _, in := range ins {
+		in.d.senders += int32(len(outs))
+		if len(outs) > 0 {
+			in.d.peer = outs[0].tr.p.owner
+		}
+	}
+}
+
+// Send hands v to receiver k now.
+func (o *CallOut[T, R]) Send(k int, v T) {
+	if o.on {
+		p := &o.tr.p
+		p.traced = true // Trace raises o.on (kept inline); the register's own flag follows it
+		p.Reg.Set(o.tr.show(v))
+	}
+	(*o.to)[k].Accept(v)
+}
+
+// Len is the number of receivers connected.
+func (o *CallOut[T, R]) Len() int {
+	if o.to == nil {
+		return 0
+	}
+	return len(*o.to)
+}
+
+func (o *CallOut[T, R]) problems(add func(string, uintptr, string)) {
+	if o.Len() == 0 {
+		add(o.tr.p.sig.path(), o.tr.p.sig.pc, "call sender is not connected (ConnectCalls it to receivers)")
+	}
+}
+
+func (d *callEnd) problems(add func(string, uintptr, string)) {
+	if d.senders == 0 && !d.tiedOff {
+		add(d.sig.path(), d.sig.pc, "call receiver has no sender (ConnectCalls a CallOut to it, or TieOff)")
+	}
+	if d.peer != nil {
+		if g := group(d.sig.owner); g == nil || group(d.peer) != g {
+			add(d.sig.path(), d.sig.pc, fmt.Sprintf("call from %s: both ends must be under one Together module (they share a partition)", d.peer.Path()))
+		}
+	}
+}
+
+// group is the outermost Together module above m (nil: none), whose
+// components share one partition.
+func group(m *Module) *Module {
+	var g *Module
+	for ; m != nil; m = m.parent {
+		if m.together {
+			g = m
+		}
+	}
+	return g
+}
