@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 // Network is a built experiment, ready to trace and run: a load run or a
@@ -34,6 +35,9 @@ type Topology struct {
 	// Weight is the rough cost of one packet-cycle of cfg relative to a
 	// single switch port (the figures' job order).
 	Weight func(cfg config.Config) float64
+	// Groups arranges traced signals for the .gtkw (optional; default one
+	// group per module).
+	Groups func(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group
 }
 
 var (
@@ -97,6 +101,9 @@ func init() {
 			return fmt.Sprintf("%d-port %s (%s credits, %d-packet buffers)", r.Ports, r.Organization, r.CreditMode, r.XPBuffer)
 		},
 		Weight: func(cfg config.Config) float64 { return float64(cfg.Network.Ports) },
+		Groups: func(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group {
+			return SwitchGroups(cfg.Network.Ports, sigs) // one group per port
+		},
 	})
 	Register(Topology{
 		Name: config.TopologyFatTree,

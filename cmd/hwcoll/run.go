@@ -9,8 +9,6 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
-	"github.com/hwcoll/hwcoll/tb/scenario"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
@@ -73,10 +71,7 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 		return usagef("%s", oneLine(err.Error()))
 	}
 	if vcdPath != "" {
-		groups := tb.ByModule(sigs)
-		if cfg.Network.Topology == config.TopologySwitch {
-			groups = scenario.SwitchGroups(cfg.Network.Ports, sigs) // one group per port
-		}
+		groups := experiment.Groups(cfg, sigs)
 		_, period := rtl.Timescale(cfg.Timing().PeriodPS)
 		if err := writeGTKW(gtkwPath(vcdPath), filepath.Base(vcdPath), groups, vcd.FitTime(r.Cycles*period)); err != nil {
 			return usagef("--vcd: %v", err)

@@ -84,5 +84,5 @@ func combineGroups(k int, sigs []rtl.TracedSignal) []vcd.Group {
 		}
 		rest = append(rest, s)
 	}
-	return append(units, SwitchGroups(k, rest)...)
+	return append(units, experiment.SwitchGroups(k, rest)...)
 }
