@@ -17,7 +17,7 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -run 'Modes|Scenarios' ./rtl/ ./tb/scenario/
+	$(GO) test -count=1 -race -run 'Modes|Scenarios|Workers' ./rtl/ ./tb/scenario/ ./experiment/
 
 # Longer property runs: CHECKS cases per property.
 test-long:
