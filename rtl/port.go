@@ -20,8 +20,20 @@ type port interface {
 // input in cycle t+1. A change wakes the consumers.
 type Out[T comparable] struct {
 	Reg[T]
-	tiedOff bool
-	quiet   int // inputs connected by ConnectQuiet
+	consumers []*Module // the modules whose inputs read it (Connect)
+	tiedOff   bool
+	quiet     int // inputs connected by ConnectQuiet
+}
+
+// Set assigns the value the connected inputs see from the next cycle.
+func (o *Out[T]) Set(v T) { o.set(v, o) }
+
+func (o *Out[T]) commit(p *partition) {
+	if o.update(p) {
+		for _, c := range o.consumers {
+			p.wakeNext(c.s)
+		}
+	}
 }
 
 // Init declares the output under owner.
@@ -35,7 +47,7 @@ func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
 func (o *Out[T]) TieOff() { o.tiedOff = true }
 
 func (o *Out[T]) problems(add func(string, uintptr, string)) {
-	if o.fan == nil && o.quiet == 0 && !o.tiedOff {
+	if len(o.consumers) == 0 && o.quiet == 0 && !o.tiedOff {
 		add(o.sig.path(), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
 	}
 }
@@ -80,10 +92,7 @@ func Connect[T comparable](out *Out[T], in *In[T]) {
 			out.sig.path(), out.sig.width, in.sig.path(), in.sig.width))
 	}
 	in.src = &out.Reg
-	if out.fan == nil {
-		out.fan = new(fanout)
-	}
-	out.fan.consumers = append(out.fan.consumers, in.sig.owner)
+	out.consumers = append(out.consumers, in.sig.owner)
 }
 
 // ConnectQuiet wires out to in like Connect, except that a change of out

@@ -202,7 +202,6 @@ type Reg[T comparable] struct {
 	traced bool    // in the waveform being written (kept here so Set need not read sig)
 	owner  *Module // the declaring module, whose partition commits the register
 	sig    *signal
-	fan    *fanout // for Out: the modules whose inputs read this register
 }
 
 // Init declares the register under owner. Call it from the constructor.
@@ -236,7 +235,11 @@ func (r *Reg[T]) D() T {
 }
 
 // Set assigns the next value.
-func (r *Reg[T]) Set(v T) {
+func (r *Reg[T]) Set(v T) { r.set(v, r) }
+
+// set is Set with the committer to list (the register, or the output that
+// embeds it).
+func (r *Reg[T]) set(v T, c committer) {
 	if r.dirty {
 		r.d = v
 		return
@@ -247,28 +250,23 @@ func (r *Reg[T]) Set(v T) {
 	r.d = v
 	r.dirty = true
 	p := r.owner.part
-	p.dirty = append(p.dirty, r)
+	p.dirty = append(p.dirty, c)
 }
 
-func (r *Reg[T]) commit(p *partition) {
+func (r *Reg[T]) commit(p *partition) { r.update(p) }
+
+// update takes the next value and reports whether it changed.
+func (r *Reg[T]) update(p *partition) bool {
 	r.dirty = false
 	if r.d == r.q {
-		return
+		return false
 	}
 	r.q = r.d
-	if r.fan != nil {
-		for _, c := range r.fan.consumers {
-			p.wakeNext(c.s)
-		}
-	}
 	if r.traced {
 		p.changed = append(p.changed, r.sig)
 	}
+	return true
 }
-
-// fanout is an output's list of consumers, apart from the register so
-// that registers that are not outputs do not carry it.
-type fanout struct{ consumers []*Module }
 
 // Probe is a register kept for the waveform: components use probes to show
 // per-cycle truth (a link's valid, the packet id on the wire) while doing
