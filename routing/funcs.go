@@ -1,0 +1,339 @@
+package routing
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Request is what a routing function sees of a packet at a router.
+type Request struct {
+	Node, Dst int  // this router, the destination router
+	In        Port // the port it arrived on (Local: injected here)
+	InVC      int  // the virtual channel it arrived on
+}
+
+// Func is a routing function: the ports and virtual channels the packet
+// may take next. At its destination it returns Local.
+type Func func(n *Net, r Request) Choices
+
+// Spec is a routing function of the library with what it needs of the
+// network.
+type Spec struct {
+	Name string
+	F    Func
+	// Check reports why the function cannot route n deadlock-free (nil:
+	// it can); it names what to change.
+	Check func(n *Net) error
+	// Adaptive: it may offer more than one port.
+	Adaptive bool
+}
+
+var specs = []Spec{
+	{"dor", DOR, checkDOR, false},
+	{"west-first", WestFirst, checkMesh2D("west-first"), true},
+	{"north-last", NorthLast, checkMesh2D("north-last"), true},
+	{"negative-first", NegativeFirst, checkMesh("negative-first"), true},
+	{"planar-adaptive", PlanarAdaptive, checkPlanar, true},
+	{"duato", Duato, checkDuato, true},
+	{"bgl", BGL, checkBGL, true},
+}
+
+// Names lists the library's functions.
+func Names() []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Lookup returns the named function.
+func Lookup(name string) (Spec, error) {
+	for _, s := range specs {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Spec{}, fmt.Errorf("%q is not a direct-network routing function; allowed: %s", name, strings.Join(Names(), " | "))
+}
+
+// eject is the choice at the destination.
+const eject = Choices(1) // Local, VC 0
+
+// all is the mask of every VC of n.
+func (n *Net) all() uint8 { return uint8(1<<uint(n.VCs) - 1) }
+
+// dor is dimension order's next dimension and direction: the lowest
+// dimension with an offset left.
+func (n *Net) dor(node, dst int) (d int, p Port, ok bool) {
+	for d := 0; d < n.N; d++ {
+		if o := n.Offset(node, dst, d); o != 0 {
+			return d, toward(d, o), true
+		}
+	}
+	return 0, Local, false
+}
+
+// DOR is dimension-order (e-cube) routing: correct dimension 0 fully, then
+// 1, then 2, the shorter way around a ring.
+//
+// Deadlock freedom. On a mesh a packet only ever turns from a lower to a
+// higher dimension, and within a dimension keeps its direction, so channel
+// dependencies follow a total order of (dimension, direction, position):
+// the dependency graph is acyclic on any VC. On a torus each ring's
+// channels form a cycle; with Dateline the VCs are split into two classes,
+// the lower half while the packet's path in the dimension still wraps
+// around and the upper half once it has wrapped (or never will), which
+// breaks every ring's cycle (the wrap link is only ever followed by class
+// 1 in that ring); needs 2 VCs. With Bubble the router's bubble rule keeps a
+// free buffer in every ring instead; with None a torus can deadlock.
+func DOR(n *Net, r Request) Choices {
+	d, p, ok := n.dor(r.Node, r.Dst)
+	if !ok {
+		return eject
+	}
+	if !n.Torus || n.Escape != Dateline {
+		return Choices(0).Add(p, n.all())
+	}
+	lo := uint8(1<<uint(n.VCs/2) - 1) // class 0: the lower half
+	if n.wraps(r.Node, r.Dst, d) {
+		return Choices(0).Add(p, lo)
+	}
+	return Choices(0).Add(p, n.all()&^lo)
+}
+
+func checkDOR(n *Net) error {
+	if n.Torus && n.Escape == Dateline && n.VCs < 2 {
+		return fmt.Errorf("dor on a torus with dateline escape needs 2 VCs (one class per side of the dateline), not %d; allowed: vcs ≥ 2, or escape bubble", n.VCs)
+	}
+	return nil
+}
+
+// minimal adds every port that reduces an offset, with VCs vcs.
+func (n *Net) minimal(node, dst int, vcs uint8) Choices {
+	var c Choices
+	for d := 0; d < n.N; d++ {
+		if o := n.Offset(node, dst, d); o != 0 {
+			c = c.Add(toward(d, o), vcs)
+		}
+	}
+	return c
+}
+
+// WestFirst is the turn model's west-first routing on a 2-D mesh (west is
+// −x, dimension 0): a packet with any way to go west goes west first, then
+// adapts among its minimal directions, never west again.
+//
+// Deadlock freedom (Glass and Ni): no packet turns into west; of the eight
+// turns of a 2-D mesh that forbids the two that close both abstract
+// cycles (clockwise and counter-clockwise), and a channel dependency graph
+// with no cycle of turns has no cycle at all.
+func WestFirst(n *Net, r Request) Choices {
+	if r.Node == r.Dst {
+		return eject
+	}
+	if o := n.Offset(r.Node, r.Dst, 0); o < 0 {
+		return Choices(0).Add(Minus(0), n.all())
+	}
+	return n.minimal(r.Node, r.Dst, n.all())
+}
+
+// NorthLast is the turn model's north-last routing on a 2-D mesh (north is
+// +y, dimension 1): a packet adapts among its minimal directions other
+// than north, and goes north only when nothing else is left, then never
+// turns again.
+//
+// Deadlock freedom (Glass and Ni): no packet turns out of north, which
+// forbids one turn of each abstract cycle.
+func NorthLast(n *Net, r Request) Choices {
+	if r.Node == r.Dst {
+		return eject
+	}
+	c := n.minimal(r.Node, r.Dst, n.all())
+	if only, ok := c.Only(); ok && only == Plus(1) {
+		return c
+	}
+	return c &^ Choices(0).Add(Plus(1), 0xff)
+}
+
+// NegativeFirst is the turn model's negative-first routing on an n-mesh: a
+// packet adapts among its minimal negative directions while it has any,
+// then among its positive ones.
+//
+// Deadlock freedom (Glass and Ni): no packet turns from a positive into a
+// negative direction, so channels can be numbered (negative ones by
+// decreasing coordinate sums before positive ones by increasing sums) and
+// every dependency goes up the numbering.
+func NegativeFirst(n *Net, r Request) Choices {
+	if r.Node == r.Dst {
+		return eject
+	}
+	var neg, pos Choices
+	for d := 0; d < n.N; d++ {
+		switch o := n.Offset(r.Node, r.Dst, d); {
+		case o < 0:
+			neg = neg.Add(Minus(d), n.all())
+		case o > 0:
+			pos = pos.Add(Plus(d), n.all())
+		}
+	}
+	if neg != 0 {
+		return neg
+	}
+	return pos
+}
+
+func checkMesh(name string) func(n *Net) error {
+	return func(n *Net) error {
+		if n.Torus {
+			return fmt.Errorf("%s is a turn model for meshes; allowed on a torus: dor, duato, bgl", name)
+		}
+		return nil
+	}
+}
+
+func checkMesh2D(name string) func(n *Net) error {
+	return func(n *Net) error {
+		if err := checkMesh(name)(n); err != nil {
+			return err
+		}
+		if n.N != 2 {
+			return fmt.Errorf("%s is defined on 2-D meshes, not %d-D; allowed: negative-first (any mesh) or dor", name, n.N)
+		}
+		return nil
+	}
+}
+
+// PlanarAdaptive is Chien and Kim's planar-adaptive routing on an n-mesh
+// with 3 VCs: the packet crosses planes A_0 … A_(n−2) in turn, A_i spanning
+// dimensions i and i+1; in A_i it adapts between its minimal directions in
+// both until dimension i is done. Hops along i use VC 2; hops along i+1
+// use VC 0 while the packet still moves up along i (or is done along i)
+// and VC 1 while it moves down. A 1-D mesh is plain dimension order.
+//
+// Deadlock freedom: within a plane, the class-0 channels carry only
+// packets going up (or not at all) along i, the class-1 channels only
+// packets going down, so each class with the VC-2 channels of i is a
+// network where i is monotone and the packet never turns back along i+1;
+// a packet leaves plane A_i for A_(i+1) only with dimension i finished,
+// and VC 2 of dimension i+1 is used only in A_(i+1): planes depend on
+// later planes only.
+func PlanarAdaptive(n *Net, r Request) Choices {
+	if r.Node == r.Dst {
+		return eject
+	}
+	if n.N == 1 {
+		return Choices(0).Add(toward(0, n.Offset(r.Node, r.Dst, 0)), 1)
+	}
+	// The plane: the lowest dimension i < n−1 with an offset left, or the
+	// last plane for what is left of the last dimension.
+	i := n.N - 2
+	for d := 0; d < n.N-1; d++ {
+		if n.Offset(r.Node, r.Dst, d) != 0 {
+			i = d
+			break
+		}
+	}
+	var c Choices
+	oi, oj := n.Offset(r.Node, r.Dst, i), n.Offset(r.Node, r.Dst, i+1)
+	if oi != 0 {
+		c = c.Add(toward(i, oi), 1<<2)
+	}
+	if oj != 0 {
+		vc := uint8(1 << 0)
+		if oi < 0 {
+			vc = 1 << 1
+		}
+		c = c.Add(toward(i+1, oj), vc)
+	}
+	return c
+}
+
+func checkPlanar(n *Net) error {
+	if err := checkMesh("planar-adaptive")(n); err != nil {
+		return err
+	}
+	if n.VCs < 3 {
+		return fmt.Errorf("planar-adaptive needs 3 VCs per channel, not %d; allowed: vcs ≥ 3", n.VCs)
+	}
+	return nil
+}
+
+// escape is where the deterministic escape path of an adaptive function
+// goes: DOR, on VC base on a mesh or with Bubble/None, on VC base (class 0)
+// or base+1 (class 1) of a Dateline torus.
+func (n *Net) escape(node, dst int, base uint8) Choices {
+	d, p, _ := n.dor(node, dst)
+	vc := base
+	if n.Torus && n.Escape == Dateline && !n.wraps(node, dst, d) {
+		vc++
+	}
+	return Choices(0).Add(p, 1<<vc)
+}
+
+// Duato is Duato's fully adaptive minimal routing: every minimal direction
+// on the adaptive VCs, and the dimension-order direction on the escape VCs
+// (VC 0; VCs 0 and 1 on a dateline torus, as in DOR).
+//
+// Deadlock freedom (Duato's theorem): the escape channels form a connected
+// routing subfunction (dimension order reaches every destination) whose
+// extended channel dependency graph is acyclic: escape channels are used in
+// dimension order whatever adaptive channels a packet took before, since
+// dimension order depends only on where the packet is, not on how it got
+// there. A packet can always take its escape channel, so no cycle of
+// waits can close.
+func Duato(n *Net, r Request) Choices {
+	if r.Node == r.Dst {
+		return eject
+	}
+	esc := 1
+	if n.Torus && n.Escape == Dateline {
+		esc = 2
+	}
+	return n.minimal(r.Node, r.Dst, n.all()&^uint8(1<<uint(esc)-1)) | n.escape(r.Node, r.Dst, 0)
+}
+
+func checkDuato(n *Net) error {
+	need := 2
+	if n.Torus && n.Escape == Dateline {
+		need = 3
+	}
+	if n.VCs < need {
+		return fmt.Errorf("duato needs %d VCs here (escape %s and at least one adaptive), not %d; allowed: vcs ≥ %d", need, escapeOf(n), n.VCs, need)
+	}
+	return nil
+}
+
+func escapeOf(n *Net) string {
+	if !n.Torus {
+		return "VC 0 on a mesh"
+	}
+	if n.Escape == Dateline {
+		return "VCs 0 and 1 on a dateline torus"
+	}
+	return "VC 0"
+}
+
+// BGL is the BlueGene/L torus routing: minimal adaptive on the two dynamic
+// VCs (0 and 1), and dimension order on the bubble escape VC (2); VC 3,
+// the high-priority bubble VC, carries no normal traffic.
+//
+// Deadlock freedom: Duato's argument with the bubble escape (the router's
+// bubble rule keeps a free buffer in every escape ring, so the escape
+// subnetwork cannot deadlock and is always eventually usable).
+func BGL(n *Net, r Request) Choices {
+	if r.Node == r.Dst {
+		return eject
+	}
+	return n.minimal(r.Node, r.Dst, 0b11) | n.escape(r.Node, r.Dst, 2)
+}
+
+func checkBGL(n *Net) error {
+	if n.VCs < 3 {
+		return fmt.Errorf("bgl needs 3 VCs (dynamic 0 and 1, bubble escape 2), not %d; allowed: vcs 3 or 4", n.VCs)
+	}
+	if n.Torus && n.Escape == Dateline {
+		return fmt.Errorf("bgl escapes by the bubble rule on one VC; allowed: escape bubble (or none)")
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+// Package routing is the routing-function library of the direct networks
+// (k-ary n-cubes and n-meshes; the WORMulSim paper §3.3, docs/architecture.md
+// §6): pure functions from a packet's position, destination and input
+// channel to the output ports and virtual channels it may take, each with
+// the argument for its deadlock freedom in its doc comment. The tests check
+// every function against brute force: its choices are minimal (where it
+// claims so) and legal, always reach the destination, and its channel
+// dependency graph is acyclic where its argument says so.
+//
+// A router of an n-dimensional network has 2n+1 ports: Local (0, injection
+// and ejection), then Plus(d) = 1+2d and Minus(d) = 2+2d for each dimension
+// d. A Choices value holds, for every port, the mask of virtual channels
+// the packet may use on it.
+package routing
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// MaxDims is the most dimensions a network has.
+const MaxDims = 3
+
+// MaxVCs is the most virtual channels per port a Choices value can name.
+const MaxVCs = 8
+
+// Port is a router port.
+type Port uint8
+
+// Local is the injection/ejection port.
+const Local Port = 0
+
+// Plus and Minus are the ports that move along dimension d.
+func Plus(d int) Port  { return Port(1 + 2*d) }
+func Minus(d int) Port { return Port(2 + 2*d) }
+
+// Dim is the dimension a port moves along (-1 for Local); Positive tells
+// its direction.
+func (p Port) Dim() int       { return (int(p) - 1) / 2 }
+func (p Port) Positive() bool { return p != Local && p%2 == 1 }
+
+// Opposite is the port of the next router that a packet sent on p
+// arrives on.
+func (p Port) Opposite() Port {
+	switch {
+	case p == Local:
+		return Local
+	case p.Positive():
+		return p + 1
+	}
+	return p - 1
+}
+
+func (p Port) String() string {
+	if p == Local {
+		return "local"
+	}
+	sign := "+"
+	if !p.Positive() {
+		sign = "-"
+	}
+	return fmt.Sprintf("%s%d", sign, p.Dim())
+}
+
+// Escape is how a torus avoids deadlock on its deterministic (escape)
+// channels.
+type Escape uint8
+
+const (
+	// Dateline splits each ring's channels into two VC classes: a packet
+	// uses class 0 while its path in the dimension still wraps around and
+	// class 1 after (Dally and Seitz), so neither class closes the ring.
+	Dateline Escape = iota
+	// Bubble keeps one VC class and leaves the ring to the router's bubble
+	// rule (enter a ring only with room for two packets, continue with room
+	// for one), which keeps a free buffer in every ring.
+	Bubble
+	// None applies no rule: a torus can deadlock (for showing that it does).
+	None
+)
+
+// ParseEscape returns the Escape of a name.
+func ParseEscape(s string) (Escape, error) {
+	switch s {
+	case "dateline":
+		return Dateline, nil
+	case "bubble":
+		return Bubble, nil
+	case "none":
+		return None, nil
+	}
+	return 0, fmt.Errorf("%q is not an escape; allowed: dateline | bubble | none", s)
+}
+
+func (e Escape) String() string { return [...]string{"dateline", "bubble", "none"}[e] }
+
+// Net is a k-ary n-cube (Torus) or n-mesh: K[d] routers along dimension d.
+type Net struct {
+	K      [MaxDims]int
+	N      int
+	Torus  bool
+	Escape Escape // torus only
+	VCs    int    // virtual channels per port
+	stride [MaxDims]int
+}
+
+// NewNet checks and returns a network of the given dimensions.
+func NewNet(dims []int, torus bool, escape Escape, vcs int) (*Net, error) {
+	if len(dims) < 1 || len(dims) > MaxDims {
+		return nil, fmt.Errorf("%d dimensions; allowed 1..%d", len(dims), MaxDims)
+	}
+	if vcs < 1 || vcs > MaxVCs {
+		return nil, fmt.Errorf("%d virtual channels; allowed 1..%d", vcs, MaxVCs)
+	}
+	n := &Net{N: len(dims), Torus: torus, Escape: escape, VCs: vcs}
+	s := 1
+	for d, k := range dims {
+		if k < 2 {
+			return nil, fmt.Errorf("dimension %d has %d routers; allowed at least 2", d, k)
+		}
+		n.K[d], n.stride[d] = k, s
+		s *= k
+	}
+	for d := n.N; d < MaxDims; d++ {
+		n.K[d], n.stride[d] = 1, s
+	}
+	return n, nil
+}
+
+// Nodes is the number of routers.
+func (n *Net) Nodes() int { return n.stride[MaxDims-1] * n.K[MaxDims-1] }
+
+// Ports is the number of router ports, Local included.
+func (n *Net) Ports() int { return 1 + 2*n.N }
+
+// Coord is node's coordinate in dimension d.
+func (n *Net) Coord(node, d int) int { return node / n.stride[d] % n.K[d] }
+
+// Neighbor is the router that port p of node leads to, and whether there is
+// one (a mesh edge has none).
+func (n *Net) Neighbor(node int, p Port) (int, bool) {
+	d := p.Dim()
+	c, k := n.Coord(node, d), n.K[d]
+	next := c + 1
+	if !p.Positive() {
+		next = c - 1
+	}
+	if next < 0 || next >= k {
+		if !n.Torus {
+			return 0, false
+		}
+		next = (next + k) % k
+	}
+	return node + (next-c)*n.stride[d], true
+}
+
+// Offset is the minimal signed offset from node to dst along dimension d: on
+// a torus the shorter way around, a tie (k even, half way) going the
+// positive way.
+func (n *Net) Offset(node, dst, d int) int {
+	o := n.Coord(dst, d) - n.Coord(node, d)
+	if !n.Torus {
+		return o
+	}
+	k := n.K[d]
+	if o < 0 {
+		o += k
+	}
+	if 2*o > k {
+		o -= k
+	}
+	return o
+}
+
+// Hops is the minimal number of hops from node to dst.
+func (n *Net) Hops(node, dst int) int {
+	h := 0
+	for d := 0; d < n.N; d++ {
+		o := n.Offset(node, dst, d)
+		h += max(o, -o)
+	}
+	return h
+}
+
+// toward is the port along d that reduces offset o (≠ 0).
+func toward(d, o int) Port {
+	if o > 0 {
+		return Plus(d)
+	}
+	return Minus(d)
+}
+
+// wraps reports whether the rest of a packet's minimal path along d, from
+// node, crosses the ring's wrap-around link (k−1 to 0 going up, 0 to k−1
+// going down): the dateline.
+func (n *Net) wraps(node, dst, d int) bool {
+	if !n.Torus {
+		return false
+	}
+	o := n.Offset(node, dst, d)
+	c := n.Coord(node, d)
+	return o > 0 && c+o >= n.K[d] || o < 0 && c+o < 0
+}
+
+// Choices is, per port, the mask of the virtual channels a packet may use
+// there (8 bits a port, bit v for VC v).
+type Choices uint64
+
+// Add allows VCs vcs on port p.
+func (c Choices) Add(p Port, vcs uint8) Choices { return c | Choices(vcs)<<(8*uint(p)) }
+
+// VCs is the mask allowed on port p.
+func (c Choices) VCs(p Port) uint8 { return uint8(c >> (8 * uint(p))) }
+
+// Ports is the mask of ports with some VC allowed (bit p for port p).
+func (c Choices) Ports() uint8 {
+	var m uint8
+	for x := uint64(c); x != 0; x &= x - 1 {
+		m |= 1 << (bits.TrailingZeros64(x) / 8)
+	}
+	return m
+}
+
+// Only reports the one port allowed, if exactly one is.
+func (c Choices) Only() (Port, bool) {
+	m := c.Ports()
+	if m == 0 || m&(m-1) != 0 {
+		return 0, false
+	}
+	return Port(bits.TrailingZeros8(m)), true
+}
+
+func (c Choices) String() string {
+	s := ""
+	for p := Port(0); p < 8; p++ {
+		if v := c.VCs(p); v != 0 {
+			if s != "" {
+				s += " "
+			}
+			s += fmt.Sprintf("%v:%b", p, v)
+		}
+	}
+	return "{" + s + "}"
+}
