@@ -119,9 +119,8 @@ func (p *ProbeArray[T]) materialize(i int, scope *Module) {
 		p.el = make([]*Probe[T], p.arr.n)
 	}
 	e := &Probe[T]{}
-	sig := &signal{sigMeta: p.meta, owner: scope, val: unsafe.Pointer(&e.q), tid: -1}
-	scope.signals = append(scope.signals, sig)
-	e.bind(scope, sig)
+	e.owner = scope
+	e.sig = declare(scope, p.meta, unsafe.Pointer(&e.Reg), unsafe.Pointer(&e.q), nil, bindReg[T])
 	e.Reset(p.reset)
 	p.el[i] = e
 }

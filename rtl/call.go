@@ -1,6 +1,9 @@
 package rtl
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // A call is a declared hand-off between components of one Together group
 // (docs/architecture.md §3): the sender's CallOut passes a value to a
@@ -37,6 +40,7 @@ type CallIn[T any] struct{ d *callEnd }
 
 // callEnd is a receiving end's declaration.
 type callEnd struct {
+	owner   *Module
 	sig     *signal // never traced
 	peer    *Module // a sender's owner, for the group check
 	senders int32
@@ -47,16 +51,21 @@ type callEnd struct {
 // waveform (a packet tag, an index).
 func (o *CallOut[T, R]) Init(owner *Module, name string, show func(T) uint32) *CallOut[T, R] {
 	o.tr = &callTrace[T]{show: show}
-	o.tr.p.bind(owner, newSignal[uint32](owner, name, callerPC(2), nil, &o.tr.p.q))
-	o.tr.p.sig.traced = &o.on
-	owner.elems = append(owner.elems, elem{sig: o.tr.p.sig, port: o})
+	p := &o.tr.p
+	p.owner = owner
+	// The probe is outside the port's struct, so this is a record of the
+	// module's own; the port it elaborates is o.
+	p.sig = newSignal[uint32](owner, name, callerPC(2), nil, unsafe.Pointer(&p.Reg), &p.q,
+		func(unsafe.Pointer) port { return o }, bindReg[uint32])
+	p.sig.traced = &o.on
 	return o
 }
 
 // Init declares the receiving end under owner.
 func (i *CallIn[T]) Init(owner *Module, name string) *CallIn[T] {
-	i.d = &callEnd{sig: newSignal[T](owner, name, callerPC(2), noTrace, nil)}
-	owner.elems = append(owner.elems, elem{sig: i.d.sig, port: i.d})
+	i.d = &callEnd{owner: owner}
+	i.d.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i.d), nil,
+		func(obj unsafe.Pointer) port { return (*callEnd)(obj) }, nil)
 	return i
 }
 
@@ -103,17 +112,17 @@ func (o *CallOut[T, R]) Len() int {
 
 func (o *CallOut[T, R]) problems(add func(string, uintptr, string)) {
 	if o.Len() == 0 {
-		add(o.tr.p.sig.path(), o.tr.p.sig.pc, "call sender is not connected (ConnectCalls it to receivers)")
+		add(o.tr.p.sig.at(o.tr.p.owner), o.tr.p.sig.pc, "call sender is not connected (ConnectCalls it to receivers)")
 	}
 }
 
 func (d *callEnd) problems(add func(string, uintptr, string)) {
 	if d.senders == 0 && !d.tiedOff {
-		add(d.sig.path(), d.sig.pc, "call receiver has no sender (ConnectCalls a CallOut to it, or TieOff)")
+		add(d.sig.at(d.owner), d.sig.pc, "call receiver has no sender (ConnectCalls a CallOut to it, or TieOff)")
 	}
 	if d.peer != nil {
-		if g := group(d.sig.owner); g == nil || group(d.peer) != g {
-			add(d.sig.path(), d.sig.pc, fmt.Sprintf("call from %s: both ends must be under one Together module (they share a partition)", d.peer.Path()))
+		if g := group(d.owner); g == nil || group(d.peer) != g {
+			add(d.sig.at(d.owner), d.sig.pc, fmt.Sprintf("call from %s: both ends must be under one Together module (they share a partition)", d.peer.Path()))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package rtl
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // Problem is one elaboration error: the hierarchical path it concerns, the
@@ -39,7 +40,7 @@ func (s *Sim) elaborate() error {
 		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
 	}
 	walk(&s.top, func(m *Module) {
-		seen := make(map[string]uintptr, len(m.children)+len(m.signals))
+		seen := make(map[string]uintptr, len(m.children)+int(m.ncls)+len(m.own))
 		check := func(name string, pc uintptr) {
 			if !validName(name) {
 				add(m.Path()+"."+name, pc, fmt.Sprintf("invalid name %q: use letters, digits, '_' and (i) indices", name))
@@ -58,16 +59,13 @@ func (s *Sim) elaborate() error {
 				check(Idx(a.name, i), a.pc)
 			}
 		}
-		// Every register, probe and port declares a signal, in order; the
-		// ports are also in elems, in the same order.
-		j := 0
-		for _, sig := range m.signals {
+		// Every register, probe, port and line end declares a signal.
+		m.decls(func(sig *signal, p port, _ *decl, _ unsafe.Pointer) {
 			check(sig.name, sig.pc)
-			if j < len(m.elems) && m.elems[j].sig == sig {
-				m.elems[j].port.problems(add)
-				j++
+			if p != nil {
+				p.problems(add)
 			}
-		}
+		})
 	})
 	if len(probs) > 0 {
 		return &ElabError{Problems: probs}

@@ -3,6 +3,7 @@ package rtl
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A delay line carries a stream of values from one component to another with
@@ -58,16 +59,16 @@ type lineProblem struct {
 // Init declares the sending end under owner.
 func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 	o.owner = owner
-	o.sig = newSignal[T](owner, name, callerPC(2), noTrace, nil)
-	owner.elems = append(owner.elems, elem{sig: o.sig, port: o})
+	o.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(o), nil,
+		func(obj unsafe.Pointer) port { return (*LineOut[T])(obj) }, nil)
 	return o
 }
 
 // Init declares the receiving end under owner.
 func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
 	i.owner = owner
-	i.sig = newSignal[T](owner, name, callerPC(2), noTrace, nil)
-	owner.elems = append(owner.elems, elem{sig: i.sig, port: i})
+	i.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i), nil,
+		func(obj unsafe.Pointer) port { return (*LineIn[T])(obj) }, nil)
 	return i
 }
 
@@ -85,11 +86,11 @@ func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
 	switch {
 	case latency == 0:
 		bad = fmt.Sprintf("line %s -> %s has latency 0; a delay line needs latency >= 1 (a registered output is latency 1)",
-			out.sig.path(), in.sig.path())
+			out.sig.at(out.owner), in.sig.at(in.owner))
 	case in.l != nil:
-		bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.path())
+		bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.at(in.owner))
 	case out.l != nil:
-		bad = fmt.Sprintf("line sender %s is connected twice", out.sig.path())
+		bad = fmt.Sprintf("line sender %s is connected twice", out.sig.at(out.owner))
 	}
 	if bad != "" {
 		l.bad = &lineProblem{pc: callerPC(1), msg: bad}
@@ -113,14 +114,14 @@ func (o *LineOut[T]) SendRef(v *T) {
 	if l.direct {
 		c := l.sim.now + 1
 		if o.last == c {
-			panic("rtl: " + o.sig.path() + ": two sends in one cycle")
+			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 		}
 		o.last = c
 		l.push(v, c-1+l.latency, o.owner.part)
 		return
 	}
 	if o.sent {
-		panic("rtl: " + o.sig.path() + ": two sends in one cycle")
+		panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 	}
 	*o.staged = *v
 	o.sent = true
@@ -164,7 +165,7 @@ func (o *LineOut[T]) Direct() bool { return o.direct }
 func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	l := o.l
 	if !l.direct || c <= l.sim.now {
-		panic("rtl: " + o.sig.path() + ": Schedule needs a direct line and a later cycle")
+		panic("rtl: " + o.sig.at(o.owner) + ": Schedule needs a direct line and a later cycle")
 	}
 	at := c + l.latency
 	if l.n > 0 {
@@ -174,7 +175,7 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 			return
 		}
 		if last.at > at {
-			panic("rtl: " + o.sig.path() + ": Schedule before a value already on the line")
+			panic("rtl: " + o.sig.at(o.owner) + ": Schedule before a value already on the line")
 		}
 	}
 	o.last = c + 1
@@ -287,17 +288,17 @@ func (i *LineIn[T]) Latency() uint64 { return i.l.latency }
 
 func (o *LineOut[T]) problems(add func(string, uintptr, string)) {
 	if o.l == nil {
-		add(o.sig.path(), o.sig.pc, "line sender is not connected (ConnectLine it to a LineIn)")
+		add(o.sig.at(o.owner), o.sig.pc, "line sender is not connected (ConnectLine it to a LineIn)")
 		return
 	}
 	if b := o.l.bad; b != nil {
-		add(o.sig.path(), b.pc, b.msg)
+		add(o.sig.at(o.owner), b.pc, b.msg)
 	}
 }
 
 func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
 	if i.l == nil {
-		add(i.sig.path(), i.sig.pc, "line receiver is not connected (ConnectLine a LineOut to it)")
+		add(i.sig.at(i.owner), i.sig.pc, "line receiver is not connected (ConnectLine a LineOut to it)")
 	}
 }
 

@@ -46,12 +46,14 @@ type moduleInfo struct {
 	name     string
 	parent   *Module
 	children []*Module
-	pc       uintptr // where Init was called, for elaboration errors
-	signals  []*signal
-	elems    []elem   // ports and lines: for elaboration checks
+	pc       uintptr  // where Init was called, for elaboration errors
+	own      []own    // declarations of its own (those its class does not hold)
 	arrays   []*Array // indexed scopes of probes (NewArray)
 	rng      *rand.Rand
-	together bool // Together: every component below shares one partition
+	cls      *class // the declarations it shares with modules of its type
+	ncls     int32  // how many of them it has made
+	diverged bool   // it declared something its class does not: the rest are its own
+	together bool   // Together: every component below shares one partition
 }
 
 const (
@@ -72,6 +74,7 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	m.moduleInfo = &moduleInfo{name: name, parent: parent}
 	m.sim = parent.sim
 	m.pc = callerPC(2)
+	m.cls = m.sim.classOf(self, m)
 	if e, ok := self.(Evaler); ok {
 		m.s = &sched{self: e, mod: m} // moved into the Sim's array at Build
 	}

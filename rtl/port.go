@@ -3,14 +3,8 @@ package rtl
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 )
-
-// elem is what the elaboration checks know about a declared port (the
-// registers' names they find among the module's signals).
-type elem struct {
-	sig  *signal // its name and declaration site
-	port port
-}
 
 type port interface {
 	problems(add func(path string, pc uintptr, msg string))
@@ -38,8 +32,9 @@ func (o *Out[T]) commit(p *partition) {
 
 // Init declares the output under owner.
 func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
-	o.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &o.q))
-	owner.elems = append(owner.elems, elem{sig: o.sig, port: o})
+	o.owner = owner
+	o.sig = newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(o), &o.q,
+		func(obj unsafe.Pointer) port { return (*Out[T])(obj) }, bindReg[T])
 	return o
 }
 
@@ -48,13 +43,14 @@ func (o *Out[T]) TieOff() { o.tiedOff = true }
 
 func (o *Out[T]) problems(add func(string, uintptr, string)) {
 	if len(o.consumers) == 0 && o.quiet == 0 && !o.tiedOff {
-		add(o.sig.path(), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
+		add(o.sig.at(o.owner), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
 	}
 }
 
 // In is an input port. It reads the Q of the output it is connected to.
 type In[T comparable] struct {
 	src     *Reg[T]
+	owner   *Module
 	sig     *signal
 	drivers []string
 	tied    bool
@@ -65,8 +61,9 @@ type In[T comparable] struct {
 // Init declares the input under owner.
 func (i *In[T]) Init(owner *Module, name string, opts ...Opt) *In[T] {
 	// Never traced (the driving output is), so no value to show.
-	i.sig = newSignal[T](owner, name, callerPC(2), append(opts[:len(opts):len(opts)], NoTrace()), nil)
-	owner.elems = append(owner.elems, elem{sig: i.sig, port: i})
+	i.owner = owner
+	i.sig = newSignal[T](owner, name, callerPC(2), append(opts[:len(opts):len(opts)], NoTrace()), unsafe.Pointer(i), nil,
+		func(obj unsafe.Pointer) port { return (*In[T])(obj) }, nil)
 	return i
 }
 
@@ -83,16 +80,16 @@ func (i *In[T]) Tie(v T) {
 
 // Connect wires out to in. Both must belong to the same Sim.
 func Connect[T comparable](out *Out[T], in *In[T]) {
-	in.drivers = append(in.drivers, out.sig.path())
+	in.drivers = append(in.drivers, out.sig.at(out.owner))
 	if len(in.drivers) > 1 {
 		return // reported at Build
 	}
 	if out.sig.widthSet && in.sig.widthSet && out.sig.width != in.sig.width {
 		in.wrong = append(in.wrong, fmt.Sprintf("width mismatch: %s is %d bits, %s is %d bits",
-			out.sig.path(), out.sig.width, in.sig.path(), in.sig.width))
+			out.sig.at(out.owner), out.sig.width, in.sig.at(in.owner), in.sig.width))
 	}
 	in.src = &out.Reg
-	out.consumers = append(out.consumers, in.sig.owner)
+	out.consumers = append(out.consumers, in.owner)
 }
 
 // ConnectQuiet wires out to in like Connect, except that a change of out
@@ -101,13 +98,13 @@ func Connect[T comparable](out *Out[T], in *In[T]) {
 // packet arrives). The value read is the same registered one; only the
 // wake-up is saved.
 func ConnectQuiet[T comparable](out *Out[T], in *In[T]) {
-	in.drivers = append(in.drivers, out.sig.path())
+	in.drivers = append(in.drivers, out.sig.at(out.owner))
 	if len(in.drivers) > 1 {
 		return // reported at Build
 	}
 	if out.sig.widthSet && in.sig.widthSet && out.sig.width != in.sig.width {
 		in.wrong = append(in.wrong, fmt.Sprintf("width mismatch: %s is %d bits, %s is %d bits",
-			out.sig.path(), out.sig.width, in.sig.path(), in.sig.width))
+			out.sig.at(out.owner), out.sig.width, in.sig.at(in.owner), in.sig.width))
 	}
 	in.src = &out.Reg
 	out.quiet++
@@ -127,7 +124,7 @@ type InPort interface {
 	connectAny(out OutPort)
 }
 
-func (o *Out[T]) outPath() string        { return o.sig.path() }
+func (o *Out[T]) outPath() string        { return o.sig.at(o.owner) }
 func (o *Out[T]) elemType() reflect.Type { return o.sig.typ }
 
 func (i *In[T]) connectAny(out OutPort) {
@@ -135,7 +132,7 @@ func (i *In[T]) connectAny(out OutPort) {
 	if !ok {
 		i.drivers = append(i.drivers, out.outPath())
 		i.wrong = append(i.wrong, fmt.Sprintf("type mismatch: %s carries %v, %s takes %v",
-			out.outPath(), out.elemType(), i.sig.path(), i.sig.typ))
+			out.outPath(), out.elemType(), i.sig.at(i.owner), i.sig.typ))
 		return
 	}
 	Connect(o, i)
@@ -145,7 +142,7 @@ func (i *In[T]) connectAny(out OutPort) {
 func ConnectAny(out OutPort, in InPort) { in.connectAny(out) }
 
 func (i *In[T]) problems(add func(string, uintptr, string)) {
-	p := i.sig.path()
+	p := i.sig.at(i.owner)
 	for _, w := range i.wrong {
 		add(p, i.sig.pc, w)
 	}

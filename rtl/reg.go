@@ -65,26 +65,24 @@ type sigMeta struct {
 
 func (s *signal) path() string { return s.owner.Path() + "." + s.name }
 
-func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T) *signal {
+func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, obj unsafe.Pointer, val *T,
+	asPort func(unsafe.Pointer) port, bind func(unsafe.Pointer, *signal)) *signal {
 	if owner == nil {
 		panic("rtl: signal " + name + " declared with a nil owner module")
 	}
 	if owner.sim.built {
 		panic("rtl: signal " + owner.Path() + "." + name + " declared after Build")
 	}
-	s := newSignalRecord(owner, name, pc, opts, val)
-	owner.signals = append(owner.signals, s)
-	return s
+	var v unsafe.Pointer
+	if val != nil {
+		v = unsafe.Pointer(val)
+	}
+	return declare(owner, newMeta[T](owner.sim, name, pc, opts), obj, v, asPort, bind)
 }
 
-// newSignalRecord makes the record of a signal, its declaration interned.
-func newSignalRecord[T any](owner *Module, name string, pc uintptr, opts []Opt, val *T) *signal {
-	s := &signal{sigMeta: newMeta[T](owner.sim, name, pc, opts), owner: owner, tid: -1}
-	if val != nil {
-		s.val = unsafe.Pointer(val)
-	}
-	return s
-}
+// at is the signal's path as declared by owner (a class's declaration has
+// no owner of its own).
+func (s *signal) at(owner *Module) string { return owner.Path() + "." + s.name }
 
 // newMeta returns the Sim's one record of a declaration.
 func newMeta[T any](sim *Sim, name string, pc uintptr, opts []Opt) *sigMeta {
@@ -206,13 +204,9 @@ type Reg[T comparable] struct {
 
 // Init declares the register under owner. Call it from the constructor.
 func (r *Reg[T]) Init(owner *Module, name string, opts ...Opt) *Reg[T] {
-	r.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &r.q))
+	r.owner = owner
+	r.sig = newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(r), &r.q, nil, bindReg[T])
 	return r
-}
-
-func (r *Reg[T]) bind(owner *Module, sig *signal) {
-	r.owner, r.sig = owner, sig
-	sig.traced = &r.traced
 }
 
 // Traced reports whether the register is in the waveform being written. A
@@ -286,6 +280,7 @@ func (p *Probe[T]) Set(v T) {
 
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
-	p.bind(owner, newSignal[T](owner, name, callerPC(2), opts, &p.q))
+	p.owner = owner
+	p.sig = newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(&p.Reg), &p.q, nil, bindReg[T])
 	return p
 }

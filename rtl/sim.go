@@ -2,8 +2,10 @@ package rtl
 
 import (
 	"math/bits"
+	"reflect"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Options configure a Sim.
@@ -39,8 +41,9 @@ type Sim struct {
 
 	order func([]*sched) // test hook: permutes each cycle's eval order
 
-	stats Stats
-	metas map[sigMeta]*sigMeta // interned signal declarations
+	stats   Stats
+	metas   map[sigMeta]*sigMeta // interned signal declarations
+	classes map[reflect.Type]*class
 }
 
 // Stats counts the kernel's work.
@@ -214,7 +217,7 @@ func (s *Sim) Build() error {
 		if m.isComp() {
 			s.comps = append(s.comps, m)
 		}
-		m.children, m.signals, m.elems = clip(m.children), clip(m.signals), clip(m.elems)
+		m.children, m.own = clip(m.children), clip(m.own)
 	})
 	s.metas = nil // only declarations use it
 	s.sched = make([]sched, len(s.comps))
@@ -265,11 +268,11 @@ func (s *Sim) Build() error {
 	}
 	assign(&s.top, nil)
 	walk(&s.top, func(m *Module) {
-		for _, e := range m.elems {
-			if b, ok := e.port.(binder); ok {
+		m.decls(func(_ *signal, p port, _ *decl, _ unsafe.Pointer) {
+			if b, ok := p.(binder); ok {
 				b.bind()
 			}
-		}
+		})
 	})
 	for i := range s.sched {
 		s.wake(&s.sched[i], s.now)

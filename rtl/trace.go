@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/hwcoll/hwcoll/vcd"
 )
@@ -81,12 +82,21 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 	if !isTop {
 		t.w.Scope(m.name)
 	}
-	for _, sig := range m.signals {
-		if sig.noTrace || !(selected || matchAny(pats, sig.path())) {
-			continue
+	mp := ""
+	m.decls(func(sig *signal, _ port, d *decl, obj unsafe.Pointer) {
+		if sig.noTrace || sig.enc == encNone { // no waveform form; components add a probe
+			return
 		}
-		if sig.enc == encNone {
-			continue // a type with no waveform form; components add a probe
+		if !selected {
+			if mp == "" {
+				mp = m.Path()
+			}
+			if !matchAny(pats, mp+"."+sig.name) {
+				return
+			}
+		}
+		if d != nil {
+			sig = m.record(d, obj) // the class's declaration: a record of m's own
 		}
 		k, wd := sig.vcdKind()
 		sig.vid = int32(t.w.Var(k, wd, sig.name))
@@ -95,7 +105,7 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 			*sig.traced = true
 		}
 		t.sigs = append(t.sigs, sig)
-	}
+	})
 	// Children and arrays in the order they were declared.
 	arrays := m.arrays
 	for j := 0; j <= len(m.children); j++ {
@@ -131,10 +141,15 @@ func (s *Sim) declareArray(a *Array, t *tracer, pats []string, selected bool) {
 
 // subtreeMayMatch avoids empty scopes for modules with nothing selected.
 func subtreeMayMatch(m *Module, pats []string) bool {
-	for _, sig := range m.signals {
-		if !sig.noTrace && sig.enc != encNone && matchAny(pats, sig.path()) {
-			return true
+	found := false
+	mp := m.Path()
+	m.decls(func(sig *signal, _ port, _ *decl, _ unsafe.Pointer) {
+		if !found && !sig.noTrace && sig.enc != encNone && matchAny(pats, mp+"."+sig.name) {
+			found = true
 		}
+	})
+	if found {
+		return true
 	}
 	for _, a := range m.arrays {
 		for i := 0; i < a.n; i++ {

@@ -1,0 +1,118 @@
+package rtl
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/vcd"
+)
+
+// unit is a block whose declarations depend on a parameter (extra adds a
+// probe in the middle) and one of which lives outside its struct.
+type unit struct {
+	Module
+	a     Reg[uint8]
+	in    In[uint16]
+	apart *Probe[uint32] // outside the struct: the module's own record
+	b     Probe[uint16]
+	out   Out[uint16]
+	extra Probe[bool]
+}
+
+func (u *unit) Eval() {
+	u.a.Set(u.a.Q() + 1)
+	u.b.Set(u.in.Get() + 1)
+	u.out.Set(uint16(u.a.Q()) * 3)
+	u.apart.Set(uint32(u.a.Q()) + 1000)
+}
+
+func newUnit(parent *Module, name string, extra bool) *unit {
+	u := &unit{apart: new(Probe[uint32])}
+	u.Init(parent, name, u)
+	u.a.Init(&u.Module, "a")
+	u.in.Init(&u.Module, "in")
+	u.apart.Init(&u.Module, "apart")
+	if extra {
+		u.extra.Init(&u.Module, "extra")
+	}
+	u.b.Init(&u.Module, "b")
+	u.out.Init(&u.Module, "out")
+	return u
+}
+
+// Modules of one type share their declarations: identical ones keep no
+// record of their own but the one declared outside their struct; one that
+// declares differently keeps the rest as its own, in order. Elaboration
+// names each instance's own paths, and the waveform of every instance is
+// the same as when each module had its own records (values, order).
+func TestClassesShareDeclarations(t *testing.T) {
+	sim := NewSim(Options{})
+	var us []*unit
+	for i := 0; i < 4; i++ {
+		us = append(us, newUnit(sim.Top(), Idx("u", i), i == 2))
+	}
+	for i, u := range us {
+		Connect(&us[(i+1)%len(us)].out, &u.in)
+	}
+	c := us[0].cls
+	require.NotNil(t, c)
+	for i, u := range us {
+		require.Same(t, c, u.cls)
+		if i == 2 {
+			require.True(t, u.diverged)
+			require.Equal(t, int32(3), u.ncls) // a, in, apart, then extra differs
+			require.Len(t, u.own, 4)           // apart, extra, b, out
+			continue
+		}
+		require.False(t, u.diverged)
+		require.Equal(t, int32(5), u.ncls)
+		require.Len(t, u.own, 1) // apart
+		require.Same(t, us[0].b.sig, u.b.sig, "one declaration for every instance")
+	}
+	require.NoError(t, sim.Build())
+	var buf bytes.Buffer
+	w, err := sim.NewTraceWriter(&buf)
+	require.NoError(t, err)
+	require.NoError(t, sim.Trace(w, "top.u(1).*,top.u(2).*"))
+	var paths []string
+	for _, s := range sim.TracedSignals() {
+		paths = append(paths, s.Path)
+	}
+	require.Equal(t, []string{
+		"top.u(1).a", "top.u(1).apart", "top.u(1).b", "top.u(1).out",
+		"top.u(2).a", "top.u(2).apart", "top.u(2).extra", "top.u(2).b", "top.u(2).out",
+	}, paths)
+	require.True(t, us[1].a.Traced() && us[2].b.Traced() && !us[0].a.Traced())
+	sim.Run(6)
+	require.NoError(t, sim.EndTrace())
+	f, err := vcd.Parse(&buf)
+	require.NoError(t, err)
+	for _, name := range []string{"top.u(1).a", "top.u(2).a"} {
+		v, ok := f.ValueAt(name, 6*4)
+		require.True(t, ok, name)
+		require.Equal(t, "110", v, name) // 6 after six cycles
+	}
+	v, _ := f.ValueAt("top.u(1).out", 6*4)
+	require.Equal(t, "1111", v) // 3·5
+	v, _ = f.ValueAt("top.u(2).apart", 6*4)
+	require.Equal(t, "1111101101", v) // 1000+5
+}
+
+// A class's ports are checked per instance, each error naming its own path.
+func TestClassPortsAreCheckedPerInstance(t *testing.T) {
+	sim := NewSim(Options{})
+	for i := 0; i < 3; i++ {
+		u := newUnit(sim.Top(), Idx("u", i), false)
+		u.out.TieOff()
+		if i != 1 {
+			u.in.Tie(0)
+		}
+	}
+	err := sim.Build()
+	require.Error(t, err)
+	require.Equal(t, 1, strings.Count(err.Error(), "input is not driven"), err.Error())
+	require.ErrorContains(t, err, "top.u(1).in: input is not driven")
+}
