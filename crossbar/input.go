@@ -34,7 +34,8 @@ type inPort struct {
 	queued   []uint16          // per output: copies written to its crosspoint and not yet left
 	owed     []credit.Token    // credits to return, one token per cycle
 	used     rtl.Probe[uint16] // slots in use, for the waveform
-	mf       *credit.Granter   // credit mode min-free: grants credits up to the least free crosspoint (nil otherwise)
+	mf       *credit.Granter   // credit mode min-free: grants credits up to the least free crosspoint (= &grant; nil otherwise)
+	grant    credit.Granter
 	err      error
 	adaptive bool                           // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 	xpWrite  rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
@@ -68,7 +69,7 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	p.grow(s.P.XPPackets)
 	p.used.Init(&p.Module, "slots_used")
 	if s.P.CreditMode == credit.MinFree {
-		p.mf = new(credit.Granter)
+		p.mf = &p.grant
 		credit.InitGranter(p.mf, &p.Module, "grant", k, uint16(s.P.XPPackets))
 	}
 	return p

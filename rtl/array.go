@@ -52,7 +52,7 @@ func (a *Array) scope(i int) *Module {
 	if m := a.scopes[i]; m != nil {
 		return m
 	}
-	m := &Module{moduleInfo: &moduleInfo{name: Idx(a.name, i), parent: a.owner, pc: a.pc},
+	m := &Module{moduleInfo: &moduleInfo{modID: &modID{name: Idx(a.name, i), pc: a.pc}, parent: a.owner},
 		sim: a.owner.sim, s: a.owner.s, part: a.owner.part}
 	for _, mb := range a.members {
 		mb.materialize(i, m)

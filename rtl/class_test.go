@@ -116,3 +116,59 @@ func TestClassPortsAreCheckedPerInstance(t *testing.T) {
 	require.Equal(t, 1, strings.Count(err.Error(), "input is not driven"), err.Error())
 	require.ErrorContains(t, err, "top.u(1).in: input is not driven")
 }
+
+// leaf is a sub-block with a probe; host embeds one.
+type leaf struct {
+	Module
+	p Probe[uint8]
+}
+
+type host struct {
+	Module
+	x    Reg[uint8]
+	leaf leaf
+}
+
+func (h *host) Eval() { h.Sleep() }
+
+func newHost(parent *Module, name string) *host {
+	h := &host{}
+	h.Init(parent, name, h)
+	h.x.Init(&h.Module, "x")
+	h.leaf.Init(&h.Module, "leaf", &h.leaf)
+	h.leaf.p.Init(&h.leaf.Module, "p")
+	return h
+}
+
+// Like sub-blocks share one info after Build and still know their parent
+// and path; a sub-block that draws random numbers gets an info of its own
+// and the stream its path gives.
+func TestLikeSubBlocksShareAnInfo(t *testing.T) {
+	build := func(randBefore bool) (*Sim, []*host, uint64) {
+		sim := NewSim(Options{Seed: 9})
+		var hs []*host
+		for i := 0; i < 3; i++ {
+			hs = append(hs, newHost(sim.Top(), Idx("h", i)))
+		}
+		var first uint64
+		if randBefore {
+			first = hs[1].leaf.Rand().Uint64()
+		}
+		require.NoError(t, sim.Build())
+		return sim, hs, first
+	}
+	_, hs, _ := build(false)
+	for i, h := range hs {
+		require.True(t, h.leaf.shared, "h(%d).leaf", i)
+		require.Same(t, hs[0].leaf.moduleInfo, h.leaf.moduleInfo)
+		require.Same(t, &h.Module, h.leaf.Parent())
+		require.Equal(t, Idx("top.h", i)+".leaf", h.leaf.Path())
+		require.False(t, h.shared, "a component with children keeps its own")
+	}
+	got := hs[1].leaf.Rand().Uint64()
+	require.False(t, hs[1].leaf.shared)
+	require.True(t, hs[2].leaf.shared)
+	require.Equal(t, "top.h(1).leaf", hs[1].leaf.Path())
+	_, _, want := build(true)
+	require.Equal(t, want, got, "the same stream as an unshared module's")
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Evaler is implemented by components that have clocked logic. A module
@@ -43,10 +44,9 @@ type sched struct {
 }
 
 type moduleInfo struct {
-	name     string
-	parent   *Module
+	*modID           // name and declaration site, interned
+	parent   *Module // nil for the root and for a shared info (see delta)
 	children []*Module
-	pc       uintptr  // where Init was called, for elaboration errors
 	own      []own    // declarations of its own (those its class does not hold)
 	arrays   []*Array // indexed scopes of probes (NewArray)
 	rng      *rand.Rand
@@ -54,6 +54,28 @@ type moduleInfo struct {
 	ncls     int32  // how many of them it has made
 	diverged bool   // it declared something its class does not: the rest are its own
 	together bool   // Together: every component below shares one partition
+	shared   bool   // this info is shared by like sub-blocks (Build): the parent is at m − delta
+	delta    int32
+}
+
+// modID is a module's name and where it was declared.
+type modID struct {
+	name string
+	pc   uintptr // where Init was called, for elaboration errors
+}
+
+// id interns a module's name and site.
+func (s *Sim) id(name string, pc uintptr) *modID {
+	k := modID{name, pc}
+	if p, ok := s.ids[k]; ok {
+		return p
+	}
+	if s.ids == nil {
+		s.ids = map[modID]*modID{}
+	}
+	p := &k
+	s.ids[k] = p
+	return p
 }
 
 const (
@@ -71,9 +93,8 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if parent.sim.built {
 		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
 	}
-	m.moduleInfo = &moduleInfo{name: name, parent: parent}
+	m.moduleInfo = &moduleInfo{modID: parent.sim.id(name, callerPC(2)), parent: parent}
 	m.sim = parent.sim
-	m.pc = callerPC(2)
 	m.cls = m.sim.classOf(self, m)
 	if e, ok := self.(Evaler); ok {
 		m.s = &sched{self: e, mod: m} // moved into the Sim's array at Build
@@ -86,14 +107,20 @@ func (m *Module) Name() string { return m.name }
 
 // Path is the dotted hierarchical name, e.g. top.sw3.xp(5)(2).
 func (m *Module) Path() string {
-	if m.parent == nil {
+	p := m.Parent()
+	if p == nil {
 		return m.name
 	}
-	return m.parent.Path() + "." + m.name
+	return p.Path() + "." + m.name
 }
 
 // Parent and Children expose the tree (for netlist walkers and tracing).
-func (m *Module) Parent() *Module     { return m.parent }
+func (m *Module) Parent() *Module {
+	if m.shared {
+		return (*Module)(unsafe.Add(unsafe.Pointer(m), -int(m.delta)))
+	}
+	return m.parent
+}
 func (m *Module) Children() []*Module { return m.children }
 
 // Sim returns the simulator the module belongs to.
@@ -156,6 +183,7 @@ func (m *Module) WakeAt(c uint64) {
 // the numbers this one draws. Only the module itself may use it in Eval.
 func (m *Module) Rand() *rand.Rand {
 	if m.rng == nil {
+		m.private()
 		h := fnv64(m.Path())
 		s := splitmix(m.sim.seed ^ h)
 		m.rng = rand.New(rand.NewPCG(s, splitmix(s^0x9e3779b97f4a7c15)))
@@ -229,3 +257,46 @@ func validName(s string) bool {
 
 // isComp reports whether m has an Eval of its own.
 func (m *Module) isComp() bool { return m.s != nil && m.s.mod == m }
+
+// private gives m an info of its own if it shares one.
+func (m *Module) private() {
+	if m.shared {
+		info := *m.moduleInfo
+		info.parent, info.shared, info.delta = m.Parent(), false, 0
+		m.moduleInfo = &info
+	}
+}
+
+// shareInfos lets like sub-blocks share one info (a name, a class, nothing
+// of their own): a link end or a counter inside every port of a network
+// is the same module but for where it is, and where its parent is follows
+// from that (the sub-block sits at a fixed place in its parent's struct).
+func (s *Sim) shareInfos() {
+	type key struct {
+		id     *modID
+		cls    *class
+		ncls   int32
+		pcls   *class
+		offset uintptr
+	}
+	infos := map[key]*moduleInfo{}
+	walk(&s.top, func(m *Module) {
+		p := m.parent
+		if p == nil || p.cls == nil || m.cls == nil || len(m.children) > 0 || len(m.own) > 0 || len(m.arrays) > 0 ||
+			m.rng != nil || m.together || m.diverged {
+			return
+		}
+		off := uintptr(unsafe.Pointer(m)) - uintptr(p.base())
+		if off >= p.cls.size {
+			return // not inside its parent's struct
+		}
+		delta := int64(uintptr(unsafe.Pointer(m))) - int64(uintptr(unsafe.Pointer(p)))
+		k := key{m.modID, m.cls, m.ncls, p.cls, off}
+		info := infos[k]
+		if info == nil {
+			info = &moduleInfo{modID: m.modID, cls: m.cls, ncls: m.ncls, shared: true, delta: int32(delta)}
+			infos[k] = info
+		}
+		m.moduleInfo = info
+	})
+}

@@ -43,6 +43,7 @@ type Sim struct {
 
 	stats   Stats
 	metas   map[sigMeta]*sigMeta // interned signal declarations
+	ids     map[modID]*modID     // interned module names and sites
 	classes map[reflect.Type]*class
 }
 
@@ -117,7 +118,7 @@ func NewSim(opts Options) *Sim {
 	if s.periodPS == 0 {
 		s.periodPS = 4000
 	}
-	s.top.moduleInfo = &moduleInfo{name: "top"}
+	s.top.moduleInfo = &moduleInfo{modID: &modID{name: "top"}}
 	s.top.sim = s
 	s.parts = []*partition{{sim: s}}
 	s.top.part = s.parts[0]
@@ -277,6 +278,8 @@ func (s *Sim) Build() error {
 	for i := range s.sched {
 		s.wake(&s.sched[i], s.now)
 	}
+	s.shareInfos()
+	s.ids = nil
 	if s.workers > 1 {
 		s.pool = newPool(s)
 	}

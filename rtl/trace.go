@@ -182,10 +182,11 @@ func (s *Sim) TracedSignals() []TracedSignal {
 func vcdPath(sig *signal) string { return vcdModPath(sig.owner) + "." + sig.name }
 
 func vcdModPath(m *Module) string {
-	if m.parent == nil {
+	p := m.Parent()
+	if p == nil {
 		return "top"
 	}
-	return vcdModPath(m.parent) + "." + m.name
+	return vcdModPath(p) + "." + m.name
 }
 
 // EndTrace writes the trailing clock edges up to the current cycle and
