@@ -1,0 +1,378 @@
+package router
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/hwcoll/hwcoll/routing"
+)
+
+// run sends, from cycle s on, every flit of input VC id's packet that can
+// provably go on output q at one flit per P cycles: a new run (s = now)
+// or the extension of q's run (s = the cycle after its last flit's).
+func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
+	P := uint64(r.P)
+	ip, v := r.vcOf(id)
+	pr, ok := v.cur()
+	if !ok {
+		return false
+	}
+	op := &r.out[q]
+	ov := &op.vcs[v.ovc]
+	n := v.availFrom(s, r.p.Delay, r.P, uint32(pr.end-v.dep))
+	if q != 0 {
+		n = ov.creditFor(s, r.P, n)
+		ov.take(n, r.P)
+	}
+	if n == 0 {
+		return false
+	}
+	first := v.sent == 0
+	v.dep += uint64(n)
+	v.sent += n
+	if ext {
+		v.runN += n
+	} else {
+		v.runS, v.runN = s, n
+	}
+	if !ext {
+		op.runS, op.tag = s, pr.p.Tag()
+	}
+	op.runEnd = s + uint64(n-1)*P
+	op.busyTo = op.runEnd + P
+	op.from = id
+	ip.busyTo = op.busyTo
+	r.moved = max(r.moved, op.runEnd)
+	delay := uint32(s - now)
+	port := int(id / routing.MaxVCs)
+	if port != 0 {
+		ip.Cred.Send(Credits{N: n, Delay: delay, VC: uint8(id % routing.MaxVCs)})
+	}
+	tail := v.dep == pr.end
+	switch {
+	case q == 0 && tail:
+		// The sink takes the packet whole: its header now, with the
+		// cycles that bring its tail to the sink when the last flit
+		// would arrive there.
+		pk := pr.p
+		pk.Hops++
+		pk.Cycles = uint32(op.busyTo - now)
+		r.Eject.SendRef(now, &pk, 1)
+		r.hops++
+	case q != 0:
+		m := Flits{N: n, Delay: delay, VC: v.ovc, Head: first}
+		if first {
+			m.Pkt = pr.p
+			m.Pkt.Hops++
+			r.hops++
+		}
+		op.Data.SendRef(&m)
+	}
+	if tail {
+		if port == 0 {
+			r.due.Push(op.runEnd)
+			r.returnInjection(now)
+		}
+		ov.owner, ov.freeAt = -1, op.busyTo
+		if r.freed <= now || op.busyTo < r.freed {
+			r.freed = op.busyTo
+		}
+		v.state, v.sent = Idle, 0
+	}
+	return true
+}
+
+// allocateVCs gives every waiting head whose route is computed an output VC.
+func (r *Router) allocateVCs(now uint64) {
+	for q := range r.in {
+		ip := &r.in[q]
+		for w := range ip.vcs {
+			v := &ip.vcs[w]
+			if v.state == Active {
+				continue
+			}
+			pr, ok := v.cur()
+			if !ok {
+				v.state = Idle
+				continue
+			}
+			v.state = Routing
+			if head := v.arrival(v.dep, r.P) + r.p.Delay; head > now {
+				v.retry = head
+				continue
+			}
+			r.allocate(now, q, w, v, pr)
+		}
+	}
+}
+
+// allocate picks, among the output VCs the routing function allows, a free
+// one that can take the packet (switching mode, bubble rule) with the most
+// credits; ties go by the router's random stream.
+func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
+	var ch routing.Choices
+	if dst := int(pr.p.Dst); dst == r.Node {
+		ch = ch.Add(routing.Local, 1)
+	} else {
+		ch = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w})
+	}
+	F := flitsOf(&pr.p, r.P)
+	bq, bw, best, ties, retry := -1, -1, uint32(0), 0, uint64(never)
+	for ports := ch.Ports(); ports != 0; ports &= ports - 1 {
+		o := bits.TrailingZeros8(ports)
+		for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
+			u := bits.TrailingZeros8(vcs)
+			if o == 0 {
+				u = 0
+			}
+			ov := &r.out[o].vcs[u]
+			if ov.owner >= 0 {
+				continue // r.freed wakes us when it frees
+			}
+			if ov.freeAt > now {
+				retry = min(retry, ov.freeAt)
+				continue
+			}
+			score := ov.credits
+			if o == 0 {
+				score = ^uint32(0)
+			} else if need := r.need(q, w, o, u, F); ov.credits < need {
+				if t, ok := ov.creditsAt(need, r.P); ok {
+					retry = min(retry, t)
+				}
+				continue
+			}
+			switch {
+			case bq < 0 || score > best:
+				bq, bw, best, ties = o, u, score, 1
+			case score == best:
+				ties++
+				if r.Rand().IntN(ties) == 0 {
+					bq, bw = o, u
+				}
+			}
+		}
+	}
+	if bq < 0 {
+		v.retry = retry
+		return
+	}
+	r.out[bq].vcs[bw].owner = vcID(q, w)
+	v.state, v.out, v.ovc, v.retry = Active, uint8(bq), uint8(bw), 0
+}
+
+// need is the credits output VC (o, u) must hold to be allocated to a
+// packet of F flits from input VC (q, w): none under wormhole switching
+// (flits wait for credits one by one), the whole packet under vct, two
+// packets when the bubble rule applies and the packet enters the ring.
+func (r *Router) need(q, w, o, u int, F uint32) uint32 {
+	if r.p.Switching != VCT {
+		return 0
+	}
+	if r.p.Bubble&(1<<uint(u)) != 0 {
+		same := q != 0 && routing.Port(q).Dim() == routing.Port(o).Dim() && r.p.Bubble&(1<<uint(w)) != 0
+		if !same {
+			return 2 * F
+		}
+	}
+	return F
+}
+
+// allocateSwitch gives every free output to an active VC whose flits can
+// go: outputs in port order, each scanning the free inputs round robin
+// from the one after its last grant, an input offering its VCs round robin.
+func (r *Router) allocateSwitch(now uint64) {
+	np := len(r.in)
+	for q := range r.out {
+		op := &r.out[q]
+		if !op.ok || op.busyTo > now {
+			continue
+		}
+		op.from = -1
+	scan:
+		for k := 0; k < np; k++ {
+			p := (op.rr + k) % np
+			ip := &r.in[p]
+			if !ip.ok || ip.busyTo > now {
+				continue
+			}
+			nv := len(ip.vcs)
+			for j := 0; j < nv; j++ {
+				w := (ip.rr + j) % nv
+				v := &ip.vcs[w]
+				if v.state != Active || int(v.out) != q {
+					continue
+				}
+				if r.run(now, now, q, vcID(p, w), false) {
+					op.rr, ip.rr = (p+1)%np, (w+1)%nv
+					break scan
+				}
+			}
+		}
+	}
+}
+
+// waitOf is the earliest cycle active VC v (not sending) might send: its
+// input and output free, its next flit in, a credit in hand.
+func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
+	if v.dep == v.ann {
+		return never // its next flit is not announced: a message wakes us
+	}
+	op := &r.out[v.out]
+	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.p.Delay)
+	if v.out != 0 {
+		ov := &op.vcs[v.ovc]
+		if ov.credits == 0 {
+			if ov.pend.Len() == 0 {
+				return never // credits are announced by a message
+			}
+			t = max(t, ov.pend.Peek().at)
+		}
+	}
+	return t
+}
+
+// sleep sleeps until the earliest cycle something can happen without a
+// message arriving.
+func (r *Router) sleep(now uint64) {
+	wake := uint64(never)
+	if r.freed > now {
+		wake = r.freed
+	}
+	busy := false
+	for q := range r.in {
+		ip := &r.in[q]
+		for w := range ip.vcs {
+			v := &ip.vcs[w]
+			switch v.state {
+			case Routing:
+				busy = true
+				if v.retry > now {
+					wake = min(wake, v.retry)
+				}
+			case Active:
+				busy = true
+				if op := &r.out[v.out]; op.from == vcID(q, w) && op.busyTo > now {
+					wake = min(wake, op.busyTo)
+				} else {
+					wake = min(wake, max(r.waitOf(now, ip, v), now+1))
+				}
+			}
+			if v.ann != v.gone {
+				busy = true
+			}
+		}
+	}
+	if r.due.Len() > 0 {
+		wake = min(wake, max(*r.due.Peek(), now+1))
+	}
+	if at, ok := r.Eject.WakeAt(now, false); ok {
+		wake = min(wake, at)
+	}
+	if r.traced && (busy || r.moved >= now) {
+		wake = now + 1
+	}
+	if r.traced {
+		for q := range r.out {
+			if op := &r.out[q]; op.ok && op.busyTo > now {
+				wake = min(wake, op.busyTo)
+			}
+		}
+	}
+	if wake == never {
+		r.Sleep()
+	} else {
+		r.SleepUntil(wake)
+	}
+}
+
+// probe shows, for a traced router, each VC's occupancy, state and output,
+// each output VC's credits and each link's flit, packet and VC.
+func (r *Router) probe(now uint64) {
+	r.traced = false
+	for q := range r.in {
+		ip := &r.in[q]
+		if !ip.ok || !(ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) {
+			continue
+		}
+		r.traced = true
+		for w := range ip.vcs {
+			v := &ip.vcs[w]
+			ip.occ.Set(w, uint16(min(v.occupancy(now, r.P), 0xffff)))
+			ip.state.Set(w, v.state)
+			o := uint8(0)
+			if v.state == Active {
+				o = v.out<<4 | v.ovc
+			}
+			ip.ovc.Set(w, o)
+		}
+	}
+	for q := range r.out {
+		op := &r.out[q]
+		if !op.ok {
+			continue
+		}
+		if op.cred.Traced() {
+			r.traced = true
+			for u := range op.vcs {
+				op.cred.Set(u, uint16(min(op.vcs[u].credits, 0xffff)))
+			}
+		}
+		if q == 0 || !(op.valid.Traced() || op.pkt.Traced() || op.vc.Traced()) {
+			continue
+		}
+		r.traced = true
+		on := op.from >= 0 && now >= op.runS && now < op.busyTo
+		op.valid.Set(on)
+		if on {
+			_, v := r.vcOf(op.from)
+			op.pkt.Set(op.tag)
+			op.vc.Set(v.ovc)
+		}
+	}
+}
+
+// Hops counts the packets this router has sent on (its packet-hops).
+func (r *Router) Hops() uint64 { return r.hops }
+
+// Moved is the last cycle a flit of this router is on a wire (scheduled).
+func (r *Router) Moved() uint64 { return r.moved }
+
+// CheckCredits checks every network output's credit conservation per VC:
+// credits in hand + promised + flits on the data line + flits the
+// downstream VC holds unsent + credits on the way back = the VC buffer.
+// It also checks that no downstream buffer holds more than it can.
+func (r *Router) CheckCredits() error {
+	now := r.Now()
+	for q := 1; q < len(r.out); q++ {
+		op := &r.out[q]
+		if !op.ok || op.peer == nil {
+			continue
+		}
+		for u := range op.vcs {
+			ov := &op.vcs[u]
+			var data, back uint64
+			op.Data.Each(func(m Flits) {
+				if int(m.VC) == u {
+					data += uint64(m.N)
+				}
+			})
+			op.peer.Cred.Each(func(c Credits) {
+				if int(c.VC) == u {
+					back += uint64(c.N)
+				}
+			})
+			dv := &op.peer.vcs[u]
+			held := dv.ann - dv.dep
+			got := uint64(ov.credits) + uint64(ov.promised()) + data + held + back
+			if got != uint64(r.buf) {
+				return fmt.Errorf("%s vc %d: credits %d + promised %d + flits on the line %d + unsent downstream %d + returning %d = %d, buffer %d",
+					op.Path(), u, ov.credits, ov.promised(), data, held, back, got, r.buf)
+			}
+			if occ := dv.occupancy(now, r.P); occ > uint64(r.buf) {
+				return fmt.Errorf("%s vc %d: %d flits in a %d-flit buffer", op.peer.Path(), u, occ, r.buf)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package router
+
+import "github.com/hwcoll/hwcoll/packet"
+
+// Flits announces a run on a data line: N flits of one packet on VC, the
+// first arriving Delay cycles after the message, then one every P cycles.
+// The first run of a packet carries its header (Head).
+type Flits struct {
+	Pkt   packet.Packet
+	N     uint32
+	Delay uint32
+	VC    uint8
+	Head  bool
+}
+
+// Credits announces N credits of VC coming back, the first Delay cycles
+// after the message, then one every P cycles: the flits of a run leaving
+// the VC's buffer.
+type Credits struct {
+	N     uint32
+	Delay uint32
+	VC    uint8
+}
+
+// seg is n flits (or credits) arriving at at, at+P, at+2P, …
+type seg struct {
+	at uint64
+	n  uint32
+}
+
+// pktRec is a packet with flits in a VC buffer (arrived or announced):
+// its header and the VC's flit count just after its tail.
+type pktRec struct {
+	p   packet.Packet
+	end uint64
+}
+
+// flitsOf is the flits of a packet: the source sets Cycles = flits × P.
+func flitsOf(p *packet.Packet, P uint32) uint32 { return max(1, p.Cycles/P) }

@@ -1,0 +1,255 @@
+package router
+
+import (
+	"math"
+
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/internal/ring"
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+const never = math.MaxUint64
+
+// Router is one node's router: 2n+1 ports (routing.Port numbering), port 0
+// the node's own.
+type Router struct {
+	rtl.Module
+	Node   int
+	Inject *link.Receiver // port 0 in: packets from the node's source
+	Eject  *link.Sender   // port 0 out: packets to the node's sink
+
+	p      Params
+	P      uint32
+	buf    uint32
+	in     []inPort
+	out    []outPort
+	due    ring.Ring[uint64] // injection credits to return: cycles the tails leave
+	freed  uint64            // an output VC frees then (wake to allocate it)
+	moved  uint64            // last cycle a flit of this router is on a wire
+	hops   uint64            // packets sent on (packet-hops)
+	traced bool
+}
+
+// inPort is an input unit: its VC buffers and the credits it returns.
+type inPort struct {
+	rtl.Module
+	Data   rtl.LineIn[Flits]
+	Cred   rtl.LineOut[Credits]
+	vcs    []inVC
+	busyTo uint64 // its crossbar input is held until then
+	rr     int
+	ok     bool
+	arr    *rtl.Array
+	occ    rtl.ProbeArray[uint16]
+	state  rtl.ProbeArray[uint8]
+	ovc    rtl.ProbeArray[uint8] // allocated output: port×16 + VC
+}
+
+// outPort is an output unit: the downstream VCs' credits and the link.
+type outPort struct {
+	rtl.Module
+	Data   rtl.LineOut[Flits]
+	Cred   rtl.LineIn[Credits]
+	vcs    []outVC
+	busyTo uint64 // the link is held until then
+	runEnd uint64 // the last flit of its run leaves then
+	from   int32  // input VC of the run (−1: none)
+	runS   uint64 // the run's first flit leaves then
+	tag    uint32 // its packet (waveform)
+	rr     int
+	ok     bool
+	peer   *inPort // the downstream input (monitors)
+	valid  rtl.Probe[bool]
+	pkt    rtl.Probe[uint32]
+	vc     rtl.Probe[uint8]
+	arr    *rtl.Array
+	cred   rtl.ProbeArray[uint16]
+}
+
+// New makes node's router under parent; ports without a neighbour in
+// p.Net (a mesh's edges) are left out.
+func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer())}
+	r.Init(parent, name, r)
+	np := p.Net.Ports()
+	r.in, r.out = make([]inPort, np), make([]outPort, np)
+	for q := 0; q < np; q++ {
+		if q != 0 {
+			if _, ok := p.Net.Neighbor(node, routing.Port(q)); !ok {
+				continue
+			}
+		}
+		r.initIn(q)
+		r.initOut(q)
+	}
+	return r, nil
+}
+
+func (r *Router) initIn(q int) {
+	ip := &r.in[q]
+	ip.ok = true
+	ip.Init(&r.Module, rtl.Idx("in", q), ip)
+	nvc := r.p.VCs
+	if q == 0 {
+		nvc = 1 // the injection FIFO
+		r.Inject = link.NewReceiver(&ip.Module, "rx")
+	} else {
+		ip.Data.Init(&ip.Module, "data")
+		ip.Cred.Init(&ip.Module, "credit_out")
+	}
+	ip.vcs = make([]inVC, nvc)
+	ip.arr = rtl.NewArray(&ip.Module, "vc", nvc)
+	ip.occ.Init(ip.arr, "flits", rtl.Width(16))
+	ip.state.Init(ip.arr, "state", rtl.Width(2))
+	ip.ovc.Init(ip.arr, "out", rtl.Width(8))
+}
+
+func (r *Router) initOut(q int) {
+	op := &r.out[q]
+	op.ok, op.from = true, -1
+	op.Init(&r.Module, rtl.Idx("out", q), op)
+	nvc := r.p.VCs
+	if q == 0 {
+		nvc = 1
+		r.Eject = link.NewSender(&op.Module, "tx", credit.PerLink, 1, math.MaxUint16)
+	} else {
+		op.Data.Init(&op.Module, "data")
+		op.Cred.Init(&op.Module, "credit_in")
+		op.valid.Init(&op.Module, "valid")
+		op.pkt.Init(&op.Module, "pkt")
+		op.vc.Init(&op.Module, "vc", rtl.Width(8))
+	}
+	op.vcs = make([]outVC, nvc)
+	for i := range op.vcs {
+		op.vcs[i].owner, op.vcs[i].credits = -1, r.buf
+	}
+	op.arr = rtl.NewArray(&op.Module, "vc", nvc)
+	op.cred.Init(op.arr, "credits", rtl.Width(16)).Reset(uint16(min(r.buf, math.MaxUint16)))
+}
+
+// Connect joins output port pa of a to input port pb of b with the channel
+// delay in cycles (≥ 1) both ways.
+func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint64) {
+	op, ip := &a.out[pa], &b.in[pb]
+	rtl.ConnectLine(&op.Data, &ip.Data, delay)
+	rtl.ConnectLine(&ip.Cred, &op.Cred, delay)
+	op.peer = ip
+}
+
+func vcID(port, vc int) int32 { return int32(port*routing.MaxVCs + vc) }
+
+func (r *Router) vcOf(id int32) (*inPort, *inVC) {
+	ip := &r.in[id/routing.MaxVCs]
+	return ip, &ip.vcs[id%routing.MaxVCs]
+}
+
+// Eval is one cycle of the router: take what arrived, forget what left,
+// extend the runs on the wires, allocate VCs, then outputs.
+func (r *Router) Eval() {
+	now := r.Now()
+	r.receive(now)
+	r.cleanup(now)
+	r.extend(now)
+	r.allocateVCs(now)
+	r.allocateSwitch(now)
+	r.probe(now)
+	r.sleep(now)
+}
+
+// receive takes the runs and credits announced to this router this cycle.
+func (r *Router) receive(now uint64) {
+	P := r.P
+	for q := range r.in {
+		ip := &r.in[q]
+		if !ip.ok {
+			continue
+		}
+		if q == 0 {
+			for {
+				pk, ok := r.Inject.RecvRef(now)
+				if !ok {
+					break
+				}
+				v := &ip.vcs[0]
+				f := flitsOf(pk, P)
+				v.pkts.Push(pktRec{p: *pk, end: v.ann + uint64(f)})
+				v.announce(now, f, P)
+			}
+			continue
+		}
+		for {
+			m, ok := ip.Data.RecvRef()
+			if !ok {
+				break
+			}
+			v := &ip.vcs[m.VC]
+			if m.Head {
+				v.pkts.Push(pktRec{p: m.Pkt, end: v.ann + uint64(flitsOf(&m.Pkt, P))})
+			}
+			v.announce(now+uint64(m.Delay), m.N, P)
+		}
+	}
+	for q := range r.out {
+		op := &r.out[q]
+		if !op.ok {
+			continue
+		}
+		if q == 0 {
+			r.Eject.Tick(now)
+			continue
+		}
+		for {
+			c, ok := op.Cred.Recv()
+			if !ok {
+				break
+			}
+			op.vcs[c.VC].promise(now+uint64(c.Delay), c.N, P)
+		}
+	}
+	r.returnInjection(now)
+}
+
+// returnInjection gives the source a credit for every injected packet
+// whose tail has left the injection FIFO.
+func (r *Router) returnInjection(now uint64) {
+	n := 0
+	for r.due.Len() > 0 && *r.due.Peek() <= now && !r.Inject.Credit.Busy() {
+		r.due.Pop()
+		n++
+	}
+	if n > 0 {
+		r.Inject.ReturnCredit(credit.Token{N: uint16(n)})
+	}
+}
+
+func (r *Router) cleanup(now uint64) {
+	for q := range r.in {
+		for i := range r.in[q].vcs {
+			r.in[q].vcs[i].cleanup(now, r.P)
+		}
+	}
+	for q := range r.out {
+		for i := range r.out[q].vcs {
+			r.out[q].vcs[i].settle(now, r.P)
+		}
+	}
+}
+
+// extend lengthens every run still on a wire by what the news allows.
+func (r *Router) extend(now uint64) {
+	for q := range r.out {
+		op := &r.out[q]
+		if op.from < 0 || now > op.runEnd {
+			continue
+		}
+		if _, v := r.vcOf(op.from); v.state != Active || int(v.out) != q {
+			continue // its packet's tail is sent
+		}
+		r.run(now, op.runEnd+uint64(r.P), q, op.from, true)
+	}
+}

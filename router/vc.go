@@ -1,0 +1,241 @@
+package router
+
+import "github.com/hwcoll/hwcoll/internal/ring"
+
+// VC states, as the waveform shows them (in(p).vc(v).state).
+const (
+	Idle    = 0 // no packet
+	Routing = 1 // a head waits for route computation and VC allocation
+	Active  = 2 // the packet holds an output VC
+)
+
+// inVC is one VC buffer of an input unit. Flits are numbered in arrival
+// order; ann counts those announced, dep those scheduled to leave, gone
+// those left by the last cleanup. segs holds the announced flits not gone,
+// pkts their packets.
+type inVC struct {
+	segs  ring.Ring[seg]
+	pkts  ring.Ring[pktRec]
+	ann   uint64
+	dep   uint64
+	gone  uint64
+	runS  uint64 // the VC's last run: flits [dep−runN, dep) leave at runS + kP
+	runN  uint32
+	sent  uint32 // flits of the current packet scheduled
+	state uint8
+	out   uint8 // output port and VC while Active
+	ovc   uint8
+	retry uint64 // earliest cycle an attempt can succeed (0: now)
+}
+
+// announce adds n flits arriving from at on.
+func (v *inVC) announce(at uint64, n uint32, P uint32) {
+	if v.segs.Len() > 0 {
+		if l := v.segs.At(v.segs.Len() - 1); l.at+uint64(l.n)*uint64(P) == at {
+			l.n += n
+			v.ann += uint64(n)
+			return
+		}
+	}
+	v.segs.Push(seg{at, n})
+	v.ann += uint64(n)
+}
+
+// cur is the packet whose flits are being scheduled (flit dep), if any.
+func (v *inVC) cur() (*pktRec, bool) {
+	for i := 0; i < v.pkts.Len(); i++ {
+		if p := v.pkts.At(i); p.end > v.dep {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// arrival is the arrival cycle of flit number f (gone ≤ f < ann).
+func (v *inVC) arrival(f uint64, P uint32) uint64 {
+	skip := f - v.gone
+	for i := 0; ; i++ {
+		s := v.segs.At(i)
+		if skip < uint64(s.n) {
+			return s.at + skip*uint64(P)
+		}
+		skip -= uint64(s.n)
+	}
+}
+
+// departedBy is the flits that have left by cycle c.
+func (v *inVC) departedBy(c uint64, P uint32) uint64 {
+	d := v.dep
+	if v.runN > 0 && c < v.runS+uint64(v.runN-1)*uint64(P) {
+		left := uint64(0)
+		if c >= v.runS {
+			left = (c-v.runS)/uint64(P) + 1
+		}
+		d -= uint64(v.runN) - left
+	}
+	return d
+}
+
+// arrivedBy is the flits that have arrived by cycle c (c ≥ the last
+// cleanup).
+func (v *inVC) arrivedBy(c uint64, P uint32) uint64 {
+	a := v.ann
+	for i := v.segs.Len() - 1; i >= 0; i-- {
+		s := v.segs.At(i)
+		if c >= s.at+uint64(s.n-1)*uint64(P) {
+			break
+		}
+		in := uint64(0)
+		if c >= s.at {
+			in = (c-s.at)/uint64(P) + 1
+		}
+		a -= uint64(s.n) - in
+	}
+	return a
+}
+
+// cleanup drops the flits and packets that have left by now.
+func (v *inVC) cleanup(now uint64, P uint32) {
+	d := v.departedBy(now, P)
+	for v.gone < d {
+		s := v.segs.Peek()
+		k := min(uint64(s.n), d-v.gone)
+		v.gone += k
+		if k == uint64(s.n) {
+			v.segs.Pop()
+		} else {
+			s.at += k * uint64(P)
+			s.n -= uint32(k)
+		}
+	}
+	for v.pkts.Len() > 0 && v.pkts.Peek().end <= v.gone {
+		v.pkts.Pop()
+	}
+}
+
+// occupancy is the flits in the buffer at now.
+func (v *inVC) occupancy(now uint64, P uint32) uint64 {
+	return v.arrivedBy(now, P) - v.departedBy(now, P)
+}
+
+// availFrom is how many flits, from flit dep on, can leave at s, s+P, …
+// given that a flit may leave D cycles after it arrives: the leading
+// flits of every segment that arrives in time, stopping at the first that
+// does not (with equal spacing a segment is in time as a whole or not at
+// all from its first flit). At most limit.
+func (v *inVC) availFrom(s, D uint64, P uint32, limit uint32) uint32 {
+	skip := v.dep - v.gone
+	var n uint32
+	for i := 0; i < v.segs.Len() && n < limit; i++ {
+		sg := v.segs.At(i)
+		if skip >= uint64(sg.n) {
+			skip -= uint64(sg.n)
+			continue
+		}
+		at := sg.at + skip*uint64(P)
+		if at+D > s+uint64(n)*uint64(P) {
+			break
+		}
+		n += sg.n - uint32(skip)
+		skip = 0
+	}
+	return min(n, limit)
+}
+
+// outVC is the sender's state for one downstream VC: credits in hand,
+// credits promised (announced by the downstream, arriving later), and the
+// packet holding it.
+type outVC struct {
+	pend    ring.Ring[seg]
+	credits uint32
+	owner   int32 // input VC holding it, −1 when free
+	freeAt  uint64
+}
+
+// settle moves the promised credits that have arrived by now into hand.
+func (o *outVC) settle(now uint64, P uint32) {
+	for o.pend.Len() > 0 {
+		s := o.pend.Peek()
+		if now < s.at {
+			return
+		}
+		k := min(uint64(s.n), (now-s.at)/uint64(P)+1)
+		o.credits += uint32(k)
+		if k == uint64(s.n) {
+			o.pend.Pop()
+		} else {
+			s.at += k * uint64(P)
+			s.n -= uint32(k)
+		}
+	}
+}
+
+// promise records n credits arriving from at on.
+func (o *outVC) promise(at uint64, n uint32, P uint32) {
+	if o.pend.Len() > 0 {
+		if l := o.pend.At(o.pend.Len() - 1); l.at+uint64(l.n)*uint64(P) == at {
+			l.n += n
+			return
+		}
+	}
+	o.pend.Push(seg{at, n})
+}
+
+// creditFor is how many flits can leave at s, s+P, … on the credits in
+// hand and promised: promised credits count from the first run that does
+// not arrive in time on. At most limit.
+func (o *outVC) creditFor(s uint64, P uint32, limit uint32) uint32 {
+	n := o.credits
+	for i := 0; i < o.pend.Len() && n < limit; i++ {
+		sg := o.pend.At(i)
+		if sg.at > s+uint64(n)*uint64(P) {
+			break
+		}
+		n += sg.n
+	}
+	return min(n, limit)
+}
+
+// take spends n credits, those in hand first.
+func (o *outVC) take(n, P uint32) {
+	k := min(n, o.credits)
+	o.credits -= k
+	n -= k
+	for n > 0 {
+		s := o.pend.Peek()
+		k := min(n, s.n)
+		n -= k
+		if k == s.n {
+			o.pend.Pop()
+		} else {
+			s.n -= k
+			s.at += uint64(k) * uint64(P)
+		}
+	}
+}
+
+// creditsAt is the cycle by which the VC holds need credits in hand, if
+// the promises reach that far.
+func (o *outVC) creditsAt(need uint32, P uint32) (uint64, bool) {
+	if o.credits >= need {
+		return 0, true
+	}
+	n := o.credits
+	for i := 0; i < o.pend.Len(); i++ {
+		s := o.pend.At(i)
+		if n+s.n >= need {
+			return s.at + uint64(need-n-1)*uint64(P), true
+		}
+		n += s.n
+	}
+	return 0, false
+}
+
+// promised is the credits promised and not yet arrived.
+func (o *outVC) promised() uint32 {
+	var n uint32
+	for i := 0; i < o.pend.Len(); i++ {
+		n += o.pend.At(i).n
+	}
+	return n
+}

@@ -1,0 +1,131 @@
+package torus_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/torus"
+	"github.com/hwcoll/hwcoll/traffic"
+)
+
+// bench is a network with a source and a sink at every node, every
+// delivery checked on a scoreboard.
+type bench struct {
+	sim   *rtl.Sim
+	net   *torus.Net
+	srcs  []*traffic.Source
+	sinks []*traffic.Sink
+	board *traffic.Scoreboard
+	err   error
+}
+
+type setup struct {
+	p       torus.Params
+	pattern string
+	load    float64 // fraction of a node's link
+	flits   int     // per packet
+	stop    uint64  // births stop then
+	seed    uint64
+}
+
+func newBench(t testing.TB, s setup) *bench {
+	t.Helper()
+	sim := rtl.NewSim(rtl.Options{Seed: s.seed})
+	s.p.Router.PacketFlits = s.flits
+	net, err := torus.New(sim.Top(), "net", s.p)
+	require.NoError(t, err)
+	b := &bench{sim: sim, net: net, board: traffic.NewScoreboard(net.Nodes())}
+	b.board.Unordered = net.Spec.Adaptive || s.p.Router.VCs > 1 // packets may pass on another VC
+	pat, err := traffic.NewNodePattern(s.pattern, net.Nodes())
+	require.NoError(t, err)
+	P := s.p.Router.FlitCycles
+	cyc := uint32(s.flits) * P
+	for i := 0; i < net.Nodes(); i++ {
+		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), credit.PerLink, 1, uint16(s.p.Router.InjectPackets))
+		src.Pat, src.Bytes, src.Cycles, src.StopAt = b.board.Record(pat), uint32(s.flits)*32, cyc, s.stop
+		src.Proc, err = traffic.NewProcess("bernoulli", s.load/float64(cyc))
+		require.NoError(t, err)
+		snk := traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i))
+		node := i
+		snk.Accept = func(p *packet.Packet) bool {
+			if err := b.board.Deliver(node, p.ID); err != nil && b.err == nil {
+				b.err = err
+			}
+			return int(p.Dst) == node
+		}
+		net.ConnectNode(i, src.Tx, snk.Rx)
+		b.srcs, b.sinks = append(b.srcs, src), append(b.sinks, snk)
+	}
+	require.NoError(t, sim.Build())
+	return b
+}
+
+func (b *bench) delivered() uint64 {
+	var n uint64
+	for _, k := range b.sinks {
+		n += k.Received
+	}
+	return n
+}
+
+func (b *bench) born() uint64 {
+	var n uint64
+	for _, s := range b.srcs {
+		s.CatchUp(b.sim.Now())
+		n += s.Born
+	}
+	return n
+}
+
+// drain runs until every packet born has arrived, checking credits every
+// cycle when check is set.
+func (b *bench) drain(t testing.TB, max uint64, check bool) {
+	t.Helper()
+	for b.sim.Now() < max {
+		b.sim.Step()
+		if check {
+			require.NoError(t, b.net.CheckCredits())
+		}
+		require.NoError(t, b.err)
+		if b.sim.Now() > b.srcs[0].StopAt && b.delivered() == b.born() {
+			require.NoError(t, b.board.Missing())
+			return
+		}
+	}
+	t.Fatalf("not drained by cycle %d: %d of %d delivered", max, b.delivered(), b.born())
+}
+
+func params(dims []int, tor bool, fn string, esc routing.Escape, sw router.Switching, vcs, buf int) torus.Params {
+	return torus.Params{
+		Dims: dims, Torus: tor, Escape: esc, Routing: fn, LinkDelay: 2,
+		Router: router.Params{VCs: vcs, BufFlits: buf, Switching: sw, FlitCycles: 1, Delay: 2, InjectPackets: 4},
+	}
+}
+
+func TestDeliversUniform(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    torus.Params
+	}{
+		{"mesh-dor-vct", params([]int{4, 4}, false, "dor", routing.Dateline, router.VCT, 2, 8)},
+		{"mesh-dor-wormhole", params([]int{4, 4}, false, "dor", routing.Dateline, router.Wormhole, 2, 8)},
+		{"mesh-westfirst-bw", params([]int{4, 4}, false, "west-first", routing.Dateline, router.BufferedWormhole, 2, 3)},
+		{"torus-dor-dateline", params([]int{4, 4}, true, "dor", routing.Dateline, router.VCT, 2, 8)},
+		{"torus-dor-bubble", params([]int{4, 4}, true, "dor", routing.Bubble, router.VCT, 1, 16)},
+		{"torus-duato", params([]int{4, 4}, true, "duato", routing.Dateline, router.Wormhole, 3, 4)},
+		{"torus-bgl", params([]int{4, 4}, true, "bgl", routing.Bubble, router.VCT, 4, 16)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBench(t, setup{p: c.p, pattern: "uniform", load: 0.3, flits: 8, stop: 3000, seed: 1})
+			b.drain(t, 100000, true)
+			require.Greater(t, b.delivered(), uint64(100), fmt.Sprint(b.delivered()))
+		})
+	}
+}

@@ -1,0 +1,150 @@
+// Package torus is the direct networks' netlist (docs/architecture.md §6): a
+// k-ary n-cube (wrap-around links in every dimension) or an n-mesh of
+// router.Router blocks, n = 1..3 and any k ≥ 2 per dimension, each router's
+// port 0 joined to its node's source and sink by links of the channel delay.
+// Node i is the router whose coordinates are i's mixed-radix digits,
+// dimension 0 the fastest (routing.Net).
+package torus
+
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/internal/param"
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// Params configure a network.
+type Params struct {
+	Dims      []int
+	Torus     bool           // wrap-around links (false: a mesh)
+	Escape    routing.Escape // a torus's deadlock avoidance on its escape VCs
+	Routing   string         // a routing.Names() function
+	Router    router.Params  // Net, Route and Bubble are filled in by New
+	LinkDelay uint64         // channel delay in cycles (≥ 1)
+}
+
+// Net is a built network.
+type Net struct {
+	rtl.Module
+	Routing *routing.Net
+	Spec    routing.Spec
+	Routers []*router.Router
+	delay   uint64
+}
+
+// New makes the network under parent. A bad shape or a routing function
+// that cannot route it deadlock-free is an error naming the parameter.
+func New(parent *rtl.Module, name string, p Params) (*Net, error) {
+	spec, err := routing.Lookup(p.Routing)
+	if err != nil {
+		return nil, param.Errorf("torus.Params.Routing", "%v", err)
+	}
+	rn, err := routing.NewNet(p.Dims, p.Torus, p.Escape, p.Router.VCs)
+	if err != nil {
+		return nil, param.Errorf("torus.Params.Dims", "%v", err)
+	}
+	if err := spec.Check(rn); err != nil {
+		return nil, param.Errorf("torus.Params.Routing", "%v", err)
+	}
+	if p.LinkDelay < 1 {
+		return nil, param.Errorf("torus.Params.LinkDelay", "%d; allowed: at least 1", p.LinkDelay)
+	}
+	rp := p.Router
+	rp.Net, rp.Route, rp.Bubble = rn, spec.F, bubbleVCs(rn, spec)
+	n := &Net{Routing: rn, Spec: spec, delay: p.LinkDelay}
+	n.Init(parent, name, n)
+	n.Routers = make([]*router.Router, rn.Nodes())
+	for i := range n.Routers {
+		r, err := router.New(&n.Module, n.routerName(i), i, rp)
+		if err != nil {
+			return nil, err
+		}
+		n.Routers[i] = r
+	}
+	for i, r := range n.Routers {
+		for q := 1; q < rn.Ports(); q++ {
+			if j, ok := rn.Neighbor(i, routing.Port(q)); ok {
+				router.Connect(r, routing.Port(q), n.Routers[j], routing.Port(q).Opposite(), p.LinkDelay)
+			}
+		}
+	}
+	return n, nil
+}
+
+// routerName is r(x)(y)(z): the router's coordinates.
+func (n *Net) routerName(i int) string {
+	c := make([]int, n.Routing.N)
+	for d := range c {
+		c[d] = n.Routing.Coord(i, d)
+	}
+	return rtl.Idx("r", c...)
+}
+
+// bubbleVCs is the VCs the bubble rule guards: a torus's escape VCs when
+// it escapes by bubbles (every VC under dor; VC 0 under duato; VC 2, the
+// bubble-normal VC, under bgl).
+func bubbleVCs(n *routing.Net, s routing.Spec) uint8 {
+	if !n.Torus || n.Escape != routing.Bubble {
+		return 0
+	}
+	switch s.Name {
+	case "dor":
+		return uint8(1<<uint(n.VCs) - 1)
+	case "duato":
+		return 1
+	case "bgl":
+		return 1 << 2
+	}
+	return 0
+}
+
+// ConnectNode joins node i's source (tx) and sink (rx) to its router.
+func (n *Net) ConnectNode(i int, tx *link.Sender, rx *link.Receiver) {
+	r := n.Routers[i]
+	link.Connect(tx, r.Inject, n.delay)
+	link.Connect(r.Eject, rx, n.delay)
+}
+
+// Nodes is the number of nodes.
+func (n *Net) Nodes() int { return len(n.Routers) }
+
+// Hops is the routers a packet from src to dst crosses on a minimal path:
+// every one on the way, both ends included.
+func (n *Net) Hops(src, dst int) int { return n.Routing.Hops(src, dst) + 1 }
+
+// CheckCredits checks every network link's credit conservation.
+func (n *Net) CheckCredits() error {
+	for _, r := range n.Routers {
+		if err := r.CheckCredits(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Moved is the last cycle a flit is on a wire, over the whole network.
+func (n *Net) Moved() uint64 {
+	var m uint64
+	for _, r := range n.Routers {
+		m = max(m, r.Moved())
+	}
+	return m
+}
+
+// String describes the shape, e.g. "8×8 torus".
+func (n *Net) String() string {
+	s := ""
+	for d := 0; d < n.Routing.N; d++ {
+		if d > 0 {
+			s += "×"
+		}
+		s += fmt.Sprint(n.Routing.K[d])
+	}
+	if n.Routing.Torus {
+		return s + " torus"
+	}
+	return s + " mesh"
+}
