@@ -162,11 +162,15 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 }
 
 // need is the credits output VC (o, u) must hold to be allocated to a
-// packet of F flits from input VC (q, w): none under wormhole switching
-// (flits wait for credits one by one), the whole packet under vct, two
-// packets when the bubble rule applies and the packet enters the ring.
+// packet of F flits from input VC (q, w): under wormhole switching none
+// (flits wait for credits one by one), or the whole buffer when
+// allocation is atomic; under vct the whole packet, two packets when the
+// bubble rule applies and the packet enters the ring.
 func (r *Router) need(q, w, o, u int, F uint32) uint32 {
 	if r.p.Switching != VCT {
+		if r.p.Atomic {
+			return r.buf
+		}
 		return 0
 	}
 	if r.p.Bubble&(1<<uint(u)) != 0 {
@@ -245,6 +249,11 @@ func (r *Router) sleep(now uint64) {
 		for w := range ip.vcs {
 			v := &ip.vcs[w]
 			switch v.state {
+			case Idle:
+				if _, ok := v.cur(); ok { // the next packet, behind a tail sent this cycle
+					busy = true
+					wake = min(wake, max(v.arrival(v.dep, r.P)+r.p.Delay, now+1))
+				}
 			case Routing:
 				busy = true
 				if v.retry > now {

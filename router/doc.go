@@ -40,7 +40,9 @@
 //
 // An output VC belongs to one packet from its head's allocation until its
 // tail has been sent; a downstream VC buffer may hold the tail of one packet
-// and the head of the next. Switch allocation is at run granularity: an
+// and the head of the next — unless allocation is atomic (Params.Atomic,
+// set for adaptive routing under wormhole switching), which gives a VC
+// only to a packet that finds it empty. Switch allocation is at run granularity: an
 // output and an input port are held by one VC for a run (winner take all
 // while the flits stream), and both are re-arbitrated when it ends.
 //

@@ -53,6 +53,12 @@ type Params struct {
 	InjectPackets int
 	// Bubble is the mask of VCs the bubble rule applies to (0: none).
 	Bubble uint8
+	// Atomic allocates a VC, under wormhole switching, only to a packet
+	// that finds its buffer empty (every credit home), so a packet never
+	// waits behind another one's tail in a VC it was given: Duato's
+	// condition for adaptive routing with escape VCs (without it a packet
+	// that took a full adaptive VC cannot fall back on the escape VC).
+	Atomic bool
 }
 
 // Buffer is the flits one VC buffer holds under these parameters.

@@ -247,8 +247,8 @@ func (r *Router) extend(now uint64) {
 		if op.from < 0 || now > op.runEnd {
 			continue
 		}
-		if _, v := r.vcOf(op.from); v.state != Active || int(v.out) != q {
-			continue // its packet's tail is sent
+		if _, v := r.vcOf(op.from); v.state != Active || int(v.out) != q || v.sent == 0 {
+			continue // its packet's tail is sent; the next packet asks the allocator
 		}
 		r.run(now, op.runEnd+uint64(r.P), q, op.from, true)
 	}

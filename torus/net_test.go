@@ -35,7 +35,14 @@ type setup struct {
 	seed    uint64
 }
 
-func newBench(t testing.TB, s setup) *bench {
+// tb is what the helpers need of a test: testing.T or rapid.T.
+type tb interface {
+	require.TestingT
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func newBench(t tb, s setup) *bench {
 	t.Helper()
 	sim := rtl.NewSim(rtl.Options{Seed: s.seed})
 	s.p.Router.PacketFlits = s.flits
@@ -86,7 +93,7 @@ func (b *bench) born() uint64 {
 
 // drain runs until every packet born has arrived, checking credits every
 // cycle when check is set.
-func (b *bench) drain(t testing.TB, max uint64, check bool) {
+func (b *bench) drain(t tb, max uint64, check bool) {
 	t.Helper()
 	for b.sim.Now() < max {
 		b.sim.Step()
@@ -127,5 +134,12 @@ func TestDeliversUniform(t *testing.T) {
 			b.drain(t, 100000, true)
 			require.Greater(t, b.delivered(), uint64(100), fmt.Sprint(b.delivered()))
 		})
+	}
+}
+
+func torusParams(dims []int, tor bool, fn string, esc routing.Escape, sw router.Switching, vcs, buf, P, L, D int) torus.Params {
+	return torus.Params{
+		Dims: dims, Torus: tor, Escape: esc, Routing: fn, LinkDelay: uint64(L),
+		Router: router.Params{VCs: vcs, BufFlits: buf, Switching: sw, FlitCycles: uint32(P), Delay: uint64(D), InjectPackets: 3},
 	}
 }
