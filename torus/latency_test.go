@@ -67,7 +67,7 @@ func TestRefLatencyFormulas(t *testing.T) {
 // switching mode, with buffers short of and beyond the credit round trip.
 func TestZeroLoadLatency(t *testing.T) {
 	for _, c := range []struct {
-		sw             router.Switching
+		sw              router.Switching
 		buf, F, L, D, P int
 	}{
 		{router.VCT, 8, 8, 2, 3, 1},
