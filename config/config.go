@@ -35,6 +35,7 @@ type Config struct {
 	Network  Network `yaml:"network" json:"network"`
 	Link     Link    `yaml:"link" json:"link"`
 	Switch   Switch  `yaml:"switch" json:"switch"`
+	Router   Router  `yaml:"router" json:"router"`
 	Packet   Packet  `yaml:"packet" json:"packet"`
 	NIC      NIC     `yaml:"nic" json:"nic"`
 	Traffic  Traffic `yaml:"traffic" json:"traffic"`
@@ -75,9 +76,19 @@ type Switch struct {
 	DelayNS float64 `yaml:"delay_ns" json:"delay_ns"`
 }
 
+// Router configures the direct networks' VC router (torus, mesh).
+type Router struct {
+	Switching     string `yaml:"switching" json:"switching"`
+	VCs           int    `yaml:"vcs" json:"vcs"`
+	VCBufferFlits int    `yaml:"vc_buffer_flits" json:"vc_buffer_flits"`
+	Routing       string `yaml:"routing" json:"routing"`
+	Escape        string `yaml:"escape" json:"escape"`
+}
+
 // Packet holds the packet format.
 type Packet struct {
-	Bytes int `yaml:"bytes" json:"bytes"`
+	Bytes     int `yaml:"bytes" json:"bytes"`
+	FlitBytes int `yaml:"flit_bytes" json:"flit_bytes"`
 }
 
 // NIC holds the endpoint (host + NIC) overheads.
@@ -115,6 +126,9 @@ type Run struct {
 	MeasureCycles int64 `yaml:"measure_cycles" json:"measure_cycles"`
 	MaxCycles     int64 `yaml:"max_cycles" json:"max_cycles"`
 	Workers       int64 `yaml:"workers" json:"workers"`
+	// WatchdogCycles stops a run whose flits have not moved for this many
+	// cycles (a deadlock); 0 turns the watchdog off.
+	WatchdogCycles int64 `yaml:"watchdog_cycles" json:"watchdog_cycles"`
 }
 
 // Allowed values of the enumerated keys (docs/architecture.md §8).
@@ -196,11 +210,12 @@ func Default() Config {
 		},
 		Link:    Link{Gbps: 10, DelayNS: 20},
 		Switch:  Switch{DelayNS: 90},
-		Packet:  Packet{Bytes: 256},
+		Router:  Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
+		Packet:  Packet{Bytes: 256, FlitBytes: 32},
 		NIC:     NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
 		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
-		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000},
+		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000, WatchdogCycles: 100000},
 	}
 }
 

@@ -57,10 +57,11 @@ func TestDefaultValidates(t *testing.T) {
 	require.Equal(t, Network{Topology: "switch", Ports: 8, Inputs: 8, Organization: "oq-xp", XPBufferPackets: 4, CreditMode: "min-free", FanoutSplitting: "on", Iterations: 1, CombineUnits: 1, Nodes: 256, Dims: []int{8, 8}, VLs: 1, VLPolicy: "sl2vl", TreeBuilder: "greedy"}, c.Network)
 	require.Equal(t, Link{Gbps: 10, DelayNS: 20}, c.Link)
 	require.Equal(t, Switch{DelayNS: 90}, c.Switch)
-	require.Equal(t, Packet{Bytes: 256}, c.Packet)
+	require.Equal(t, Packet{Bytes: 256, FlitBytes: 32}, c.Packet)
+	require.Equal(t, Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"}, c.Router)
 	require.Equal(t, NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: "none"}, c.NIC)
 	require.Equal(t, Traffic{Pattern: "uniform", Load: 0.5, Process: "bernoulli", Fanout: 4, MessageBytes: 256, Multicast: "hardware", Software: "binomial", Groups: 64}, c.Traffic)
-	require.Equal(t, Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000}, c.Run)
+	require.Equal(t, Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000, WatchdogCycles: 100000}, c.Run)
 
 	// Default returns a fresh Dims slice every time.
 	c.Network.Dims[0] = 99
@@ -138,7 +139,7 @@ run: {warmup_cycles: 0, measure_cycles: 1, max_cycles: 1}
 	require.Equal(t, 4, c.Network.VLs)
 	require.Equal(t, 1000.0, c.NIC.RecvOverheadNS)
 	require.Equal(t, "software", c.Traffic.Multicast)
-	require.Equal(t, Run{WarmupCycles: 0, MeasureCycles: 1, MaxCycles: 1}, c.Run)
+	require.Equal(t, Run{WarmupCycles: 0, MeasureCycles: 1, MaxCycles: 1, WatchdogCycles: 100000}, c.Run)
 }
 
 func TestParseNumberSyntax(t *testing.T) {
@@ -239,7 +240,7 @@ var badInputs = []struct {
 	frags   []string
 }{
 	// unknown keys at each level
-	{"foo: 1", "foo", []string{"unknown key; allowed keys: name, seed, clock_mhz, network, link, switch, packet, nic, traffic, combine, run"}},
+	{"foo: 1", "foo", []string{"unknown key; allowed keys: name, seed, clock_mhz, network, link, switch, router, packet, nic, traffic, combine, run"}},
 	{"network:\n  topolgy: torus", "network.topolgy", []string{"unknown key (did you mean network.topology?); allowed keys in network: topology, ports, inputs,"}},
 	{"link: {speed: 10}", "link.speed", []string{"unknown key", "allowed keys in link: gbps, delay_ns"}},
 	{"network: {\"a.b\": 1}", "network.a.b", []string{"unknown key; allowed keys in network: topology,"}},
@@ -374,7 +375,7 @@ func TestEveryEnum(t *testing.T) {
 			require.NoError(t, c.Set(k.Key+"="+v))
 		}
 	}
-	require.Equal(t, 14, n) // + combine.op, combine.type, combine.float_mode
+	require.Equal(t, 17, n) // + combine.op, combine.type, combine.float_mode
 }
 
 func TestSet(t *testing.T) {

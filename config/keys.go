@@ -52,7 +52,13 @@ var table = []spec{
 	{key: "link.gbps", doc: "link bandwidth in Gbit/s", rule: floatIn(0, 10000, true)},
 	{key: "link.delay_ns", doc: "channel delay in ns", rule: floatIn(0, maxNS, false)},
 	{key: "switch.delay_ns", doc: "switch delay in ns", rule: floatIn(0, maxNS, false)},
+	{key: "router.switching", doc: "direct networks' flow control: vct (a packet advances only when the next VC can hold all of it), wormhole (one-flit VC buffers; a blocked header holds its worm across routers), buffered-wormhole (router.vc_buffer_flits per VC, no guarantee a packet fits)", rule: oneOf("vct", "wormhole", "buffered-wormhole")},
+	{key: "router.vcs", doc: "virtual channels per router port (torus, mesh)", rule: intIn(1, 8)},
+	{key: "router.vc_buffer_flits", doc: "flits per VC buffer (vct, buffered-wormhole; vct needs a whole packet, the bubble rule two)", rule: intIn(1, 16384)},
+	{key: "router.routing", doc: "routing function of the direct networks (dor = dimension order; west-first, north-last, negative-first: the turn model on meshes; planar-adaptive: meshes, 3 VCs; duato: adaptive + a dimension-order escape VC; bgl: BlueGene/L minimal adaptive on VCs 0-1 + bubble escape VC 2); updown, source, table are for min and irregular networks", rule: oneOf("dor", "west-first", "north-last", "negative-first", "planar-adaptive", "duato", "bgl", "updown", "source", "table")},
+	{key: "router.escape", doc: "deadlock avoidance on a torus's escape (deterministic) VCs: dateline VC classes, the bubble rule (enter a ring with room for two packets), or none (unsafe, to show deadlock)", rule: oneOf("dateline", "bubble", "none")},
 	{key: "packet.bytes", doc: "packet size in bytes; messages are split into packets of at most this size", rule: intIn(8, 65536)},
+	{key: "packet.flit_bytes", doc: "flit size in bytes (torus, mesh): the unit of flow control; a flit holds a link ceil(flit_bytes / link bytes per cycle) cycles", rule: intIn(1, 65536)},
 	{key: "nic.send_overhead_ns", doc: "NIC send overhead per message in ns", rule: floatIn(0, maxNS, false)},
 	{key: "nic.recv_overhead_ns", doc: "NIC receive overhead per message in ns", rule: floatIn(0, maxNS, false)},
 	{key: "nic.model", doc: "endpoints of fattree point-to-point and multicast load runs: none = open-loop packet sources and sinks (no overheads), overhead = NICs paying the per-message overheads; namd and software collectives always use NICs", rule: oneOf(NICNone, NICOverhead)},
@@ -75,6 +81,7 @@ var table = []spec{
 	{key: "run.measure_cycles", doc: "length of the measurement window in cycles", rule: intIn(1, maxCycles)},
 	{key: "run.max_cycles", doc: "limit on simulated cycles, drain included", rule: maxCyclesRule()},
 	{key: "run.workers", doc: "goroutines evaluating one run (the kernel's parallel evaluation; results and VCD are identical for any value): 0 = auto, GOMAXPROCS for networks of at least 16384 components (a 1024-node 8-port fat-tree), else 1", rule: intIn(0, 256)},
+	{key: "run.watchdog_cycles", doc: "deadlock watchdog (torus, mesh): a run with flits in the network and none moved for this many cycles stops, prints the wait-for cycle and exits with status 3; 0 = off", rule: intIn(0, maxCycles)},
 }
 
 type spec struct {

@@ -30,6 +30,16 @@ var paramKeys = map[string]string{
 	"swcoll.NewGroups(n)":             "network.nodes",
 	"nic.NewShape(pktBytes)":          "packet.bytes",
 	"nic.NewShape(msgBytes)":          "traffic.message_bytes",
+	"router.Params.Switching":         "router.switching",
+	"router.Params.VCs":               "router.vcs",
+	"router.Params.BufFlits":          "router.vc_buffer_flits",
+	"router.Params.PacketFlits":       "packet.bytes",
+	"router.Params.FlitCycles":        "packet.flit_bytes",
+	"router.Params.Delay":             "switch.delay_ns",
+	"torus.Params.Routing":            "router.routing",
+	"torus.Params.Dims":               "network.dims",
+	"torus.Params.LinkDelay":          "link.delay_ns",
+	"routing.Escape":                  "router.escape",
 }
 
 // keyed rewrites a block's parameter error with config keys.

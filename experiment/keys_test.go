@@ -16,7 +16,8 @@ import (
 // notFromConfig are block parameters no config key sets (the experiment
 // layer fills them in); their errors keep the Go name.
 var notFromConfig = map[string]string{
-	"combine.Params.Buffer": "the unit buffer follows the crosspoint capacity",
+	"combine.Params.Buffer":       "the unit buffer follows the crosspoint capacity",
+	"router.Params.InjectPackets": "the injection FIFO is fixed by the experiment (4 packets)",
 }
 
 // Every parameter a block names in an error (param.Errorf, and {…}

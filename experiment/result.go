@@ -65,6 +65,17 @@ type Result struct {
 	SourceLinkLoad         float64 `json:"source_link_load,omitempty"`          // link time the sources injected, per source
 	NodeLinkLoad           float64 `json:"node_link_load,omitempty"`            // link time all nodes injected, per node
 	ReductionChecked       bool    `json:"reduction_checked,omitempty"`         // the result equals the functional model
+
+	// Direct networks (torus, mesh).
+	Dims          []int    `json:"dims,omitempty"`
+	Switching     string   `json:"switching,omitempty"`
+	Routing       string   `json:"routing,omitempty"`
+	Escape        string   `json:"escape,omitempty"`
+	VCs           int      `json:"vcs,omitempty"`
+	VCBufferFlits int      `json:"vc_buffer_flits,omitempty"`
+	PacketFlits   int      `json:"packet_flits,omitempty"`
+	Deadlock      bool     `json:"deadlock"`           // the watchdog stopped the run
+	WaitFor       []string `json:"wait_for,omitempty"` // the wait-for cycle it found: blocked VCs by path
 }
 
 // setLatency writes the latency fields of r.

@@ -12,8 +12,8 @@ import (
 // collective from the defaults, says what it ran on, and an unknown
 // topology is refused naming the key and the topologies built.
 func TestTopologiesRegistered(t *testing.T) {
-	require.Equal(t, []string{"switch", "fattree"}, experiment.Topologies())
-	for _, name := range experiment.Topologies() {
+	require.Equal(t, []string{"switch", "fattree", "torus", "mesh"}, experiment.Topologies())
+	for _, name := range []string{"switch", "fattree"} {
 		for _, pat := range []string{"uniform", "allreduce"} {
 			cfg := configWith(t, "network.topology="+name, "network.nodes=16", "network.ports=8", "traffic.pattern="+pat,
 				"run.warmup_cycles=100", "run.measure_cycles=1000")
@@ -25,7 +25,18 @@ func TestTopologiesRegistered(t *testing.T) {
 			require.Greater(t, experiment.Weight(cfg), 1.0)
 		}
 	}
-	_, err := experiment.Run(configWith(t, "network.topology=torus"), experiment.Options{})
-	require.EqualError(t, err, `network.topology: "torus" has no model yet; allowed now: switch | fattree`)
+	for _, name := range []string{"torus", "mesh"} {
+		cfg := configWith(t, "network.topology="+name, "network.dims=4,4", "run.warmup_cycles=100", "run.measure_cycles=2000")
+		r, err := experiment.Run(cfg, experiment.Options{})
+		require.NoError(t, err, name)
+		require.Empty(t, r.Error, name)
+		require.Equal(t, name, r.Topology)
+		require.Contains(t, experiment.Describe(r), "4×4 "+name)
+		require.Greater(t, r.PacketsDelivered, uint64(0))
+		_, err = experiment.Run(configWith(t, "network.topology="+name, "traffic.pattern=allreduce"), experiment.Options{})
+		require.ErrorContains(t, err, "traffic.pattern: allreduce has no model on a "+name+" yet")
+	}
+	_, err := experiment.Run(configWith(t, "network.topology=ibmesh"), experiment.Options{})
+	require.EqualError(t, err, `network.topology: "ibmesh" has no model yet; allowed now: switch | fattree | torus | mesh`)
 	require.Panics(t, func() { experiment.Register(experiment.Topology{Name: "switch"}) })
 }

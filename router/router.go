@@ -41,6 +41,8 @@ type inPort struct {
 	busyTo uint64 // its crossbar input is held until then
 	rr     int
 	ok     bool
+	owner  *Router
+	port   int
 	arr    *rtl.Array
 	occ    rtl.ProbeArray[uint16]
 	state  rtl.ProbeArray[uint8]
@@ -92,7 +94,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 
 func (r *Router) initIn(q int) {
 	ip := &r.in[q]
-	ip.ok = true
+	ip.ok, ip.owner, ip.port = true, r, q
 	ip.Init(&r.Module, rtl.Idx("in", q), ip)
 	nvc := r.p.VCs
 	if q == 0 {

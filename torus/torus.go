@@ -7,7 +7,9 @@
 package torus
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/link"
@@ -147,4 +149,83 @@ func (n *Net) String() string {
 		return s + " torus"
 	}
 	return s + " mesh"
+}
+
+// Holding reports whether any router holds flits.
+func (n *Net) Holding() bool {
+	for _, r := range n.Routers {
+		if r.Holding() {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitFor finds a cycle of input VCs each waiting on the next (a deadlock
+// once nothing moves) and returns their paths, the first repeated at the
+// end; nil if there is none.
+func (n *Net) WaitFor() []string {
+	type key struct{ node, port, vc int }
+	edges := map[key][]key{}
+	for _, r := range n.Routers {
+		r.WaitsOn(func(v router.VCRef, on []router.VCRef) {
+			k := key{v.R.Node, v.Port, v.VC}
+			for _, o := range on {
+				edges[k] = append(edges[k], key{o.R.Node, o.Port, o.VC})
+			}
+		})
+	}
+	// Depth-first search over the blocked VCs, in node order for a
+	// deterministic answer.
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[key]int{}
+	var stack []key
+	var found []key
+	var visit func(k key) bool
+	visit = func(k key) bool {
+		color[k] = grey
+		stack = append(stack, k)
+		for _, o := range edges[k] {
+			if _, blocked := edges[o]; !blocked {
+				continue
+			}
+			switch color[o] {
+			case grey:
+				for i := range stack {
+					if stack[i] == o {
+						found = append(append([]key{}, stack[i:]...), o)
+						return true
+					}
+				}
+			case white:
+				if visit(o) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[k] = black
+		return false
+	}
+	keys := make([]key, 0, len(edges))
+	for k := range edges {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.port, b.port), cmp.Compare(a.vc, b.vc))
+	})
+	for _, k := range keys {
+		if color[k] == white && visit(k) {
+			break
+		}
+	}
+	var out []string
+	for _, k := range found {
+		out = append(out, router.VCRef{R: n.Routers[k.node], Port: k.port, VC: k.vc}.Path())
+	}
+	return out
 }

@@ -23,6 +23,7 @@ const (
 	exitFail     = 1 // a scenario's check failed
 	exitUsage    = 2 // bad input: one line on stderr
 	exitInternal = 3 // a bug in hwcoll (a recovered panic, a design that does not elaborate)
+	exitDeadlock = 3 // the deadlock watchdog stopped a run (the contract's status)
 )
 
 // usageError is bad input (an unknown command, flag, value, scenario or

@@ -91,6 +91,14 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 	switch {
 	case stopped.Load():
 		return exitStatus(130)
+	case r.Deadlock:
+		// The watchdog stopped the run: the wait-for cycle on stderr,
+		// exit status 3 (docs/architecture.md §8).
+		fmt.Fprintln(a.stderr, "hwcoll: deadlock: wait-for cycle:")
+		for _, p := range r.WaitFor {
+			fmt.Fprintln(a.stderr, "  "+p)
+		}
+		return exitStatus(exitDeadlock)
 	case r.Error != "":
 		return exitStatus(exitFail)
 	}

@@ -1,0 +1,151 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/torus"
+	"github.com/hwcoll/hwcoll/traffic"
+)
+
+// TorusNote goes into every torus and mesh result: what sits at the nodes.
+const TorusNote = "open-loop packet sources and sinks at the nodes (no NIC overheads); injection FIFO of 4 packets per node; a packet of packet.bytes is ceil(bytes / flit_bytes) flits, each holding a link ceil(flit_bytes / link bytes per cycle) cycles"
+
+// injectPackets is the injection FIFO of a direct-network node, in packets.
+const injectPackets = 4
+
+// TorusNet is a point-to-point load run on a direct network (package
+// torus): an open-loop source and a sink at every node, joined to its
+// router's port 0 by links of link.delay_ns.
+type TorusNet struct {
+	loadNet
+	Net     *torus.Net
+	Watch   *Watchdog
+	flits   int
+	linkHop []uint64 // per sink: links crossed by the packets it received
+}
+
+// BuildTorus elaborates the torus or mesh netlist of cfg.
+func BuildTorus(cfg config.Config) (*TorusNet, error) {
+	return keyedNet(buildTorus(cfg, cfg.Timing()))
+}
+
+func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
+	sw, err := router.ParseSwitching(cfg.Router.Switching)
+	if err != nil {
+		return nil, err
+	}
+	esc, err := routing.ParseEscape(cfg.Router.Escape)
+	if err != nil {
+		return nil, fmt.Errorf("router.escape: %v", err)
+	}
+	flits := (cfg.Packet.Bytes + cfg.Packet.FlitBytes - 1) / cfg.Packet.FlitBytes
+	P := tm.BytesCycles(uint64(cfg.Packet.FlitBytes))
+	if P > 1<<16 || uint64(flits)*P > 1<<31 {
+		return nil, fmt.Errorf("packet.flit_bytes: %d-byte flits take %d cycles on the link; too long", cfg.Packet.FlitBytes, P)
+	}
+	tm.PacketCycles = uint64(flits) * P // what a packet holds a link here
+	if m := uint64(cfg.Run.MeasureCycles); m < tm.PacketCycles {
+		return nil, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
+	}
+	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
+	net, err := torus.New(sim.Top(), "net", torus.Params{
+		Dims: cfg.Network.Dims, Torus: cfg.Network.Topology == config.TopologyTorus, Escape: esc,
+		Routing: cfg.Router.Routing, LinkDelay: max(tm.LinkDelayCycles, 1),
+		Router: router.Params{VCs: cfg.Router.VCs, BufFlits: cfg.Router.VCBufferFlits, Switching: sw,
+			FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets},
+	})
+	if err != nil {
+		return nil, err
+	}
+	nodes := net.Nodes()
+	pat, err := traffic.NewNodePattern(cfg.Traffic.Pattern, nodes)
+	if err != nil {
+		return nil, err
+	}
+	n := &TorusNet{loadNet: loadNet{Sim: sim, Cfg: cfg, Timing: tm}, Net: net, flits: flits, linkHop: make([]uint64, nodes)}
+	w := uint64(cfg.Run.WarmupCycles)
+	n.Win = traffic.Window{Start: w, End: w + uint64(cfg.Run.MeasureCycles)}
+	rate := cfg.Traffic.Load / float64(tm.PacketCycles)
+	for i := 0; i < nodes; i++ {
+		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), credit.PerLink, 1, injectPackets)
+		src.Pat, src.Bytes, src.Cycles, src.Win = pat, uint32(cfg.Packet.Bytes), uint32(tm.PacketCycles), n.Win
+		if src.Proc, err = traffic.NewProcess(cfg.Traffic.Process, rate); err != nil {
+			return nil, err
+		}
+		snk := traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i))
+		snk.Win = n.Win
+		node := i
+		snk.Accept = func(p *packet.Packet) bool {
+			n.linkHop[node] += uint64(net.Hops(int(p.Src), node)) + 1
+			return int(p.Dst) == node
+		}
+		net.ConnectNode(i, src.Tx, snk.Rx)
+		n.Srcs, n.Sinks = append(n.Srcs, src), append(n.Sinks, snk)
+	}
+	n.conserve, n.netErr, n.report = net.CheckCredits, func() error { return nil }, n.result
+	n.Watch = newWatchdog(net, uint64(cfg.Run.WatchdogCycles))
+	if err := build(cfg, sim); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Run drives the run like every load run, with the deadlock watchdog.
+func (n *TorusNet) Run() Result {
+	return runTimed(n.Sim, func() bool { return n.Watch.Stalled() || n.measuredDone() }, n.Cfg, n.report)
+}
+
+func (n *TorusNet) result(wall float64) Result {
+	cfg := n.Cfg
+	r := Result{
+		Topology: cfg.Network.Topology, Ports: n.Net.Routing.Ports(), Inputs: len(n.Srcs), Nodes: len(n.Srcs),
+		Note: TorusNote, Dims: cfg.Network.Dims, Switching: cfg.Router.Switching, Routing: cfg.Router.Routing,
+		Escape: cfg.Router.Escape, VCs: cfg.Router.VCs, VCBufferFlits: cfg.Router.VCBufferFlits, PacketFlits: n.flits,
+	}
+	hops := func(s *traffic.Sink) uint64 { return n.linkHop[s.Node] }
+	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, hops, wall, nil)
+	if n.Watch.stalled {
+		r.Deadlock, r.WaitFor = true, n.Watch.cycle
+		r.fail(fmt.Sprintf("deadlock: no flit has moved since cycle %d; wait-for cycle: %s", n.Watch.since, strings.Join(n.Watch.cycle, " -> ")))
+	}
+	return r
+}
+
+func init() {
+	for _, name := range []string{config.TopologyTorus, config.TopologyMesh} {
+		Register(Topology{
+			Name: name,
+			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+				if err := refuseNIC(cfg); err != nil {
+					return nil, err
+				}
+				if IsCollective(cfg.Traffic.Pattern) || cfg.Traffic.Pattern == config.PatternMulticast || cfg.Traffic.Pattern == config.PatternNAMD {
+					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
+				}
+				return asNetwork(buildTorus(cfg, tm))
+			},
+			Describe: func(r Result) string {
+				dims := make([]string, len(r.Dims))
+				for i, k := range r.Dims {
+					dims[i] = fmt.Sprint(k)
+				}
+				return fmt.Sprintf("%s %s: %s routing (escape %s), %s, %d VCs of %d flits, %d-flit packets",
+					strings.Join(dims, "×"), r.Topology, r.Routing, r.Escape, r.Switching, r.VCs, r.VCBufferFlits, r.PacketFlits)
+			},
+			Weight: func(cfg config.Config) float64 {
+				n := 1
+				for _, k := range cfg.Network.Dims {
+					n *= k
+				}
+				return 4 * float64(n)
+			},
+		})
+	}
+}

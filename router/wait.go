@@ -1,0 +1,85 @@
+package router
+
+import (
+	"math/bits"
+
+	"github.com/hwcoll/hwcoll/routing"
+)
+
+// VCRef names an input VC of a router.
+type VCRef struct {
+	R        *Router
+	Port, VC int
+}
+
+// Path is the VC's hierarchical name, as the waveform shows it.
+func (v VCRef) Path() string { return v.R.in[v.Port].arr.Path(v.VC) }
+
+// Holding reports whether the router has flits in a buffer or on a wire.
+func (r *Router) Holding() bool {
+	if r.moved >= r.Now() {
+		return true
+	}
+	for q := range r.in {
+		for w := range r.in[q].vcs {
+			if v := &r.in[q].vcs[w]; v.ann != v.gone || v.pkts.Len() > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// WaitsOn calls f for every input VC holding a packet that has flits left
+// to send, with the input VCs it waits on: an active packet on the
+// downstream VC it was given (none when it goes to the node's sink, which
+// always takes it); a routing one on every VC its routing function offers,
+// the downstream VC or the local VC that holds it. The watchdog looks for
+// a cycle in this graph.
+func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
+	var on []VCRef
+	for q := range r.in {
+		ip := &r.in[q]
+		for w := range ip.vcs {
+			v := &ip.vcs[w]
+			pr, ok := v.cur()
+			if !ok {
+				continue
+			}
+			on = on[:0]
+			switch v.state {
+			case Active:
+				if v.out != 0 {
+					on = append(on, r.downstream(int(v.out), int(v.ovc)))
+				}
+			case Routing:
+				if int(pr.p.Dst) == r.Node {
+					break
+				}
+				ch := r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: int(pr.p.Dst), In: routing.Port(q), InVC: w})
+				for ports := ch.Ports(); ports != 0; ports &= ports - 1 {
+					o := bits.TrailingZeros8(ports)
+					for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
+						u := bits.TrailingZeros8(vcs)
+						if ov := &r.out[o].vcs[u]; ov.owner >= 0 {
+							on = append(on, VCRef{R: r, Port: int(ov.owner / routing.MaxVCs), VC: int(ov.owner % routing.MaxVCs)})
+						}
+						on = append(on, r.downstream(o, u))
+					}
+				}
+			}
+			f(VCRef{R: r, Port: q, VC: w}, on)
+		}
+	}
+}
+
+func (r *Router) downstream(o, u int) VCRef {
+	p := r.out[o].peer
+	return VCRef{R: p.owner, Port: p.port, VC: u}
+}
+
+// Flits is the occupancy of the VC now.
+func (v VCRef) Flits() uint64 { return v.R.in[v.Port].vcs[v.VC].occupancy(v.R.Now(), v.R.P) }
+
+// Buffer is the flits a VC buffer holds.
+func (r *Router) Buffer() uint64 { return uint64(r.buf) }
