@@ -72,6 +72,9 @@ func fill(v reflect.Value) {
 		v.SetUint(1)
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(1.5)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0))
 	}
 }
 
