@@ -46,7 +46,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	delay := uint32(s - now)
 	port := int(id / routing.MaxVCs)
 	if port != 0 {
-		ip.Cred.Send(Credits{N: n, Delay: delay, VC: uint8(id % routing.MaxVCs)})
+		ip.Cred.Send(Credits{At: s + ip.Cred.Latency(), N: n, VC: uint8(id % routing.MaxVCs)})
 	}
 	tail := v.dep == pr.end
 	switch {
@@ -78,31 +78,29 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 			r.freed = op.busyTo
 		}
 		v.state, v.sent = Idle, 0
+		r.act &^= 1 << uint(id)
+		r.wait |= 1 << uint(id) // the packet behind it, if any
 	}
 	return true
 }
 
 // allocateVCs gives every waiting head whose route is computed an output VC.
 func (r *Router) allocateVCs(now uint64) {
-	for q := range r.in {
-		ip := &r.in[q]
-		for w := range ip.vcs {
-			v := &ip.vcs[w]
-			if v.state == Active {
-				continue
-			}
-			pr, ok := v.cur()
-			if !ok {
-				v.state = Idle
-				continue
-			}
-			v.state = Routing
-			if head := v.arrival(v.dep, r.P) + r.p.Delay; head > now {
-				v.retry = head
-				continue
-			}
-			r.allocate(now, q, w, v, pr)
+	for m := r.wait; m != 0; m &= m - 1 {
+		id := int32(bits.TrailingZeros64(m))
+		_, v := r.vcOf(id)
+		pr, ok := v.cur()
+		if !ok {
+			v.state = Idle
+			r.wait &^= 1 << uint(id)
+			continue
 		}
+		v.state = Routing
+		if head := v.arrival(v.dep, r.P) + r.p.Delay; head > now {
+			v.retry = head
+			continue
+		}
+		r.allocate(now, int(id/routing.MaxVCs), int(id%routing.MaxVCs), v, pr)
 	}
 }
 
@@ -157,8 +155,11 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		v.retry = retry
 		return
 	}
-	r.out[bq].vcs[bw].owner = vcID(q, w)
+	id := vcID(q, w)
+	r.out[bq].vcs[bw].owner = id
 	v.state, v.out, v.ovc, v.retry = Active, uint8(bq), uint8(bw), 0
+	r.wait &^= 1 << uint(id)
+	r.act |= 1 << uint(id)
 }
 
 // need is the credits output VC (o, u) must hold to be allocated to a
@@ -186,34 +187,61 @@ func (r *Router) need(q, w, o, u int, F uint32) uint32 {
 // go: outputs in port order, each scanning the free inputs round robin
 // from the one after its last grant, an input offering its VCs round robin.
 func (r *Router) allocateSwitch(now uint64) {
-	np := len(r.in)
+	var req [maxPorts]uint64 // per output: the VCs asking for it
+	for m := r.act; m != 0; m &= m - 1 {
+		id := int32(bits.TrailingZeros64(m))
+		_, v := r.vcOf(id)
+		req[v.out] |= 1 << uint(id)
+	}
 	for q := range r.out {
 		op := &r.out[q]
 		if !op.ok || op.busyTo > now {
 			continue
 		}
 		op.from = -1
-	scan:
-		for k := 0; k < np; k++ {
-			p := (op.rr + k) % np
+		if req[q] != 0 {
+			r.grant(now, q, req[q])
+		}
+	}
+}
+
+// grant gives free output q to the first of the requesting VCs (mask rq)
+// whose flits can go, round robin over the inputs and their VCs.
+func (r *Router) grant(now uint64, q int, rq uint64) {
+	op := &r.out[q]
+	np := len(r.in)
+	var ports uint
+	for m := rq; m != 0; {
+		p := bits.TrailingZeros64(m) / routing.MaxVCs
+		ports |= 1 << uint(p)
+		m &^= 0xff << uint(p*routing.MaxVCs)
+	}
+	for _, pm := range rotate(ports, op.rr) {
+		for ; pm != 0; pm &= pm - 1 {
+			p := bits.TrailingZeros(pm)
 			ip := &r.in[p]
-			if !ip.ok || ip.busyTo > now {
+			if ip.busyTo > now {
 				continue
 			}
 			nv := len(ip.vcs)
-			for j := 0; j < nv; j++ {
-				w := (ip.rr + j) % nv
-				v := &ip.vcs[w]
-				if v.state != Active || int(v.out) != q {
-					continue
-				}
-				if r.run(now, now, q, vcID(p, w), false) {
-					op.rr, ip.rr = (p+1)%np, (w+1)%nv
-					break scan
+			for _, vm := range rotate(uint(rq>>uint(p*routing.MaxVCs))&0xff, ip.rr) {
+				for ; vm != 0; vm &= vm - 1 {
+					w := bits.TrailingZeros(vm)
+					if r.run(now, now, q, vcID(p, w), false) {
+						op.rr, ip.rr = (p+1)%np, (w+1)%nv
+						return
+					}
 				}
 			}
 		}
 	}
+}
+
+// rotate splits mask m into its bits from `from` up and those below: a
+// round-robin scan's two passes.
+func rotate(m uint, from int) [2]uint {
+	low := uint(1)<<uint(from) - 1
+	return [2]uint{m &^ low, m & low}
 }
 
 // waitOf is the earliest cycle active VC v (not sending) might send: its
@@ -237,39 +265,45 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 }
 
 // sleep sleeps until the earliest cycle something can happen without a
-// message arriving.
+// message arriving, and lets credits wake the router only on the outputs
+// a VC waits on.
 func (r *Router) sleep(now uint64) {
 	wake := uint64(never)
-	if r.freed > now {
+	if r.freed > now && r.wait != 0 {
 		wake = r.freed
 	}
-	busy := false
-	for q := range r.in {
-		ip := &r.in[q]
-		for w := range ip.vcs {
-			v := &ip.vcs[w]
-			switch v.state {
-			case Idle:
-				if _, ok := v.cur(); ok { // the next packet, behind a tail sent this cycle
-					busy = true
-					wake = min(wake, max(v.arrival(v.dep, r.P)+r.p.Delay, now+1))
-				}
-			case Routing:
+	busy := r.held != 0
+	var credWake uint // outputs whose credits can unblock a VC
+	for m := r.wait | r.act; m != 0; m &= m - 1 {
+		id := int32(bits.TrailingZeros64(m))
+		ip, v := r.vcOf(id)
+		switch v.state {
+		case Idle:
+			if _, ok := v.cur(); ok { // the next packet, behind a tail sent this cycle
 				busy = true
-				if v.retry > now {
-					wake = min(wake, v.retry)
-				}
-			case Active:
-				busy = true
-				if op := &r.out[v.out]; op.from == vcID(q, w) && op.busyTo > now {
-					wake = min(wake, op.busyTo)
-				} else {
-					wake = min(wake, max(r.waitOf(now, ip, v), now+1))
-				}
+				wake = min(wake, max(v.arrival(v.dep, r.P)+r.p.Delay, now+1))
 			}
-			if v.ann != v.gone {
-				busy = true
+		case Routing:
+			busy = true
+			if v.retry > now {
+				wake = min(wake, v.retry)
 			}
+			if v.arrival(v.dep, r.P)+r.p.Delay <= now {
+				credWake = ^uint(0) // it tried: credits anywhere may let it go
+			}
+		case Active:
+			busy = true
+			credWake |= 1 << v.out
+			if op := &r.out[v.out]; op.from == id && op.busyTo > now {
+				wake = min(wake, op.busyTo)
+			} else {
+				wake = min(wake, max(r.waitOf(now, ip, v), now+1))
+			}
+		}
+	}
+	for q := 1; q < len(r.out); q++ {
+		if op := &r.out[q]; op.ok {
+			op.Cred.SetWake(credWake&(1<<uint(q)) != 0)
 		}
 	}
 	if r.due.Len() > 0 {
@@ -298,7 +332,13 @@ func (r *Router) sleep(now uint64) {
 // probe shows, for a traced router, each VC's occupancy, state and output,
 // each output VC's credits and each link's flit, packet and VC.
 func (r *Router) probe(now uint64) {
+	if e := r.Sim().TraceEpoch(); e != r.epoch {
+		r.epoch, r.probes = e, r.anyTraced()
+	}
 	r.traced = false
+	if !r.probes {
+		return
+	}
 	for q := range r.in {
 		ip := &r.in[q]
 		if !ip.ok || !(ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) {
@@ -339,6 +379,17 @@ func (r *Router) probe(now uint64) {
 			op.vc.Set(v.ovc)
 		}
 	}
+}
+
+func (r *Router) anyTraced() bool {
+	for q := range r.in {
+		ip, op := &r.in[q], &r.out[q]
+		if ip.ok && (ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) ||
+			op.ok && (op.cred.Traced() || op.valid.Traced() || op.pkt.Traced() || op.vc.Traced()) {
+			return true
+		}
+	}
+	return false
 }
 
 // Hops counts the packets this router has sent on (its packet-hops).

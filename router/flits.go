@@ -13,13 +13,15 @@ type Flits struct {
 	Head  bool
 }
 
-// Credits announces N credits of VC coming back, the first Delay cycles
-// after the message, then one every P cycles: the flits of a run leaving
-// the VC's buffer.
+// Credits announces N credits of VC coming back, the first in cycle At
+// at the sender, then one every P cycles: the flits of a run leaving the
+// VC's buffer. The cycle is absolute because the sender may read the
+// message late: a credit line wakes the sender only while it waits on
+// credits (LineIn.SetWake).
 type Credits struct {
-	N     uint32
-	Delay uint32
-	VC    uint8
+	At uint64
+	N  uint32
+	VC uint8
 }
 
 // seg is n flits (or credits) arriving at at, at+P, at+2P, …

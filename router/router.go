@@ -2,8 +2,10 @@ package router
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/routing"
@@ -11,6 +13,10 @@ import (
 )
 
 const never = math.MaxUint64
+
+// maxPorts is the most ports a router has: its work masks hold one bit
+// per VC of every port in 64 bits.
+const maxPorts = 64 / routing.MaxVCs
 
 // Router is one node's router: 2n+1 ports (routing.Port numbering), port 0
 // the node's own.
@@ -30,6 +36,16 @@ type Router struct {
 	moved  uint64            // last cycle a flit of this router is on a wire
 	hops   uint64            // packets sent on (packet-hops)
 	traced bool
+
+	// Work masks over VC ids (vcID: port×8 + VC), so that a cycle costs
+	// what the router holds, not its ports × VCs.
+	held uint64 // input VCs with flits or packets not gone (cleanup)
+	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
+	act  uint64 // active input VCs: requests for the switch
+	pend uint64 // output VCs with promised credits (settle)
+
+	epoch  uint64 // trace epoch of probes
+	probes bool   // some probe is in the waveform
 }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
@@ -79,6 +95,9 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer())}
 	r.Init(parent, name, r)
 	np := p.Net.Ports()
+	if np > maxPorts {
+		return nil, param.Errorf("router.Params.Net", "%d ports per router; allowed: at most %d", np, maxPorts)
+	}
 	r.in, r.out = make([]inPort, np), make([]outPort, np)
 	for q := 0; q < np; q++ {
 		if q != 0 {
@@ -163,7 +182,7 @@ func (r *Router) Eval() {
 	r.sleep(now)
 }
 
-// receive takes the runs and credits announced to this router this cycle.
+// receive takes the runs and credits announced to this router by now.
 func (r *Router) receive(now uint64) {
 	P := r.P
 	for q := range r.in {
@@ -181,6 +200,7 @@ func (r *Router) receive(now uint64) {
 				f := flitsOf(pk, P)
 				v.pkts.Push(pktRec{p: *pk, end: v.ann + uint64(f)})
 				v.announce(now, f, P)
+				r.arrive(0, v)
 			}
 			continue
 		}
@@ -194,6 +214,7 @@ func (r *Router) receive(now uint64) {
 				v.pkts.Push(pktRec{p: m.Pkt, end: v.ann + uint64(flitsOf(&m.Pkt, P))})
 			}
 			v.announce(now+uint64(m.Delay), m.N, P)
+			r.arrive(vcID(q, int(m.VC)), v)
 		}
 	}
 	for q := range r.out {
@@ -210,10 +231,20 @@ func (r *Router) receive(now uint64) {
 			if !ok {
 				break
 			}
-			op.vcs[c.VC].promise(now+uint64(c.Delay), c.N, P)
+			op.vcs[c.VC].promise(c.At, c.N, P)
+			r.pend |= 1 << uint(vcID(q, int(c.VC)))
 		}
 	}
 	r.returnInjection(now)
+}
+
+// arrive marks input VC id as holding flits, and as waiting for an output
+// unless a packet ahead holds one (its tail marks it).
+func (r *Router) arrive(id int32, v *inVC) {
+	r.held |= 1 << uint(id)
+	if v.state != Active {
+		r.wait |= 1 << uint(id)
+	}
 }
 
 // returnInjection gives the source a credit for every injected packet
@@ -229,17 +260,29 @@ func (r *Router) returnInjection(now uint64) {
 	}
 }
 
+// cleanup forgets the flits that have left and settles the credits that
+// have come home.
 func (r *Router) cleanup(now uint64) {
-	for q := range r.in {
-		for i := range r.in[q].vcs {
-			r.in[q].vcs[i].cleanup(now, r.P)
+	for m := r.held; m != 0; m &= m - 1 {
+		id := int32(bits.TrailingZeros64(m))
+		_, v := r.vcOf(id)
+		v.cleanup(now, r.P)
+		if v.ann == v.gone && v.pkts.Len() == 0 {
+			r.held &^= 1 << uint(id)
 		}
 	}
-	for q := range r.out {
-		for i := range r.out[q].vcs {
-			r.out[q].vcs[i].settle(now, r.P)
+	for m := r.pend; m != 0; m &= m - 1 {
+		id := int32(bits.TrailingZeros64(m))
+		ov := r.outVCOf(id)
+		ov.settle(now, r.P)
+		if ov.pend.Len() == 0 {
+			r.pend &^= 1 << uint(id)
 		}
 	}
+}
+
+func (r *Router) outVCOf(id int32) *outVC {
+	return &r.out[id/routing.MaxVCs].vcs[id%routing.MaxVCs]
 }
 
 // extend lengthens every run still on a wire by what the news allows.
