@@ -43,7 +43,6 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	op.from = id
 	ip.busyTo = op.busyTo
 	r.moved = max(r.moved, op.runEnd)
-	delay := uint32(s - now)
 	port := int(id / routing.MaxVCs)
 	if port != 0 {
 		ip.Cred.Send(Credits{At: s + ip.Cred.Latency(), N: n, VC: uint8(id % routing.MaxVCs)})
@@ -60,18 +59,25 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		r.Eject.SendRef(now, &pk, 1)
 		r.hops++
 	case q != 0:
-		m := Flits{N: n, Delay: delay, VC: v.ovc, Head: first}
-		if first {
-			m.Pkt = pr.p
-			m.Pkt.Hops++
-			r.hops++
+		m := Flits{At: s + op.Data.Latency(), N: n, VC: v.ovc, Head: first}
+		if !first {
+			op.Data.SendRef(&m)
+			break
 		}
-		op.Data.SendRef(&m)
+		m.Pkt = pr.p
+		m.Pkt.Hops++
+		r.hops++
+		if op.eager {
+			op.Data.SendRef(&m)
+		} else {
+			// Nothing downstream can act on a packet before its head
+			// may leave there: the message wakes the router then.
+			op.Data.SendAt(&m, m.At+r.p.Delay)
+		}
 	}
 	if tail {
 		if port == 0 {
-			r.due.Push(op.runEnd)
-			r.returnInjection(now)
+			r.injected(now, op.runEnd)
 		}
 		ov.owner, ov.freeAt = -1, op.busyTo
 		if r.freed <= now || op.busyTo < r.freed {
@@ -309,6 +315,7 @@ func (r *Router) sleep(now uint64) {
 	if r.due.Len() > 0 {
 		wake = min(wake, max(*r.due.Peek(), now+1))
 	}
+	r.Eject.Settle(false) // the sink never runs out of credits
 	if at, ok := r.Eject.WakeAt(now, false); ok {
 		wake = min(wake, at)
 	}
@@ -332,9 +339,6 @@ func (r *Router) sleep(now uint64) {
 // probe shows, for a traced router, each VC's occupancy, state and output,
 // each output VC's credits and each link's flit, packet and VC.
 func (r *Router) probe(now uint64) {
-	if e := r.Sim().TraceEpoch(); e != r.epoch {
-		r.epoch, r.probes = e, r.anyTraced()
-	}
 	r.traced = false
 	if !r.probes {
 		return
@@ -377,6 +381,19 @@ func (r *Router) probe(now uint64) {
 			_, v := r.vcOf(op.from)
 			op.pkt.Set(op.tag)
 			op.vc.Set(v.ovc)
+		}
+	}
+}
+
+// refreshTrace notes, when tracing starts or ends, whether this router's
+// probes are traced and which downstream routers are.
+func (r *Router) refreshTrace() {
+	if e := r.Sim().TraceEpoch(); e != r.epoch {
+		r.epoch, r.probes = e, r.anyTraced()
+		for q := 1; q < len(r.out); q++ {
+			if op := &r.out[q]; op.peer != nil {
+				op.eager = op.peer.owner.anyTraced() // its waveform shows flits from their arrival
+			}
 		}
 	}
 }

@@ -3,14 +3,15 @@ package router
 import "github.com/hwcoll/hwcoll/packet"
 
 // Flits announces a run on a data line: N flits of one packet on VC, the
-// first arriving Delay cycles after the message, then one every P cycles.
-// The first run of a packet carries its header (Head).
+// first arriving in cycle At, then one every P cycles. The first run of a
+// packet carries its header (Head); its message reaches the receiver when
+// the head may leave there (At + D), unless the receiver is traced.
 type Flits struct {
-	Pkt   packet.Packet
-	N     uint32
-	Delay uint32
-	VC    uint8
-	Head  bool
+	Pkt  packet.Packet
+	At   uint64
+	N    uint32
+	VC   uint8
+	Head bool
 }
 
 // Credits announces N credits of VC coming back, the first in cycle At

@@ -79,6 +79,7 @@ type outPort struct {
 	rr     int
 	ok     bool
 	peer   *inPort // the downstream input (monitors)
+	eager  bool    // the downstream router is traced: tell it of heads at once
 	valid  rtl.Probe[bool]
 	pkt    rtl.Probe[uint32]
 	vc     rtl.Probe[uint8]
@@ -173,6 +174,7 @@ func (r *Router) vcOf(id int32) (*inPort, *inVC) {
 // extend the runs on the wires, allocate VCs, then outputs.
 func (r *Router) Eval() {
 	now := r.Now()
+	r.refreshTrace()
 	r.receive(now)
 	r.cleanup(now)
 	r.extend(now)
@@ -213,7 +215,7 @@ func (r *Router) receive(now uint64) {
 			if m.Head {
 				v.pkts.Push(pktRec{p: m.Pkt, end: v.ann + uint64(flitsOf(&m.Pkt, P))})
 			}
-			v.announce(now+uint64(m.Delay), m.N, P)
+			v.announce(m.At, m.N, P)
 			r.arrive(vcID(q, int(m.VC)), v)
 		}
 	}
@@ -245,6 +247,18 @@ func (r *Router) arrive(id int32, v *inVC) {
 	if v.state != Active {
 		r.wait |= 1 << uint(id)
 	}
+}
+
+// injected returns the injection FIFO's credit for a packet whose tail
+// leaves it in cycle end: scheduled on the credit line where the kernel
+// allows it (no wake-up then), else when the router wakes at end.
+func (r *Router) injected(now, end uint64) {
+	if end > now && r.Inject.CanSchedule() {
+		r.Inject.ScheduleCredit(end, 1)
+		return
+	}
+	r.due.Push(end)
+	r.returnInjection(now)
 }
 
 // returnInjection gives the source a credit for every injected packet

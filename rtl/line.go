@@ -19,7 +19,9 @@ type LineOut[T any] struct {
 	direct bool    // a copy of the line's, read without touching the line
 	sent   bool
 	sig    *signal
-	staged *T // the value sent in this cycle, until the commit (made at Build for a line across partitions)
+	staged *T     // the value sent in this cycle, until the commit (made at Build for a line across partitions)
+	at     uint64 // the staged value's arrival cycle
+	lastAt uint64 // arrival cycle of the last value sent
 }
 
 // LineIn is the receiving end of a delay line.
@@ -31,8 +33,9 @@ type LineIn[T any] struct {
 }
 
 type timed[T any] struct {
-	at uint64
-	v  T
+	at   uint64 // arrives then
+	sent uint64 // sent then (monitors see it on the line from the next cycle)
+	v    T
 }
 
 type line[T any] struct {
@@ -109,22 +112,35 @@ func (o *LineOut[T]) Send(v T) { o.SendRef(&v) }
 // than at the commit: the receiver cannot see it before cycle now+latency
 // (latency ≥ 1) whatever the order of the evaluations, and nothing else
 // runs concurrently with the sender.
-func (o *LineOut[T]) SendRef(v *T) {
+func (o *LineOut[T]) SendRef(v *T) { o.send(v, 0) }
+
+// SendAt is SendRef of a value that arrives in cycle at rather than
+// now+latency: a message about an event later than the line's latency
+// (a run of flits the receiver can act on only when its head may leave)
+// need not wake the receiver before. Values arrive in the order sent, so
+// at is raised to now+latency and to the arrival of the value sent
+// before it. Monitors (Each, InFlight) see it on the line from the next
+// cycle, as any value sent now.
+func (o *LineOut[T]) SendAt(v *T, at uint64) { o.send(v, at) }
+
+func (o *LineOut[T]) send(v *T, at uint64) {
 	l := o.l
+	at = max(at, l.sim.now+l.latency, o.lastAt)
+	o.lastAt = at
 	if l.direct {
 		c := l.sim.now + 1
 		if o.last == c {
 			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 		}
 		o.last = c
-		l.push(v, c-1+l.latency, o.owner.part)
+		l.push(v, at, c-1, o.owner.part)
 		return
 	}
 	if o.sent {
 		panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 	}
 	*o.staged = *v
-	o.sent = true
+	o.sent, o.at = true, at
 	p := o.owner.part
 	p.dirty = append(p.dirty, o)
 }
@@ -145,7 +161,7 @@ func (o *LineOut[T]) InFlight() int { return o.l.sent() }
 // before the cycle they are sent in has ended.
 func (l *line[T]) sent() int {
 	n := l.n
-	for n > 0 && l.ring[(l.head+n-1)&(len(l.ring)-1)].at >= l.sim.now+l.latency {
+	for n > 0 && l.ring[(l.head+n-1)&(len(l.ring)-1)].sent >= l.sim.now {
 		n--
 	}
 	return n
@@ -179,24 +195,25 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 		}
 	}
 	o.last = c + 1
-	l.push(&v, at, o.owner.part)
+	o.lastAt = max(o.lastAt, at)
+	l.push(&v, at, c, o.owner.part)
 }
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
-	o.l.push(o.staged, p.sim.now+o.l.latency, p)
+	o.l.push(o.staged, o.at, p.sim.now, p)
 	var zero T
 	*o.staged = zero
 }
 
-// push appends v arriving at cycle at and schedules the receiver's wake-up
-// on partition p (the sender's).
-func (l *line[T]) push(v *T, at uint64, p *partition) {
+// push appends v, sent in cycle sent and arriving in cycle at, and
+// schedules the receiver's wake-up on partition p (the sender's).
+func (l *line[T]) push(v *T, at, sent uint64, p *partition) {
 	if l.n == len(l.ring) {
 		l.grow()
 	}
 	e := &l.ring[(l.head+l.n)&(len(l.ring)-1)]
-	e.at = at
+	e.at, e.sent = at, sent
 	e.v = *v
 	l.n++
 	if l.set != nil && l.n == 1 {
