@@ -166,8 +166,8 @@ func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint6
 func vcID(port, vc int) int32 { return int32(port*routing.MaxVCs + vc) }
 
 func (r *Router) vcOf(id int32) (*inPort, *inVC) {
-	ip := &r.in[id/routing.MaxVCs]
-	return ip, &ip.vcs[id%routing.MaxVCs]
+	ip := &r.in[uint32(id)/routing.MaxVCs]
+	return ip, &ip.vcs[uint32(id)%routing.MaxVCs]
 }
 
 // Eval is one cycle of the router: take what arrived, forget what left,
@@ -280,6 +280,9 @@ func (r *Router) cleanup(now uint64) {
 	for m := r.held; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		_, v := r.vcOf(id)
+		if v.gone == v.dep {
+			continue // nothing scheduled to leave: nothing to forget
+		}
 		v.cleanup(now, r.P)
 		if v.ann == v.gone && v.pkts.Len() == 0 {
 			r.held &^= 1 << uint(id)
@@ -296,7 +299,7 @@ func (r *Router) cleanup(now uint64) {
 }
 
 func (r *Router) outVCOf(id int32) *outVC {
-	return &r.out[id/routing.MaxVCs].vcs[id%routing.MaxVCs]
+	return &r.out[uint32(id)/routing.MaxVCs].vcs[uint32(id)%routing.MaxVCs]
 }
 
 // extend lengthens every run still on a wire by what the news allows.

@@ -1,6 +1,7 @@
 package torus_test
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -8,19 +9,33 @@ import (
 	"github.com/hwcoll/hwcoll/routing"
 )
 
-// BenchmarkTorus8x8 runs the 8×8 torus (dor, dateline, vct, 2 VCs of 32
-// flits, P = 1, L = 2, D = 2) at uniform load 0.3 and reports delivered
+// BenchmarkTorus8x8 runs the 8×8 torus (dor, dateline, vct, 2 VCs,
+// P = 1, L = 2, D = 2) at uniform load 0.3 with 1- and 8-flit packets
+// (32-flit VCs), and at one packet rate (0.009375 packets per node per
+// cycle, load 0.3 for 32 flits) with 1, 8 and 32 flits (64-flit VCs); it reports delivered
 // packets per wall-second, ns per packet-hop (router hops) and heap per
-// router, for 8-flit and 1-flit packets: the cost per hop must not grow
-// with the packet's length.
+// router. At one packet rate, light enough that packets seldom block, the
+// cost per hop must not grow with the packet's length: runs move as head
+// and tail events, not flit by flit.
 func BenchmarkTorus8x8(b *testing.B) {
-	for _, flits := range []int{1, 8} {
-		b.Run(map[int]string{1: "flits=1", 8: "flits=8"}[flits], func(b *testing.B) {
-			p := params([]int{8, 8}, true, "dor", routing.Dateline, router.VCT, 2, 32)
+	type run struct {
+		name       string
+		flits, buf int
+		load       float64
+	}
+	runs := []run{{"load=0.3/flits=1", 1, 32, 0.3}, {"load=0.3/flits=8", 8, 32, 0.3}}
+	for _, f := range []int{1, 8, 32} {
+		// VCs of 64 flits, so that a 32-flit packet does not wait for
+		// an empty VC (vct) as it would in a 32-flit one
+		runs = append(runs, run{fmt.Sprintf("rate=0.009375/flits=%d", f), f, 64, 0.009375 * float64(f)})
+	}
+	for _, c := range runs {
+		b.Run(c.name, func(b *testing.B) {
+			p := params([]int{8, 8}, true, "dor", routing.Dateline, router.VCT, 2, c.buf)
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			bn := newBench(b, setup{p: p, pattern: "uniform", load: 0.3, flits: flits, stop: 1 << 62, seed: 1})
+			bn := newBench(b, setup{p: p, pattern: "uniform", load: c.load, flits: c.flits, stop: 1 << 62, seed: 1})
 			bn.sim.Run(2000) // warm up
 			runtime.GC()
 			runtime.ReadMemStats(&m1)
