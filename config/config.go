@@ -158,6 +158,7 @@ const (
 	PatternTranspose  = "transpose"
 	PatternBitrev     = "bitrev"
 	PatternComplement = "complement"
+	PatternShuffle    = "shuffle"
 	PatternHotspot    = "hotspot"
 	PatternTornado    = "tornado"
 	PatternNeighbor   = "neighbor"

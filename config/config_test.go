@@ -283,7 +283,7 @@ var badInputs = []struct {
 	{"network: {topology: tree}", "network.topology", []string{`"tree" is not allowed; allowed: switch | fattree | torus | mesh | ibmesh | bgltree`}},
 	{"network: {organization: OQ-XP}", "network.organization", []string{"allowed: oq-xp | iq-fifo | voq"}},
 	{"network: {vl_policy: none}", "network.vl_policy", []string{"allowed: sl2vl | per-direction"}},
-	{"traffic: {pattern: foo}", "traffic.pattern", []string{`"foo" is not allowed; allowed: uniform | transpose | bitrev | complement | hotspot | tornado | neighbor | multicast | reduce | allreduce | barrier | broadcast | namd`}},
+	{"traffic: {pattern: foo}", "traffic.pattern", []string{`"foo" is not allowed; allowed: uniform | transpose | bitrev | complement | shuffle | hotspot | tornado | neighbor | multicast | reduce | allreduce | barrier | broadcast | namd`}},
 	{"traffic: {process: uniform}", "traffic.process", []string{"allowed: bernoulli | poisson"}},
 	{"traffic: {multicast: yes}", "traffic.multicast", []string{`"yes" is not allowed; allowed: hardware | software`}},
 	{"network: {vls: 3}", "network.vls", []string{"3 is not allowed; allowed: 1 | 2 | 4"}},

@@ -63,7 +63,7 @@ var table = []spec{
 	{key: "nic.recv_overhead_ns", doc: "NIC receive overhead per message in ns", rule: floatIn(0, maxNS, false)},
 	{key: "nic.model", doc: "endpoints of fattree point-to-point and multicast load runs: none = open-loop packet sources and sinks (no overheads), overhead = NICs paying the per-message overheads; namd and software collectives always use NICs", rule: oneOf(NICNone, NICOverhead)},
 
-	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD)},
+	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternShuffle, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD)},
 	{key: "traffic.load", doc: "offered injection rate per source as a fraction of link bandwidth", rule: floatIn(0, 1, true)},
 	{key: "traffic.process", doc: "injection process", rule: oneOf(ProcessBernoulli, ProcessPoisson)},
 	{key: "traffic.fanout", doc: "mean multicast fanout (destinations per multicast)", rule: intIn(1, maxNodes)},

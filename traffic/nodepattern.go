@@ -47,6 +47,16 @@ func Bitrev(n, i int) int {
 	return int(bits.Reverse64(uint64(i)) >> (64 - b))
 }
 
+// Shuffle is the perfect shuffle: the node's b bits rotate left by one,
+// dst = (2i mod n) + ⌊2i / n⌋ (a deck cut in halves and interleaved).
+func Shuffle(n, i int) int {
+	b := bits.Len(uint(n)) - 1
+	if b == 0 {
+		return 0
+	}
+	return (i<<1)&(n-1) | i>>(b-1)
+}
+
 // Complement inverts all b bits: dst = n−1−i (never the source).
 func Complement(n, i int) int { return (n - 1) ^ i }
 
@@ -80,7 +90,7 @@ func (h Hotspot) Fill(r *rand.Rand, src uint32, p *packet.Packet) {
 }
 
 // NodePatterns are the names NewNodePattern accepts.
-var NodePatterns = []string{"uniform", "transpose", "bitrev", "complement", "hotspot", "tornado", "neighbor"}
+var NodePatterns = []string{"uniform", "transpose", "bitrev", "complement", "shuffle", "hotspot", "tornado", "neighbor"}
 
 // NewNodePattern returns a point-to-point pattern over n nodes; an error is
 // a *param.Error naming the pattern.
@@ -103,10 +113,12 @@ func NewNodePattern(name string, n int) (Pattern, error) {
 		return bit(Bitrev)
 	case "complement":
 		return bit(Complement)
+	case "shuffle":
+		return bit(Shuffle)
 	case "tornado":
 		return Perm{Name: name, N: n, Dst: func(i int) int { return Tornado(n, i) }}, nil
 	case "neighbor":
 		return Perm{Name: name, N: n, Dst: func(i int) int { return Neighbor(n, i) }}, nil
 	}
-	return nil, param.Errorf("traffic.NewNodePattern(name)", "%q has no point-to-point network model yet; allowed: uniform | transpose | bitrev | complement | hotspot | tornado | neighbor", name)
+	return nil, param.Errorf("traffic.NewNodePattern(name)", "%q has no point-to-point network model yet; allowed: uniform | transpose | bitrev | complement | shuffle | hotspot | tornado | neighbor", name)
 }

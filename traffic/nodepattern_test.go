@@ -23,6 +23,9 @@ func TestNodePatterns(t *testing.T) {
 		{"bitrev", 4, []int{0, 2, 1, 3}},
 		{"bitrev", 8, []int{0, 4, 2, 6, 1, 5, 3, 7}},
 		{"bitrev", 16, []int{0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15}},
+		{"shuffle", 2, []int{0, 1}},
+		{"shuffle", 4, []int{0, 2, 1, 3}},
+		{"shuffle", 8, []int{0, 2, 4, 6, 1, 3, 5, 7}}, // the deck 0..7 cut and interleaved
 		{"complement", 2, []int{1, 0}},
 		{"complement", 8, []int{7, 6, 5, 4, 3, 2, 1, 0}},
 		{"tornado", 2, []int{0, 1}},
@@ -41,6 +44,30 @@ func TestNodePatterns(t *testing.T) {
 			pat.Fill(r, uint32(i), &p)
 			if p.Op != packet.Unicast || int(p.Dst) != w {
 				t.Errorf("%s n=%d: node %d -> %d (%v), want %d", c.name, c.n, i, p.Dst, p.Op, w)
+			}
+		}
+	}
+}
+
+// Shuffle against its definition bit by bit, and as a permutation, for
+// every power of two up to 2^12.
+func TestShuffleRotatesBits(t *testing.T) {
+	for b := 1; b <= 12; b++ {
+		n := 1 << b
+		seen := make([]bool, n)
+		for i := 0; i < n; i++ {
+			want := 0
+			for k := 0; k < b; k++ { // bit k of i goes to bit (k+1) mod b
+				want |= (i >> k & 1) << ((k + 1) % b)
+			}
+			if got := Shuffle(n, i); got != want {
+				t.Fatalf("n=%d: Shuffle(%d) = %d, want %d", n, i, got, want)
+			}
+			seen[want] = true
+		}
+		for d, ok := range seen {
+			if !ok {
+				t.Fatalf("n=%d: no node sends to %d", n, d)
 			}
 		}
 	}
