@@ -46,6 +46,10 @@ type Router struct {
 
 	epoch  uint64 // trace epoch of probes
 	probes bool   // some probe is in the waveform
+
+	// Lines holding values: bit q the data (injection) line into port q,
+	// bit 8+q the credit line into output q; raised by the kernel.
+	ready *rtl.ReadySet
 }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
@@ -184,28 +188,30 @@ func (r *Router) Eval() {
 	r.sleep(now)
 }
 
-// receive takes the runs and credits announced to this router by now.
+// receive takes the runs and credits announced to this router by now,
+// from the lines that hold something.
 func (r *Router) receive(now uint64) {
+	if r.ready == nil {
+		r.bindReady()
+	}
 	P := r.P
-	for q := range r.in {
-		ip := &r.in[q]
-		if !ip.ok {
-			continue
-		}
-		if q == 0 {
-			for {
-				pk, ok := r.Inject.RecvRef(now)
-				if !ok {
-					break
-				}
-				v := &ip.vcs[0]
-				f := flitsOf(pk, P)
-				v.pkts.Push(pktRec{p: *pk, end: v.ann + uint64(f)})
-				v.announce(now, f, P)
-				r.arrive(0, v)
+	w := r.ready.Word(0)
+	if w&1 != 0 {
+		v := &r.in[0].vcs[0]
+		for {
+			pk, ok := r.Inject.RecvRef(now)
+			if !ok {
+				break
 			}
-			continue
+			f := flitsOf(pk, P)
+			v.pkts.Push(pktRec{p: *pk, end: v.ann + uint64(f)})
+			v.announce(now, f, P)
+			r.arrive(0, v)
 		}
+	}
+	for m := w & 0xfe; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros64(m)
+		ip := &r.in[q]
 		for {
 			m, ok := ip.Data.RecvRef()
 			if !ok {
@@ -219,15 +225,10 @@ func (r *Router) receive(now uint64) {
 			r.arrive(vcID(q, int(m.VC)), v)
 		}
 	}
-	for q := range r.out {
+	r.Eject.Tick(now)
+	for m := w >> 8 & 0xfe; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros64(m)
 		op := &r.out[q]
-		if !op.ok {
-			continue
-		}
-		if q == 0 {
-			r.Eject.Tick(now)
-			continue
-		}
 		for {
 			c, ok := op.Cred.Recv()
 			if !ok {
@@ -238,6 +239,19 @@ func (r *Router) receive(now uint64) {
 		}
 	}
 	r.returnInjection(now)
+}
+
+// bindReady asks the kernel, once the lines are connected, to keep the
+// ready bits of this router's input lines.
+func (r *Router) bindReady() {
+	r.ready = rtl.NewReadySet(2 * maxPorts)
+	r.Inject.Data.Notify(r.ready, 0)
+	for q := 1; q < len(r.in); q++ {
+		if r.in[q].ok {
+			r.in[q].Data.Notify(r.ready, q)
+			r.out[q].Cred.Notify(r.ready, maxPorts+q)
+		}
+	}
 }
 
 // arrive marks input VC id as holding flits, and as waiting for an output

@@ -354,9 +354,13 @@ func (s *ReadySet) Words() int { return len(s.words) }
 // (arrived or in flight). Producers in other partitions may set bits in the
 // same word during a parallel commit, hence the atomics.
 func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
-	i.l.set = set
-	i.l.word = bit / 64
-	i.l.bit = 1 << uint(bit%64)
+	l := i.l
+	l.set = set
+	l.word = bit / 64
+	l.bit = 1 << uint(bit%64)
+	if l.n > 0 { // values sent before
+		set.words[l.word].Or(l.bit)
+	}
 }
 
 // SetWake chooses whether arrivals wake the receiving component (the
