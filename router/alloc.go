@@ -412,13 +412,35 @@ func (r *Router) anyTraced() bool {
 // Hops counts the packets this router has sent on (its packet-hops).
 func (r *Router) Hops() uint64 { return r.hops }
 
+// checkCutThrough: under vct, the packet holding output VC (q, u) with
+// its head sent has credits (in hand or promised) for every flit it has
+// not sent, so it never stops spread over two routers.
+func (r *Router) checkCutThrough(q, u int) error {
+	ov := &r.out[q].vcs[u]
+	if r.p.Switching != VCT || ov.owner < 0 {
+		return nil
+	}
+	_, v := r.vcOf(ov.owner)
+	pr, ok := v.cur()
+	if !ok || v.sent == 0 {
+		return nil
+	}
+	if left := pr.end - v.dep; uint64(ov.credits)+uint64(ov.promised()) < left {
+		return fmt.Errorf("%s vc %d: vct packet %d has %d flits to send and room for %d downstream",
+			r.out[q].Path(), u, pr.p.ID, left, ov.credits+ov.promised())
+	}
+	return nil
+}
+
 // Moved is the last cycle a flit of this router is on a wire (scheduled).
 func (r *Router) Moved() uint64 { return r.moved }
 
 // CheckCredits checks every network output's credit conservation per VC:
 // credits in hand + promised + flits on the data line + flits the
 // downstream VC holds unsent + credits on the way back = the VC buffer.
-// It also checks that no downstream buffer holds more than it can.
+// It also checks that no downstream buffer holds more than it can, and
+// that under vct a packet whose head has left holds room downstream for
+// the rest of it.
 func (r *Router) CheckCredits() error {
 	now := r.Now()
 	for q := 1; q < len(r.out); q++ {
@@ -428,10 +450,13 @@ func (r *Router) CheckCredits() error {
 		}
 		for u := range op.vcs {
 			ov := &op.vcs[u]
-			var data, back uint64
+			var data, landed, back uint64
 			op.Data.Each(func(m Flits) {
 				if int(m.VC) == u {
 					data += uint64(m.N)
+					if now >= m.At { // arrived; its message not read yet (SendAt)
+						landed += min(uint64(m.N), (now-m.At)/uint64(r.P)+1)
+					}
 				}
 			})
 			op.peer.Cred.Each(func(c Credits) {
@@ -446,8 +471,11 @@ func (r *Router) CheckCredits() error {
 				return fmt.Errorf("%s vc %d: credits %d + promised %d + flits on the line %d + unsent downstream %d + returning %d = %d, buffer %d",
 					op.Path(), u, ov.credits, ov.promised(), data, held, back, got, r.buf)
 			}
-			if occ := dv.occupancy(now, r.P); occ > uint64(r.buf) {
+			if occ := dv.occupancy(now, r.P) + landed; occ > uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: %d flits in a %d-flit buffer", op.peer.Path(), u, occ, r.buf)
+			}
+			if err := r.checkCutThrough(q, u); err != nil {
+				return err
 			}
 		}
 	}
