@@ -14,7 +14,7 @@ import (
 // (32-flit VCs), and at one packet rate (0.009375 packets per node per
 // cycle, load 0.3 for 32 flits) with 1, 8 and 32 flits (64-flit VCs); it reports delivered
 // packets per wall-second, ns per packet-hop (router hops) and heap per
-// router. At one packet rate, light enough that packets seldom block, the
+// node (router, source and sink, with the packets they hold). At one packet rate, light enough that packets seldom block, the
 // cost per hop must not grow with the packet's length: runs move as head
 // and tail events, not flit by flit.
 func BenchmarkTorus8x8(b *testing.B) {
@@ -35,7 +35,7 @@ func BenchmarkTorus8x8(b *testing.B) {
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			bn := newBench(b, setup{p: p, pattern: "uniform", load: c.load, flits: c.flits, stop: 1 << 62, seed: 1})
+			bn := newBench(b, setup{p: p, pattern: "uniform", load: c.load, flits: c.flits, stop: 1 << 62, seed: 1, noBoard: true})
 			bn.sim.Run(2000) // warm up
 			runtime.GC()
 			runtime.ReadMemStats(&m1)
