@@ -480,6 +480,53 @@ func (m *Manifest) windows(e Experiment, rows []Row) string {
 		}
 		return f(r)
 	}
+	net := switchesOf(rows, same)
+	if r.Topology == "torus" || r.Topology == "mesh" {
+		net = routersOf(rows, same)
+	}
+	if r.CompletionCycles > 0 {
+		return net + ", one collective per point, run to completion"
+	}
+	specs, err := m.Plan(e)
+	if err != nil || len(specs) == 0 {
+		return net
+	}
+	c := specs[0].Config.Run
+	return fmt.Sprintf("%s, warm-up %d + window %d cycles (drain up to %d)", net, c.WarmupCycles, c.MeasureCycles, c.MaxCycles)
+}
+
+// routersOf describes a direct network of VC routers: its dims and what
+// every row shares of switching, VCs and buffers.
+func routersOf(rows []Row, same func(func(Row) string) string) string {
+	r := rows[0]
+	var dims []string
+	for _, k := range r.Dims {
+		dims = append(dims, strconv.Itoa(k))
+	}
+	net := strings.Join(dims, "×") + " " + r.Topology + " of VC routers"
+	var desc []string
+	if v := same(func(x Row) string { return x.Switching }); v != "" {
+		desc = append(desc, v)
+	}
+	vcs := same(func(x Row) string { return strconv.Itoa(x.VCs) })
+	buf := same(func(x Row) string { return strconv.Itoa(x.VCBufferFlits) })
+	switch {
+	case vcs != "" && buf != "":
+		desc = append(desc, vcs+" VCs of "+buf+" flits")
+	case vcs != "":
+		desc = append(desc, vcs+" VCs")
+	case buf != "":
+		desc = append(desc, buf+"-flit VCs")
+	}
+	if len(desc) > 0 {
+		net += " (" + strings.Join(desc, ", ") + ")"
+	}
+	return net
+}
+
+// switchesOf describes a network of crosspoint switches.
+func switchesOf(rows []Row, same func(func(Row) string) string) string {
+	r := rows[0]
 	var desc []string
 	if v := same(func(x Row) string { return strconv.Itoa(x.Ports) }); v != "" {
 		desc = append(desc, v+"-port")
@@ -495,15 +542,7 @@ func (m *Manifest) windows(e Experiment, rows []Row) string {
 	if r.Topology == "fattree" {
 		net = fmt.Sprintf("%d-node fat-tree of ", r.Nodes) + net
 	}
-	if r.CompletionCycles > 0 {
-		return net + ", one collective per point, run to completion"
-	}
-	specs, err := m.Plan(e)
-	if err != nil || len(specs) == 0 {
-		return net
-	}
-	c := specs[0].Config.Run
-	return fmt.Sprintf("%s, warm-up %d + window %d cycles (drain up to %d)", net, c.WarmupCycles, c.MeasureCycles, c.MaxCycles)
+	return net
 }
 
 // errorsOf says how many points were unstable or reported an error.
