@@ -26,17 +26,27 @@ type Spec struct {
 	Check func(n *Net) error
 	// Adaptive: it may offer more than one port.
 	Adaptive bool
+	// Bubble is the mask of VCs that keep the bubble rule on a torus that
+	// escapes by bubble (Escape == Bubble): the VCs its deadlock-freedom
+	// argument rests on. Nil: none.
+	Bubble func(n *Net) uint8
 }
 
 var specs = []Spec{
-	{"dor", DOR, checkDOR, false},
-	{"west-first", WestFirst, checkMesh2D("west-first"), true},
-	{"north-last", NorthLast, checkMesh2D("north-last"), true},
-	{"negative-first", NegativeFirst, checkMesh("negative-first"), true},
-	{"planar-adaptive", PlanarAdaptive, checkPlanar, true},
-	{"duato", Duato, checkDuato, true},
-	{"bgl", BGL, checkBGL, true},
+	{Name: "dor", F: DOR, Check: checkDOR, Bubble: allVCs},
+	{Name: "west-first", F: WestFirst, Check: checkMesh2D("west-first"), Adaptive: true},
+	{Name: "north-last", F: NorthLast, Check: checkMesh2D("north-last"), Adaptive: true},
+	{Name: "negative-first", F: NegativeFirst, Check: checkMesh("negative-first"), Adaptive: true},
+	{Name: "planar-adaptive", F: PlanarAdaptive, Check: checkPlanar, Adaptive: true},
+	{Name: "duato", F: Duato, Check: checkDuato, Adaptive: true, Bubble: vcMask(0)},
+	{Name: "bgl", F: BGL, Check: checkBGL, Adaptive: true, Bubble: vcMask(2)},
 }
+
+// allVCs: every VC is a dor escape VC.
+func allVCs(n *Net) uint8 { return uint8(1<<uint(n.VCs) - 1) }
+
+// vcMask: the escape is VC v.
+func vcMask(v int) func(*Net) uint8 { return func(*Net) uint8 { return 1 << uint(v) } }
 
 // Names lists the library's functions.
 func Names() []string {

@@ -20,12 +20,15 @@ import (
 
 // Params configure a network.
 type Params struct {
-	Dims      []int
-	Torus     bool           // wrap-around links (false: a mesh)
-	Escape    routing.Escape // a torus's deadlock avoidance on its escape VCs
-	Routing   string         // a routing.Names() function
-	Router    router.Params  // Net, Route and Bubble are filled in by New
-	LinkDelay uint64         // channel delay in cycles (≥ 1)
+	Dims    []int
+	Torus   bool           // wrap-around links (false: a mesh)
+	Escape  routing.Escape // a torus's deadlock avoidance on its escape VCs
+	Routing string         // a routing.Names() function
+	// Spec, when set, is a routing function of one's own instead of
+	// Routing (its Check, when set, still guards the network).
+	Spec      *routing.Spec
+	Router    router.Params // Net, Route and Bubble are filled in by New
+	LinkDelay uint64        // channel delay in cycles (≥ 1)
 }
 
 // Net is a built network.
@@ -40,16 +43,22 @@ type Net struct {
 // New makes the network under parent. A bad shape or a routing function
 // that cannot route it deadlock-free is an error naming the parameter.
 func New(parent *rtl.Module, name string, p Params) (*Net, error) {
-	spec, err := routing.Lookup(p.Routing)
-	if err != nil {
+	var spec routing.Spec
+	if p.Spec != nil {
+		spec = *p.Spec
+	} else if s, err := routing.Lookup(p.Routing); err == nil {
+		spec = s
+	} else {
 		return nil, param.Errorf("torus.Params.Routing", "%v", err)
 	}
 	rn, err := routing.NewNet(p.Dims, p.Torus, p.Escape, p.Router.VCs)
 	if err != nil {
 		return nil, param.Errorf("torus.Params.Dims", "%v", err)
 	}
-	if err := spec.Check(rn); err != nil {
-		return nil, param.Errorf("torus.Params.Routing", "%v", err)
+	if spec.Check != nil {
+		if err := spec.Check(rn); err != nil {
+			return nil, param.Errorf("torus.Params.Routing", "%v", err)
+		}
 	}
 	if p.LinkDelay < 1 {
 		return nil, param.Errorf("torus.Params.LinkDelay", "%d; allowed: at least 1", p.LinkDelay)
@@ -89,18 +98,10 @@ func (n *Net) routerName(i int) string {
 // it escapes by bubbles (every VC under dor; VC 0 under duato; VC 2, the
 // bubble-normal VC, under bgl).
 func bubbleVCs(n *routing.Net, s routing.Spec) uint8 {
-	if !n.Torus || n.Escape != routing.Bubble {
+	if !n.Torus || n.Escape != routing.Bubble || s.Bubble == nil {
 		return 0
 	}
-	switch s.Name {
-	case "dor":
-		return uint8(1<<uint(n.VCs) - 1)
-	case "duato":
-		return 1
-	case "bgl":
-		return 1 << 2
-	}
-	return 0
+	return s.Bubble(n)
 }
 
 // ConnectNode joins node i's source (tx) and sink (rx) to its router.
