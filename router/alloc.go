@@ -307,6 +307,10 @@ func (r *Router) sleep(now uint64) {
 			}
 		}
 	}
+	if r.probes {
+		wake = min(wake, r.traceWake(now))
+		credWake = ^uint(0) // the waveform shows credits as they arrive
+	}
 	for q := 1; q < len(r.out); q++ {
 		if op := &r.out[q]; op.ok {
 			op.Cred.SetWake(credWake&(1<<uint(q)) != 0)
@@ -383,6 +387,21 @@ func (r *Router) probe(now uint64) {
 			op.vc.Set(v.ovc)
 		}
 	}
+}
+
+// traceWake is when a traced router's waveform next changes without a
+// message: a promised credit comes home, the injected packet's tail passes.
+func (r *Router) traceWake(now uint64) uint64 {
+	wake := uint64(never)
+	for m := r.pend; m != 0; m &= m - 1 {
+		if ov := r.outVCOf(int32(bits.TrailingZeros64(m))); ov.pend.Len() > 0 {
+			wake = min(wake, max(ov.pend.Peek().at, now+1))
+		}
+	}
+	if at, ok := r.Inject.TailDone(now); ok {
+		wake = min(wake, at)
+	}
+	return wake
 }
 
 // refreshTrace notes, when tracing starts or ends, whether this router's

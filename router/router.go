@@ -209,6 +209,7 @@ func (r *Router) receive(now uint64) {
 			r.arrive(0, v)
 		}
 	}
+	r.Inject.Settle(now) // the waveform's valid falls after the tail
 	for m := w & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
 		ip := &r.in[q]

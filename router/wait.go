@@ -3,6 +3,8 @@ package router
 import (
 	"math/bits"
 
+	"github.com/hwcoll/hwcoll/packet"
+
 	"github.com/hwcoll/hwcoll/routing"
 )
 
@@ -78,8 +80,62 @@ func (r *Router) downstream(o, u int) VCRef {
 	return VCRef{R: p.owner, Port: p.port, VC: u}
 }
 
-// Flits is the occupancy of the VC now.
-func (v VCRef) Flits() uint64 { return v.R.in[v.Port].vcs[v.VC].occupancy(v.R.Now(), v.R.P) }
+// Flits is the occupancy of the VC now: the flits that have arrived and
+// not left, whether or not the router has read their message yet.
+func (v VCRef) Flits() uint64 {
+	now := v.R.Now()
+	n := v.R.in[v.Port].vcs[v.VC].occupancy(now, v.R.P)
+	v.landed(now, func(m *Flits, k uint64) { n += k })
+	return n
+}
+
+// Packet is the packet of the oldest flit in the VC's buffer (for
+// monitors; ok false when the buffer is empty).
+func (v VCRef) Packet() (p packet.Packet, ok bool) {
+	now := v.R.Now()
+	vc := &v.R.in[v.Port].vcs[v.VC]
+	if vc.occupancy(now, v.R.P) > 0 {
+		d := vc.departedBy(now, v.R.P)
+		for i := 0; i < vc.pkts.Len(); i++ {
+			if pr := vc.pkts.At(i); pr.end > d {
+				return pr.p, true
+			}
+		}
+	}
+	v.landed(now, func(m *Flits, k uint64) {
+		switch {
+		case ok:
+		case m.Head:
+			p, ok = m.Pkt, true
+		case vc.pkts.Len() > 0: // the rest of the packet whose head was read
+			p, ok = vc.pkts.At(vc.pkts.Len()-1).p, true
+		}
+	})
+	return p, ok
+}
+
+// landed calls f for each run on the VC's input line whose first k > 0
+// flits have arrived by now but whose message the router has not read
+// (messages read late: rtl.LineOut.SendAt).
+func (v VCRef) landed(now uint64, f func(m *Flits, k uint64)) {
+	if v.Port == 0 {
+		return
+	}
+	ip := &v.R.in[v.Port]
+	for i := 0; ; i++ {
+		m, ok := ip.Data.Arrived(i, ^uint64(0))
+		if !ok {
+			return
+		}
+		if int(m.VC) == v.VC && now >= m.At {
+			f(m, min(uint64(m.N), (now-m.At)/uint64(v.R.P)+1))
+		}
+	}
+}
+
+// HasPort reports whether the router has port q (a mesh's edge routers
+// lack the ports that would leave it).
+func (r *Router) HasPort(q int) bool { return q < len(r.in) && r.in[q].ok }
 
 // Buffer is the flits a VC buffer holds.
 func (r *Router) Buffer() uint64 { return uint64(r.buf) }

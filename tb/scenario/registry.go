@@ -15,6 +15,9 @@ type Scenario struct {
 	Name          string
 	Desc          string
 	DefaultCycles uint64 // the run budget when --cycles is not given
+	// Deadlocks: the scenario shows a deadlock it detects, so not every
+	// packet is delivered.
+	Deadlocks bool
 	// Build elaborates the design; Harness.Done ends the run early and
 	// Harness.Check compares against the functional model; Harness.Report
 	// fills in the scenario's counters.
