@@ -102,6 +102,7 @@ type Net struct {
 	Escape Escape // torus only
 	VCs    int    // virtual channels per port
 	stride [MaxDims]int
+	coord  []uint16 // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
 }
 
 // NewNet checks and returns a network of the given dimensions.
@@ -115,14 +116,23 @@ func NewNet(dims []int, torus bool, escape Escape, vcs int) (*Net, error) {
 	n := &Net{N: len(dims), Torus: torus, Escape: escape, VCs: vcs}
 	s := 1
 	for d, k := range dims {
-		if k < 2 {
-			return nil, fmt.Errorf("dimension %d has %d routers; allowed at least 2", d, k)
+		if k < 2 || k > 1<<16 {
+			return nil, fmt.Errorf("dimension %d has %d routers; allowed 2..65536", d, k)
 		}
 		n.K[d], n.stride[d] = k, s
 		s *= k
 	}
 	for d := n.N; d < MaxDims; d++ {
 		n.K[d], n.stride[d] = 1, s
+	}
+	if s > 1<<24 {
+		return nil, fmt.Errorf("%d routers; allowed at most %d", s, 1<<24)
+	}
+	n.coord = make([]uint16, s*MaxDims)
+	for i := 0; i < s; i++ {
+		for d := 0; d < MaxDims; d++ {
+			n.coord[i*MaxDims+d] = uint16(i / n.stride[d] % n.K[d])
+		}
 	}
 	return n, nil
 }
@@ -134,7 +144,7 @@ func (n *Net) Nodes() int { return n.stride[MaxDims-1] * n.K[MaxDims-1] }
 func (n *Net) Ports() int { return 1 + 2*n.N }
 
 // Coord is node's coordinate in dimension d.
-func (n *Net) Coord(node, d int) int { return node / n.stride[d] % n.K[d] }
+func (n *Net) Coord(node, d int) int { return int(n.coord[node*MaxDims+d]) }
 
 // Neighbor is the router that port p of node leads to, and whether there is
 // one (a mesh edge has none).
