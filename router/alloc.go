@@ -13,7 +13,7 @@ import (
 func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	P := uint64(r.P)
 	ip, v := r.vcOf(id)
-	pr, ok := v.cur()
+	pr, ok := v.cur(&r.pk)
 	if !ok {
 		return false
 	}
@@ -95,7 +95,7 @@ func (r *Router) allocateVCs(now uint64) {
 	for m := r.wait; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		_, v := r.vcOf(id)
-		pr, ok := v.cur()
+		pr, ok := v.cur(&r.pk)
 		if !ok {
 			v.state = Idle
 			r.wait &^= 1 << uint(id)
@@ -285,7 +285,7 @@ func (r *Router) sleep(now uint64) {
 		ip, v := r.vcOf(id)
 		switch v.state {
 		case Idle:
-			if _, ok := v.cur(); ok { // the next packet, behind a tail sent this cycle
+			if _, ok := v.cur(&r.pk); ok { // the next packet, behind a tail sent this cycle
 				busy = true
 				wake = min(wake, max(v.arrival(v.dep, r.P)+r.p.Delay, now+1))
 			}
@@ -440,7 +440,7 @@ func (r *Router) checkCutThrough(q, u int) error {
 		return nil
 	}
 	_, v := r.vcOf(ov.owner)
-	pr, ok := v.cur()
+	pr, ok := v.cur(&r.pk)
 	if !ok || v.sent == 0 {
 		return nil
 	}

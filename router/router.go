@@ -47,6 +47,10 @@ type Router struct {
 	epoch  uint64 // trace epoch of probes
 	probes bool   // some probe is in the waveform
 
+	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
+	pk     store   // the packets in the input VCs
+	outVCs []outVC // every output VC, likewise
+
 	// Lines holding values: bit q the data (injection) line into port q,
 	// bit 8+q the credit line into output q; raised by the kernel.
 	ready *rtl.ReadySet
@@ -104,6 +108,10 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 		return nil, param.Errorf("router.Params.Net", "%d ports per router; allowed: at most %d", np, maxPorts)
 	}
 	r.in, r.out = make([]inPort, np), make([]outPort, np)
+	// Every VC of the router in one block, in and out, so that a cycle's
+	// work touches few cache lines.
+	nvc := 1 + (np-1)*p.VCs
+	r.inVCs, r.outVCs = make([]inVC, nvc), make([]outVC, nvc)
 	for q := 0; q < np; q++ {
 		if q != 0 {
 			if _, ok := p.Net.Neighbor(node, routing.Port(q)); !ok {
@@ -128,7 +136,7 @@ func (r *Router) initIn(q int) {
 		ip.Data.Init(&ip.Module, "data")
 		ip.Cred.Init(&ip.Module, "credit_out")
 	}
-	ip.vcs = make([]inVC, nvc)
+	ip.vcs = r.inVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
 	ip.arr = rtl.NewArray(&ip.Module, "vc", nvc)
 	ip.occ.Init(ip.arr, "flits", rtl.Width(16))
 	ip.state.Init(ip.arr, "state", rtl.Width(2))
@@ -150,7 +158,7 @@ func (r *Router) initOut(q int) {
 		op.pkt.Init(&op.Module, "pkt")
 		op.vc.Init(&op.Module, "vc", rtl.Width(8))
 	}
-	op.vcs = make([]outVC, nvc)
+	op.vcs = r.outVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
 	for i := range op.vcs {
 		op.vcs[i].owner, op.vcs[i].credits = -1, r.buf
 	}
@@ -165,6 +173,14 @@ func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint6
 	rtl.ConnectLine(&op.Data, &ip.Data, delay)
 	rtl.ConnectLine(&ip.Cred, &op.Cred, delay)
 	op.peer = ip
+}
+
+// vcBase is port q's first VC in the router's VC blocks (port 0 has one).
+func vcBase(q, vcs int) int {
+	if q == 0 {
+		return 0
+	}
+	return 1 + (q-1)*vcs
 }
 
 func vcID(port, vc int) int32 { return int32(port*routing.MaxVCs + vc) }
@@ -204,7 +220,7 @@ func (r *Router) receive(now uint64) {
 				break
 			}
 			f := flitsOf(pk, P)
-			v.pkts.Push(pktRec{p: *pk, end: v.ann + uint64(f)})
+			v.pkts.Push(r.pk.put(&pktRec{p: *pk, end: v.ann + uint64(f)}))
 			v.announce(now, f, P)
 			r.arrive(0, v)
 		}
@@ -220,7 +236,7 @@ func (r *Router) receive(now uint64) {
 			}
 			v := &ip.vcs[m.VC]
 			if m.Head {
-				v.pkts.Push(pktRec{p: m.Pkt, end: v.ann + uint64(flitsOf(&m.Pkt, P))})
+				v.pkts.Push(r.pk.put(&pktRec{p: m.Pkt, end: v.ann + uint64(flitsOf(&m.Pkt, P))}))
 			}
 			v.announce(m.At, m.N, P)
 			r.arrive(vcID(q, int(m.VC)), v)
@@ -298,7 +314,7 @@ func (r *Router) cleanup(now uint64) {
 		if v.gone == v.dep {
 			continue // nothing scheduled to leave: nothing to forget
 		}
-		v.cleanup(now, r.P)
+		v.cleanup(now, r.P, &r.pk)
 		if v.ann == v.gone && v.pkts.Len() == 0 {
 			r.held &^= 1 << uint(id)
 		}

@@ -15,7 +15,7 @@ const (
 // pkts their packets.
 type inVC struct {
 	segs  ring.Ring[seg]
-	pkts  ring.Ring[pktRec]
+	pkts  ring.Ring[uint32] // slots of the router's store
 	ann   uint64
 	dep   uint64
 	gone  uint64
@@ -42,13 +42,42 @@ func (v *inVC) announce(at uint64, n uint32, P uint32) {
 }
 
 // cur is the packet whose flits are being scheduled (flit dep), if any.
-func (v *inVC) cur() (*pktRec, bool) {
+func (v *inVC) cur(st *store) (*pktRec, bool) {
 	for i := 0; i < v.pkts.Len(); i++ {
-		if p := v.pkts.At(i); p.end > v.dep {
+		if p := st.at(*v.pkts.At(i)); p.end > v.dep {
 			return p, true
 		}
 	}
 	return nil, false
+}
+
+// store holds the packets in a router's input buffers; a VC keeps slot
+// numbers, so the memory follows the packets the router holds rather than
+// its VCs × their capacity, and they sit together.
+type store struct {
+	slots []pktRec
+	free  []uint32
+}
+
+// put keeps p and returns its slot. Pointers into the store (at) are
+// valid until the next put.
+func (s *store) put(p *pktRec) uint32 {
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.slots[i] = *p
+		return i
+	}
+	s.slots = append(s.slots, *p)
+	return uint32(len(s.slots) - 1)
+}
+
+func (s *store) at(i uint32) *pktRec { return &s.slots[i] }
+
+// release frees slot i, dropping the packet's payload reference.
+func (s *store) release(i uint32) {
+	s.slots[i].p.Payload = nil
+	s.free = append(s.free, i)
 }
 
 // arrival is the arrival cycle of flit number f (gone ≤ f < ann).
@@ -95,7 +124,7 @@ func (v *inVC) arrivedBy(c uint64, P uint32) uint64 {
 }
 
 // cleanup drops the flits and packets that have left by now.
-func (v *inVC) cleanup(now uint64, P uint32) {
+func (v *inVC) cleanup(now uint64, P uint32, st *store) {
 	d := v.departedBy(now, P)
 	for v.gone < d {
 		s := v.segs.Peek()
@@ -108,8 +137,8 @@ func (v *inVC) cleanup(now uint64, P uint32) {
 			s.n -= uint32(k)
 		}
 	}
-	for v.pkts.Len() > 0 && v.pkts.Peek().end <= v.gone {
-		v.pkts.Pop()
+	for v.pkts.Len() > 0 && st.at(*v.pkts.Peek()).end <= v.gone {
+		st.release(v.pkts.Pop())
 	}
 }
 

@@ -44,7 +44,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 		ip := &r.in[q]
 		for w := range ip.vcs {
 			v := &ip.vcs[w]
-			pr, ok := v.cur()
+			pr, ok := v.cur(&r.pk)
 			if !ok {
 				continue
 			}
@@ -97,7 +97,7 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 	if vc.occupancy(now, v.R.P) > 0 {
 		d := vc.departedBy(now, v.R.P)
 		for i := 0; i < vc.pkts.Len(); i++ {
-			if pr := vc.pkts.At(i); pr.end > d {
+			if pr := v.R.pk.at(*vc.pkts.At(i)); pr.end > d {
 				return pr.p, true
 			}
 		}
@@ -108,7 +108,7 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 		case m.Head:
 			p, ok = m.Pkt, true
 		case vc.pkts.Len() > 0: // the rest of the packet whose head was read
-			p, ok = vc.pkts.At(vc.pkts.Len()-1).p, true
+			p, ok = v.R.pk.at(*vc.pkts.At(vc.pkts.Len() - 1)).p, true
 		}
 	})
 	return p, ok

@@ -59,3 +59,29 @@ func hops(b *bench) uint64 {
 	}
 	return h
 }
+
+// BenchmarkTorusScale runs 3-D tori of 64, 512 and 4096 routers (bgl, vct,
+// 4 VCs of 16 flits, bubble escape, P = 1, L = 2, D = 2) at uniform load
+// 0.1 with 8-flit packets and reports ns per packet-hop and heap per node:
+// the cost per hop should not grow with the network, and does (a router's
+// state stops fitting in the caches).
+func BenchmarkTorusScale(b *testing.B) {
+	for _, k := range []int{4, 8, 16} {
+		b.Run(fmt.Sprintf("nodes=%d", k*k*k), func(b *testing.B) {
+			p := params([]int{k, k, k}, true, "bgl", routing.Bubble, router.VCT, 4, 16)
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			bn := newBench(b, setup{p: p, pattern: "uniform", load: 0.1, flits: 8, stop: 1 << 62, seed: 1, noBoard: true})
+			bn.sim.Run(1000)
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			h0 := hops(bn)
+			b.ResetTimer()
+			bn.sim.Run(uint64(b.N) * 20)
+			b.StopTimer()
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(hops(bn)-h0), "ns/pkt-hop")
+			b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(k*k*k), "heap-B/node")
+		})
+	}
+}
