@@ -41,6 +41,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	op.runEnd = s + uint64(n-1)*P
 	op.busyTo = op.runEnd + P
 	op.from = id
+	r.runs |= 1 << uint(q) // extend looks at it while its packet has flits to send
 	ip.busyTo = op.busyTo
 	r.moved = max(r.moved, op.runEnd)
 	port := int(id / routing.MaxVCs)
@@ -199,13 +200,8 @@ func (r *Router) allocateSwitch(now uint64) {
 		_, v := r.vcOf(id)
 		req[v.out] |= 1 << uint(id)
 	}
-	for q := range r.out {
-		op := &r.out[q]
-		if !op.ok || op.busyTo > now {
-			continue
-		}
-		op.from = -1
-		if req[q] != 0 {
+	for q := range req[:len(r.out)] {
+		if req[q] != 0 && r.out[q].busyTo <= now {
 			r.grant(now, q, req[q])
 		}
 	}
@@ -311,10 +307,12 @@ func (r *Router) sleep(now uint64) {
 		wake = min(wake, r.traceWake(now))
 		credWake = ^uint(0) // the waveform shows credits as they arrive
 	}
-	for q := 1; q < len(r.out); q++ {
-		if op := &r.out[q]; op.ok {
-			op.Cred.SetWake(credWake&(1<<uint(q)) != 0)
+	if credWake &= r.outs; credWake != r.credOn {
+		for m := credWake ^ r.credOn; m != 0; m &= m - 1 {
+			q := bits.TrailingZeros(m)
+			r.out[q].Cred.SetWake(credWake&(1<<uint(q)) != 0)
 		}
+		r.credOn = credWake
 	}
 	if r.due.Len() > 0 {
 		wake = min(wake, max(*r.due.Peek(), now+1))

@@ -47,6 +47,10 @@ type Router struct {
 	epoch  uint64 // trace epoch of probes
 	probes bool   // some probe is in the waveform
 
+	runs   uint // outputs whose run extend may lengthen
+	outs   uint // network outputs that exist (a mesh edge lacks some)
+	credOn uint // outputs whose credit line wakes the router
+
 	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
 	pk     store   // the packets in the input VCs
 	outVCs []outVC // every output VC, likewise
@@ -120,7 +124,11 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 		}
 		r.initIn(q)
 		r.initOut(q)
+		if q != 0 {
+			r.outs |= 1 << uint(q)
+		}
 	}
+	r.credOn = r.outs // lines wake their receiver until told otherwise
 	return r, nil
 }
 
@@ -335,13 +343,16 @@ func (r *Router) outVCOf(id int32) *outVC {
 
 // extend lengthens every run still on a wire by what the news allows.
 func (r *Router) extend(now uint64) {
-	for q := range r.out {
+	for m := r.runs; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros(m)
 		op := &r.out[q]
-		if op.from < 0 || now > op.runEnd {
+		if now > op.runEnd {
+			r.runs &^= 1 << uint(q) // over: the next flits need a new run
 			continue
 		}
 		if _, v := r.vcOf(op.from); v.state != Active || int(v.out) != q || v.sent == 0 {
-			continue // its packet's tail is sent; the next packet asks the allocator
+			r.runs &^= 1 << uint(q) // its packet's tail is sent; the next packet asks the allocator
+			continue
 		}
 		r.run(now, op.runEnd+uint64(r.P), q, op.from, true)
 	}
