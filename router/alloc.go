@@ -317,9 +317,10 @@ func (r *Router) sleep(now uint64) {
 	if r.due.Len() > 0 {
 		wake = min(wake, max(*r.due.Peek(), now+1))
 	}
-	r.Eject.Settle(false) // the sink never runs out of credits
-	if at, ok := r.Eject.WakeAt(now, false); ok {
-		wake = min(wake, at)
+	if r.probes {
+		if at, ok := r.Eject.WakeAt(now, false); ok { // its valid falls after the tail
+			wake = min(wake, at)
+		}
 	}
 	if r.traced && (busy || r.moved >= now) {
 		wake = now + 1

@@ -233,7 +233,9 @@ func (r *Router) receive(now uint64) {
 			r.arrive(0, v)
 		}
 	}
-	r.Inject.Settle(now) // the waveform's valid falls after the tail
+	if r.probes {
+		r.Inject.Settle(now) // the waveform's valid falls after the tail
+	}
 	for m := w & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
 		ip := &r.in[q]
@@ -250,7 +252,9 @@ func (r *Router) receive(now uint64) {
 			r.arrive(vcID(q, int(m.VC)), v)
 		}
 	}
-	r.Eject.Tick(now)
+	if w&(1<<maxPorts) != 0 || r.probes { // the sink's credits; the waveform's valid
+		r.Eject.Tick(now)
+	}
 	for m := w >> 8 & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
 		op := &r.out[q]
@@ -271,6 +275,8 @@ func (r *Router) receive(now uint64) {
 func (r *Router) bindReady() {
 	r.ready = rtl.NewReadySet(2 * maxPorts)
 	r.Inject.Data.Notify(r.ready, 0)
+	r.Eject.Credit.Notify(r.ready, maxPorts)
+	r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
 	for q := 1; q < len(r.in); q++ {
 		if r.in[q].ok {
 			r.in[q].Data.Notify(r.ready, q)
