@@ -13,11 +13,11 @@ import (
 type WideOp uint8
 
 const (
-	WideOr   WideOp = iota // bitwise or
-	WideAnd                // bitwise and
-	WideXor                // bitwise exclusive or
-	WideMax                // unsigned maximum
-	WideAdd                // unsigned sum, modulo 2^bits (carries cross 64-bit words)
+	WideOr  WideOp = iota // bitwise or
+	WideAnd               // bitwise and
+	WideXor               // bitwise exclusive or
+	WideMax               // unsigned maximum
+	WideAdd               // unsigned sum, modulo 2^bits (carries cross 64-bit words)
 	numWideOps
 )
 
