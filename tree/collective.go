@@ -1,0 +1,336 @@
+package tree
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hwcoll/hwcoll/alu"
+	"github.com/hwcoll/hwcoll/packet"
+)
+
+// Kind is a collective on the tree.
+type Kind uint8
+
+const (
+	Allreduce Kind = iota // every compute node contributes and gets the result (ClassAll)
+	Reduce                // every compute node contributes; node 0, the root, gets the result (ClassReduce)
+	Broadcast             // node 0 sends its message to every compute node (ClassAll, no combining)
+	Barrier               // one packet each, combined; released when every node has entered
+)
+
+var kindNames = [...]string{"allreduce", "reduce", "broadcast", "barrier"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("tree.Kind(%d)", uint8(k))
+}
+
+// ParseKind returns the kind of a traffic.pattern name.
+func ParseKind(s string) (Kind, error) {
+	for k, n := range kindNames {
+		if n == s {
+			return Kind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a tree collective; allowed: allreduce | reduce | broadcast | barrier", s)
+}
+
+// Collective drives one collective on a Net through its clients and checks
+// every result against the functional fold of the contributions (alu.Spec's
+// Encode, Combine and Decode, the combine units' arithmetic). Element e of
+// node i's contribution is Fill(i, e), computed when needed, so a
+// 65,536-node run keeps no contribution vectors. A message of Elems
+// elements travels as packets of PerPacket elements each (the fewest over
+// the passes, so that pass two of a two-phase sum answers pass one packet
+// for packet); a barrier is one packet without elements.
+type Collective struct {
+	Net   *Net
+	Kind  Kind
+	Spec  alu.Spec
+	Elems int
+	Fill  func(node, e int) uint64
+	Skew  func(node int) uint64 // cycle a node enters (nil: 0)
+	// Observe, if set, sees every checked result packet's elements.
+	Observe func(node int, res []uint64)
+
+	per, npk int
+	want     []uint64   // the expected result, element by element
+	bufs     [][]uint64 // per compute node: the payload words of its packets (both passes)
+	keys     [][]uint64 // per compute node (two-phase): the pass-0 result, element by element
+	got      []int      // per compute node: result packets received
+	done     uint64     // cycle after the last result tail anywhere
+	entered  uint64     // the last node's entry cycle
+	early    uint64     // results that arrived before the last node entered
+	bad      error
+	tmp      []uint64
+}
+
+// NewCollective programs the clients of n for one collective.
+func NewCollective(n *Net, kind Kind, spec alu.Spec, elems int, fill func(node, e int) uint64, skew func(int) uint64) (*Collective, error) {
+	c := &Collective{Net: n, Kind: kind, Spec: spec, Elems: elems, Fill: fill, Skew: skew}
+	if kind == Barrier {
+		c.Spec, c.Elems = alu.Spec{Op: alu.Barrier, Type: alu.Uint64}, 0
+	}
+	if kind == Broadcast {
+		c.Spec = alu.Spec{Op: alu.Or, Type: alu.Uint64} // words travel as they are
+	}
+	if err := c.Spec.Validate(); err != nil {
+		return nil, err
+	}
+	c.per = PayloadWords
+	for p := range c.Spec.Passes() {
+		if _, err := c.Spec.Tree(p); err != nil {
+			return nil, err
+		}
+		if k := c.Spec.PerPacket(p); k > 0 {
+			c.per = min(c.per, k)
+		}
+	}
+	if c.Elems < 0 || (kind != Barrier && c.Elems == 0) {
+		return nil, fmt.Errorf("tree: %d elements; allowed: at least 1", c.Elems)
+	}
+	c.npk = max(1, (c.Elems+c.per-1)/c.per)
+	if err := c.expect(); err != nil {
+		return nil, err
+	}
+	s := n.Shape
+	c.bufs, c.got, c.tmp = make([][]uint64, s.N), make([]int, s.N), make([]uint64, c.per)
+	if c.Spec.Passes() > 1 {
+		c.keys = make([][]uint64, s.N)
+	}
+	for i := range s.N {
+		if err := c.program(i); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// expect folds every node's contribution: the functional model.
+func (c *Collective) expect() error {
+	s, nodes := c.Spec, c.Net.Shape.N
+	c.want = make([]uint64, c.Elems)
+	if c.Kind == Broadcast || c.Elems == 0 {
+		for e := range c.want {
+			c.want[e] = c.Fill(0, e)
+		}
+		return nil
+	}
+	// Element by element, so the model's state is a few words whatever
+	// the machine; a two-phase sum's pass 0 first gives the keys.
+	src, acc, wire := make([]uint64, 1), make([]uint64, s.Words(s.Passes()-1)), make([]uint64, s.Words(s.Passes()-1))
+	keys := make([]uint64, 1)
+	for e := range c.want {
+		for p := range s.Passes() {
+			w := s.Words(p)
+			if err := s.Identity(p, acc[:w]); err != nil {
+				return err
+			}
+			for i := range nodes {
+				src[0] = c.Fill(i, e)
+				if err := s.Encode(p, wire[:w], src, keys); err != nil {
+					return err
+				}
+				if err := s.Combine(p, acc[:w], wire[:w]); err != nil {
+					return err
+				}
+			}
+			if p < s.Passes()-1 {
+				keys[0] = acc[0]
+			}
+		}
+		if err := s.Decode(c.want[e:e+1], acc, keys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// elems returns the element range of packet k.
+func (c *Collective) elems(k int) (lo, hi int) {
+	lo = k * c.per
+	return lo, min(lo+c.per, c.Elems)
+}
+
+// header returns the header of pass p's packets.
+func (c *Collective) header(p, k int) Header {
+	class, op := ClassAll, None
+	if c.Kind == Reduce && p == c.Spec.Passes()-1 {
+		class = ClassReduce // earlier passes are allreduces: every member needs their result
+	}
+	l, _ := c.Spec.Tree(p)
+	if c.Kind != Broadcast {
+		op = OpcodeOf(l.Op)
+	}
+	h, _ := MakeHeader(class, false, op, l.Bits/16, uint32(p*c.npk+k))
+	return h
+}
+
+// program gives node i's client its packets and its result handling.
+func (c *Collective) program(i int) error {
+	cl := c.Net.Clients[i]
+	cl.Deliver = func(p *packet.Packet, tail uint64) { c.deliver(i, p, tail) }
+	at := uint64(0)
+	if c.Skew != nil {
+		at = c.Skew(i)
+	}
+	if c.Kind == Broadcast && i != 0 {
+		return nil
+	}
+	c.entered = max(c.entered, at) // no result can be out before every sender is in
+	c.bufs[i] = make([]uint64, c.Spec.Passes()*c.npk*PayloadWords)
+	src := make([]uint64, c.per)
+	for k := range c.npk {
+		lo, hi := c.elems(k)
+		for e := lo; e < hi; e++ {
+			src[e-lo] = c.Fill(i, e)
+		}
+		l, _ := c.Spec.Tree(0)
+		buf := c.bufs[i][k*PayloadWords:][:l.TreeWords(hi-lo)]
+		if err := c.Spec.TreeEncode(0, buf, src[:hi-lo], nil); err != nil {
+			return err
+		}
+		if c.Kind == Broadcast {
+			copy(buf, src[:hi-lo])
+		}
+		cl.Coll = append(cl.Coll, c.packet(i, 0, k, buf))
+		cl.At = append(cl.At, at)
+	}
+	if c.Spec.Passes() > 1 {
+		c.keys[i] = make([]uint64, c.Elems)
+		cl.React = func(p *packet.Packet, tail uint64) (packet.Packet, bool) { return c.react(i, p) }
+	}
+	return nil
+}
+
+func (c *Collective) packet(i, pass, k int, payload []uint64) packet.Packet {
+	h := c.header(pass, k)
+	return packet.Packet{ID: packet.MakeID(uint32(i), uint64(pass*c.npk+k)), Src: uint32(i), Dst: uint32(h.Class()),
+		Msg: uint32(h), Bytes: PacketBytes, Op: packet.Reduce, Seq: uint16(k), Pass: uint8(pass), Payload: payload}
+}
+
+// react answers a pass-0 result packet of a two-phase sum with node i's
+// pass-1 packet for the same elements.
+func (c *Collective) react(i int, p *packet.Packet) (packet.Packet, bool) {
+	if p.Pass != 0 || int(p.Seq) >= c.npk {
+		return packet.Packet{}, false
+	}
+	k := int(p.Seq)
+	lo, hi := c.elems(k)
+	keys := c.keys[i][lo:hi]
+	copy(keys, p.Payload)
+	src := c.tmp[:hi-lo]
+	for e := lo; e < hi; e++ {
+		src[e-lo] = c.Fill(i, e)
+	}
+	l, _ := c.Spec.Tree(1)
+	buf := c.bufs[i][(c.npk+k)*PayloadWords:][:l.TreeWords(hi-lo)]
+	if err := c.Spec.TreeEncode(1, buf, src, keys); err != nil {
+		c.fail(fmt.Errorf("node %d packet %d: pass 1: %v", i, k, err))
+		return packet.Packet{}, false
+	}
+	return c.packet(i, 1, k, buf), true
+}
+
+// deliver checks a result packet at node i.
+func (c *Collective) deliver(i int, p *packet.Packet, tail uint64) {
+	if p.VL != VCColl || i >= c.Net.Shape.N || int(p.Pass) != c.Spec.Passes()-1 && c.Kind != Broadcast {
+		return
+	}
+	if c.Kind == Reduce && i != 0 {
+		c.fail(fmt.Errorf("node %d got a reduce result; only the root should", i))
+		return
+	}
+	k := int(p.Seq)
+	lo, hi := c.elems(k)
+	res := c.tmp[:hi-lo]
+	var err error
+	switch {
+	case c.Kind == Broadcast:
+		copy(res, p.Payload)
+	case c.keys != nil:
+		err = c.Spec.TreeDecode(res, p.Payload, c.keys[i][lo:hi])
+	default:
+		err = c.Spec.TreeDecode(res, p.Payload, nil)
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("node %d packet %d: %v", i, k, err))
+		return
+	}
+	for e := range res {
+		if !same(res[e], c.want[lo+e], c.Spec.Type == alu.Float64) {
+			c.fail(fmt.Errorf("node %d element %d: got %#x, want %#x (%v)", i, lo+e, res[e], c.want[lo+e], c.Spec))
+			return
+		}
+	}
+	if c.Observe != nil {
+		c.Observe(i, res)
+	}
+	if tail < c.entered {
+		c.early++
+	}
+	c.got[i]++
+	c.done = max(c.done, tail+1)
+}
+
+func same(a, b uint64, float bool) bool {
+	if float && math.IsNaN(math.Float64frombits(a)) && math.IsNaN(math.Float64frombits(b)) {
+		return true
+	}
+	return a == b
+}
+
+func (c *Collective) fail(err error) {
+	if c.bad == nil {
+		c.bad = err
+	}
+}
+
+// Receivers is the number of nodes that get the result.
+func (c *Collective) Receivers() int {
+	if c.Kind == Reduce {
+		return 1
+	}
+	return c.Net.Shape.N
+}
+
+// Packets is the result packets each receiver gets.
+func (c *Collective) Packets() int { return c.npk }
+
+// Done reports whether every receiver has the whole result.
+func (c *Collective) Done() bool {
+	if c.Kind == Reduce {
+		return c.got[0] == c.npk
+	}
+	for _, g := range c.got {
+		if g < c.npk {
+			return false
+		}
+	}
+	return true
+}
+
+// Completion is the cycle after the last result tail arrived.
+func (c *Collective) Completion() uint64 { return c.done }
+
+// Early counts results that arrived before the last node entered (a
+// barrier released early; must be 0).
+func (c *Collective) Early() uint64 { return c.early }
+
+// Err is the first wrong or unexpected result, or an incomplete one.
+func (c *Collective) Err() error {
+	if c.bad != nil {
+		return c.bad
+	}
+	for i, g := range c.got {
+		if g > c.npk {
+			return fmt.Errorf("node %d got %d result packets; want %d", i, g, c.npk)
+		}
+	}
+	if !c.Done() {
+		return fmt.Errorf("tree %v: not every receiver has the result", c.Kind)
+	}
+	return nil
+}
