@@ -64,7 +64,6 @@ func (s Shape) back(i, q, j int) (int, bool) {
 	return 0, false
 }
 
-
 // Hops sums the routers' packet-hops.
 func (n *Net) Hops() uint64 {
 	var h uint64
