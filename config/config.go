@@ -108,6 +108,9 @@ type Traffic struct {
 	Multicast    string  `yaml:"multicast" json:"multicast"`
 	Software     string  `yaml:"software" json:"software"`
 	Groups       int     `yaml:"groups" json:"groups"`
+	// IOLoad is bgltree's point-to-point load from every compute node to
+	// its I/O node on the system VC, beside the collective.
+	IOLoad float64 `yaml:"io_load" json:"io_load"`
 }
 
 // Combine configures the switches' combine units (the OQ-router paper §2, Fig. 2): the

@@ -46,6 +46,8 @@ type Client struct {
 	born   uint64 // next birth
 	seq    uint64
 	rr     int
+	// collTail is the cycle after the last collective tail received.
+	collTail uint64
 
 	Received [VCs]uint64
 	IOSent   uint64
@@ -93,6 +95,9 @@ func (c *Client) receive(now uint64) {
 		c.Rx.ReturnCredit(credit.Token{N: 1})
 		tail := now + uint64(p.Cycles) - 1
 		c.Received[p.VL]++
+		if p.VL == VCColl {
+			c.collTail = tail + 1 // wake then: the result is whole
+		}
 		if p.VL == VCSys && p.Measured {
 			c.IOLat.Add(tail + 1 - p.Born)
 		}
@@ -179,6 +184,9 @@ func (c *Client) sleep(now uint64, waiting bool) {
 	}
 	if t, ok := c.Rx.TailDone(now); ok {
 		wake = min(wake, t)
+	}
+	if c.collTail > now {
+		wake = min(wake, c.collTail)
 	}
 	if wake == never {
 		c.Sleep()

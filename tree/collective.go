@@ -299,8 +299,12 @@ func (c *Collective) Receivers() int {
 // Packets is the result packets each receiver gets.
 func (c *Collective) Packets() int { return c.npk }
 
-// Done reports whether every receiver has the whole result.
+// Done reports whether every receiver has the whole result: every result
+// packet's head has arrived and the last tail too.
 func (c *Collective) Done() bool {
+	if c.Net.Now() < c.done {
+		return false
+	}
 	if c.Kind == Reduce {
 		return c.got[0] == c.npk
 	}

@@ -116,7 +116,13 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 	}
 	if experiment.IsCollective(r.Pattern) {
 		how := fmt.Sprintf("%d combine unit(s) per switch", r.CombineUnits)
-		if r.Multicast == config.MulticastSoftware {
+		switch {
+		case r.Topology == config.TopologyBGLTree:
+			how = "the routers' ALUs"
+			if r.OfferedLoad > 0 {
+				how += fmt.Sprintf("; I/O load %g on the system VC, latency avg %.1f cycles", r.OfferedLoad, r.LatencyAvgCycles)
+			}
+		case r.Multicast == config.MulticastSoftware:
 			how = "software, " + r.Algorithm + " tree through the NICs"
 		}
 		fmt.Fprintf(w, "%s  %s %s, one %s over %d nodes (%s)\n", state, r.Name, experiment.Describe(r), r.Pattern, r.Inputs, how)
