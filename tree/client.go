@@ -64,6 +64,9 @@ func NewClient(parent *rtl.Module, name string, node, buf int, cycles uint32) *C
 	return c
 }
 
+// Queued is the number of I/O packets born and not sent yet.
+func (c *Client) Queued() int { return c.births.Len() }
+
 // Done reports whether every collective packet has gone.
 func (c *Client) Done() bool { return c.next == len(c.Coll) }
 
@@ -80,7 +83,7 @@ func (c *Client) Eval() {
 	c.receive(now)
 	c.bear(now)
 	waiting := c.send(now)
-	c.Tx.Settle(waiting)
+	c.Tx.Settle(waiting != 0)
 	c.sleep(now, waiting)
 }
 
@@ -129,17 +132,17 @@ func (c *Client) bear(now uint64) {
 }
 
 // send puts one packet on the link if it is idle, choosing between the
-// VCs in round robin; it reports a packet kept back by credits.
-func (c *Client) send(now uint64) (waiting bool) {
+// VCs in round robin; it reports the VCs whose packet credits keep back.
+func (c *Client) send(now uint64) (waiting uint8) {
 	if !c.Tx.Idle(now) {
-		return false
+		return 0
 	}
 	for k := range VCs {
 		v := (c.rr + k) % VCs
 		switch {
 		case v == VCColl && c.next < len(c.Coll) && now >= c.at(c.next):
 			if !c.Tx.Credits.CanSend(1 << VCColl) {
-				waiting = true
+				waiting |= 1 << VCColl
 				continue
 			}
 			p := &c.Coll[c.next]
@@ -148,7 +151,7 @@ func (c *Client) send(now uint64) (waiting bool) {
 			c.next++
 		case v == VCSys && c.births.Len() > 0:
 			if !c.Tx.Credits.CanSend(1 << VCSys) {
-				waiting = true
+				waiting |= 1 << VCSys
 				continue
 			}
 			h, _ := MakeHeader(0, true, None, 1, uint32(c.seq))
@@ -161,21 +164,23 @@ func (c *Client) send(now uint64) (waiting bool) {
 			continue
 		}
 		c.rr = (v + 1) % VCs
-		return false
+		return 0
 	}
 	return waiting
 }
 
-func (c *Client) sleep(now uint64, waiting bool) {
+// sleep wakes for the link freeing, a collective packet coming due, the
+// next birth; a VC short of credits is woken by its credit line.
+func (c *Client) sleep(now uint64, waiting uint8) {
 	wake := uint64(never)
 	more := c.next < len(c.Coll) || c.births.Len() > 0
 	if t, busy := c.Tx.WakeAt(now, more); busy {
 		wake = t
-	} else if !waiting {
-		if c.births.Len() > 0 {
+	} else {
+		if c.births.Len() > 0 && waiting>>VCSys&1 == 0 {
 			wake = now + 1
 		}
-		if c.next < len(c.Coll) {
+		if c.next < len(c.Coll) && (waiting>>VCColl&1 == 0 || c.at(c.next) > now) {
 			wake = min(wake, max(c.at(c.next), now+1))
 		}
 	}

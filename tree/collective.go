@@ -59,12 +59,17 @@ type Collective struct {
 	want     []uint64   // the expected result, element by element
 	bufs     [][]uint64 // per compute node: the payload words of its packets (both passes)
 	keys     [][]uint64 // per compute node (two-phase): the pass-0 result, element by element
-	got      []int      // per compute node: result packets received
-	done     uint64     // cycle after the last result tail anywhere
 	entered  uint64     // the last node's entry cycle
-	early    uint64     // results that arrived before the last node entered
-	bad      error
-	tmp      []uint64
+	// Per compute node, written only by its client (clients may run in
+	// parallel partitions): result packets received, the cycle after the
+	// last tail, results that arrived before the last node entered, the
+	// first wrong result.
+	got   []int
+	last  []uint64
+	early []uint64
+	bad   []error
+	scan  int    // got[:scan] are complete (Done's cursor)
+	done  uint64 // cycle after the last result tail, once all are in
 }
 
 // NewCollective programs the clients of n for one collective.
@@ -96,7 +101,7 @@ func NewCollective(n *Net, kind Kind, spec alu.Spec, elems int, fill func(node, 
 		return nil, err
 	}
 	s := n.Shape
-	c.bufs, c.got, c.tmp = make([][]uint64, s.N), make([]int, s.N), make([]uint64, c.per)
+	c.bufs, c.got, c.last, c.early, c.bad = make([][]uint64, s.N), make([]int, s.N), make([]uint64, s.N), make([]uint64, s.N), make([]error, s.N)
 	if c.Spec.Passes() > 1 {
 		c.keys = make([][]uint64, s.N)
 	}
@@ -221,14 +226,15 @@ func (c *Collective) react(i int, p *packet.Packet) (packet.Packet, bool) {
 	lo, hi := c.elems(k)
 	keys := c.keys[i][lo:hi]
 	copy(keys, p.Payload)
-	src := c.tmp[:hi-lo]
+	var tmp [PayloadWords]uint64
+	src := tmp[:hi-lo]
 	for e := lo; e < hi; e++ {
 		src[e-lo] = c.Fill(i, e)
 	}
 	l, _ := c.Spec.Tree(1)
 	buf := c.bufs[i][(c.npk+k)*PayloadWords:][:l.TreeWords(hi-lo)]
 	if err := c.Spec.TreeEncode(1, buf, src, keys); err != nil {
-		c.fail(fmt.Errorf("node %d packet %d: pass 1: %v", i, k, err))
+		c.fail(i, fmt.Errorf("node %d packet %d: pass 1: %v", i, k, err))
 		return packet.Packet{}, false
 	}
 	return c.packet(i, 1, k, buf), true
@@ -240,12 +246,13 @@ func (c *Collective) deliver(i int, p *packet.Packet, tail uint64) {
 		return
 	}
 	if c.Kind == Reduce && i != 0 {
-		c.fail(fmt.Errorf("node %d got a reduce result; only the root should", i))
+		c.fail(i, fmt.Errorf("node %d got a reduce result; only the root should", i))
 		return
 	}
 	k := int(p.Seq)
 	lo, hi := c.elems(k)
-	res := c.tmp[:hi-lo]
+	var tmp [PayloadWords]uint64
+	res := tmp[:hi-lo]
 	var err error
 	switch {
 	case c.Kind == Broadcast:
@@ -256,12 +263,12 @@ func (c *Collective) deliver(i int, p *packet.Packet, tail uint64) {
 		err = c.Spec.TreeDecode(res, p.Payload, nil)
 	}
 	if err != nil {
-		c.fail(fmt.Errorf("node %d packet %d: %v", i, k, err))
+		c.fail(i, fmt.Errorf("node %d packet %d: %v", i, k, err))
 		return
 	}
 	for e := range res {
 		if !same(res[e], c.want[lo+e], c.Spec.Type == alu.Float64) {
-			c.fail(fmt.Errorf("node %d element %d: got %#x, want %#x (%v)", i, lo+e, res[e], c.want[lo+e], c.Spec))
+			c.fail(i, fmt.Errorf("node %d element %d: got %#x, want %#x (%v)", i, lo+e, res[e], c.want[lo+e], c.Spec))
 			return
 		}
 	}
@@ -269,10 +276,10 @@ func (c *Collective) deliver(i int, p *packet.Packet, tail uint64) {
 		c.Observe(i, res)
 	}
 	if tail < c.entered {
-		c.early++
+		c.early[i]++
 	}
 	c.got[i]++
-	c.done = max(c.done, tail+1)
+	c.last[i] = max(c.last[i], tail+1)
 }
 
 func same(a, b uint64, float bool) bool {
@@ -282,9 +289,9 @@ func same(a, b uint64, float bool) bool {
 	return a == b
 }
 
-func (c *Collective) fail(err error) {
-	if c.bad == nil {
-		c.bad = err
+func (c *Collective) fail(i int, err error) {
+	if c.bad[i] == nil {
+		c.bad[i] = err
 	}
 }
 
@@ -300,33 +307,47 @@ func (c *Collective) Receivers() int {
 func (c *Collective) Packets() int { return c.npk }
 
 // Done reports whether every receiver has the whole result: every result
-// packet's head has arrived and the last tail too.
+// packet's head has arrived and the last tail too. Called between cycles;
+// a cursor over the receivers keeps it O(1) a call on average.
 func (c *Collective) Done() bool {
-	if c.Net.Now() < c.done {
-		return false
-	}
-	if c.Kind == Reduce {
-		return c.got[0] == c.npk
-	}
-	for _, g := range c.got {
-		if g < c.npk {
+	if c.done == 0 {
+		n := len(c.got)
+		if c.Kind == Reduce {
+			n = 1
+		}
+		for c.scan < n && c.got[c.scan] >= c.npk {
+			c.scan++
+		}
+		if c.scan < n {
 			return false
 		}
+		for _, t := range c.last[:n] {
+			c.done = max(c.done, t)
+		}
 	}
-	return true
+	return c.Net.Now() >= c.done
 }
 
-// Completion is the cycle after the last result tail arrived.
+// Completion is the cycle after the last result tail arrived (0 before
+// Done).
 func (c *Collective) Completion() uint64 { return c.done }
 
 // Early counts results that arrived before the last node entered (a
 // barrier released early; must be 0).
-func (c *Collective) Early() uint64 { return c.early }
+func (c *Collective) Early() uint64 {
+	var e uint64
+	for _, x := range c.early {
+		e += x
+	}
+	return e
+}
 
 // Err is the first wrong or unexpected result, or an incomplete one.
 func (c *Collective) Err() error {
-	if c.bad != nil {
-		return c.bad
+	for _, err := range c.bad {
+		if err != nil {
+			return err
+		}
 	}
 	for i, g := range c.got {
 		if g > c.npk {

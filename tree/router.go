@@ -218,7 +218,33 @@ func (r *Router) Eval() {
 	r.receive(now)
 	r.free(now)
 	r.route(now)
+	if r.aluState.Traced() {
+		r.showALU(now)
+	}
 	r.sleep(now)
+}
+
+// showALU sets the alu_state probe from the state alone (so that it is
+// the same however often the router is evaluated): combining while a
+// result streams out, else waiting while a combining packet on its way
+// up heads a collective input, else idle.
+func (r *Router) showALU(now uint64) {
+	st := uint8(aluIdle)
+	if now < r.aluTo {
+		st = aluBusy
+	} else {
+		for q := range Ports {
+			if !r.in[q].ok {
+				continue
+			}
+			if s, ok := r.in[q].vc[VCColl].next(); ok {
+				if _, _, combine := r.targets(q, &s.p); combine {
+					st = aluWaiting
+				}
+			}
+		}
+	}
+	r.aluState.Set(st)
 }
 
 // receive takes arriving heads into their VC's slots (copying the payload
@@ -247,9 +273,6 @@ func (r *Router) receive(now uint64) {
 			ip.occ.Set(int(p.VL), uint8(v.n))
 		}
 		ip.Rx.Settle(now)
-	}
-	if now >= r.aluTo {
-		r.aluState.Set(aluIdle)
 	}
 }
 
@@ -311,10 +334,12 @@ func (r *Router) ready(q, v int, now uint64) (*slot, bool) {
 // VC.
 func (r *Router) route(now uint64) {
 	r.credW = 0
+	vc0 := r.vcRR
 	for k := range VCs {
-		v := (r.vcRR + k) % VCs
+		v := (vc0 + k) % VCs
+		q0 := r.rr[v]
 		for j := range Ports {
-			q := (r.rr[v] + j) % Ports
+			q := (q0 + j) % Ports
 			if s, ok := r.ready(q, v, now); ok && r.try(q, v, s, now) {
 				r.rr[v], r.vcRR = (q+1)%Ports, (v+1)%VCs
 			}
@@ -354,9 +379,6 @@ func (r *Router) try(q, v int, s *slot, now uint64) bool {
 			}
 			g, ok := r.ready(o, v, now)
 			if !ok || Header(g.p.Msg).Class() != h.Class() || Header(g.p.Msg).P2P() || Header(g.p.Msg).Opcode() == None {
-				if now >= r.aluTo {
-					r.aluState.Set(aluWaiting)
-				}
 				return false
 			}
 			group[o] = g
@@ -441,7 +463,6 @@ func (r *Router) combine(group *[Ports]*slot, now uint64) []uint64 {
 		}
 	}
 	r.aluTo = now + uint64(r.p.Cycles)
-	r.aluState.Set(aluBusy)
 	r.aluOp.Set(uint8(h.Opcode()))
 	if n > 0 {
 		r.aluOut.Set(acc[0])

@@ -23,7 +23,7 @@ func TestRegistry(t *testing.T) {
 		require.Equal(t, s.Name, got.Name)
 	}
 	require.Equal(t, []string{"arbiter", "combine", "creditlink", "pipeline", "switch-credit-stall", "switch-multicast", "switch-unicast",
-		"torus-bubble", "torus-deadlock", "torus-wormhole-block"}, names)
+		"torus-bubble", "torus-deadlock", "torus-wormhole-block", "tree-allreduce"}, names)
 	_, ok := Lookup("nope")
 	require.False(t, ok)
 }
