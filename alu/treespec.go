@@ -27,8 +27,9 @@ type TreeLane struct {
 //     flipped; otherwise the sign bit set), so −0 orders below +0; min: the
 //     complement of the key; every NaN encodes as all ones, the largest key,
 //     and decodes as the canonical NaN, as Combine gives;
-//   - float64 TwoPhase sum: pass 0 WideMax of the 64-bit exponent keys,
-//     pass 1 WideAdd of the 128-bit aligned mantissas (Encode's words);
+//   - float64 TwoPhase sum: pass 0 WideMax of the exponent keys as 16-bit
+//     operands (a key is at most 2048), pass 1 WideAdd of the 128-bit
+//     aligned mantissas (Encode's words);
 //   - bitwise ops: as they are, on 32- or 64-bit operands; Barrier: a
 //     16-bit WideOr with no elements.
 //
@@ -54,7 +55,7 @@ func (s Spec) Tree(p int) (TreeLane, error) {
 	case s.floatSum(Exact):
 		return TreeLane{}, fmt.Errorf("alu: %v: an exact float64 takes %d bits, more than the tree ALU's %d; allowed float sums: two-phase", s, 64*ExactWords, MaxWideBits)
 	case s.floatSum(TwoPhase) && p == 0:
-		return TreeLane{WideMax, 64}, nil
+		return TreeLane{WideMax, 16}, nil // keys are at most 2048: 16-bit operands
 	case s.floatSum(TwoPhase):
 		return TreeLane{WideAdd, 128}, nil
 	case s.Op == Sum:
@@ -98,12 +99,16 @@ func (s Spec) TreeEncode(p int, dst, src, keys []uint64) error {
 	if len(dst) != l.TreeWords(len(src)) {
 		return fmt.Errorf("alu: %v pass %d: %d elements need %d tree words, not %d", s, p, len(src), l.TreeWords(len(src)), len(dst))
 	}
-	if s.floatSum(TwoPhase) {
+	if s.floatSum(TwoPhase) && p == 1 {
 		return s.Encode(p, dst, src, keys)
 	}
 	clear(dst)
 	for i, x := range src {
-		put(dst, l.Bits, i, s.treeKey(x))
+		if s.floatSum(TwoPhase) {
+			l.Put(dst, i, TwoPhaseKey(math.Float64frombits(x)))
+		} else {
+			l.Put(dst, i, s.treeKey(x))
+		}
 	}
 	return nil
 }
@@ -124,22 +129,29 @@ func (s Spec) TreeDecode(dst, wire, keys []uint64) error {
 		return s.Decode(dst, wire[:2*len(dst)], keys)
 	}
 	for i := range dst {
-		dst[i] = s.treeValue(get(wire, l.Bits, i))
+		dst[i] = s.treeValue(l.Get(wire, i))
 	}
 	return nil
 }
 
-func put(v []uint64, width, i int, x uint64) {
-	if width == 32 {
-		v[i/2] |= (x & 0xffff_ffff) << (32 * (i % 2))
-		return
+// Put ors x into operand i of the packed vector v (16-, 32- or 64-bit
+// lanes; the lane must be zero).
+func (l TreeLane) Put(v []uint64, i int, x uint64) {
+	switch l.Bits {
+	case 16, 32:
+		k := 64 / l.Bits
+		v[i/k] |= (x & (1<<l.Bits - 1)) << (l.Bits * (i % k))
+	default:
+		v[i] = x
 	}
-	v[i] = x
 }
 
-func get(v []uint64, width, i int) uint64 {
-	if width == 32 {
-		return v[i/2] >> (32 * (i % 2)) & 0xffff_ffff
+// Get returns operand i of the packed vector v (16-, 32- or 64-bit lanes).
+func (l TreeLane) Get(v []uint64, i int) uint64 {
+	switch l.Bits {
+	case 16, 32:
+		k := 64 / l.Bits
+		return v[i/k] >> (l.Bits * (i % k)) & (1<<l.Bits - 1)
 	}
 	return v[i]
 }

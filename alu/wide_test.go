@@ -119,7 +119,10 @@ func TestTreeMatchesSpec(t *testing.T) {
 				require.NoError(rt, Wide(l.Op, l.Bits, acc, w))
 			}
 			if p < s.Passes()-1 {
-				keys = acc
+				keys = make([]uint64, n)
+				for i := range keys {
+					keys[i] = l.Get(acc, i)
+				}
 				continue
 			}
 			require.NoError(rt, s.TreeDecode(got, acc, keys))

@@ -481,8 +481,15 @@ func (m *Manifest) windows(e Experiment, rows []Row) string {
 		return f(r)
 	}
 	net := switchesOf(rows, same)
-	if r.Topology == "torus" || r.Topology == "mesh" {
+	switch r.Topology {
+	case "torus", "mesh":
 		net = routersOf(rows, same)
+	case "bgltree":
+		net = "BG/L collective tree"
+		if v := same(func(x Row) string { return strconv.Itoa(x.Nodes) }); v != "" {
+			net += " of " + v + " compute nodes"
+		}
+		net += " (tree routers: 3 channels and the client, 2 VCs, ALU combining)"
 	}
 	if r.CompletionCycles > 0 {
 		return net + ", one collective per point, run to completion"

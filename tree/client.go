@@ -30,9 +30,9 @@ type Client struct {
 	// Deliver sees every packet that arrives, with the cycle its tail
 	// arrived (payload valid only during the call).
 	Deliver func(p *packet.Packet, tail uint64)
-	// React answers an arriving packet with a collective packet to send
-	// from the cycle after its tail (ok false: none).
-	React func(p *packet.Packet, tail uint64) (packet.Packet, bool)
+	// React answers an arriving packet with collective packets to send
+	// from the cycle after its tail, each given to emit.
+	React func(p *packet.Packet, tail uint64, emit func(packet.Packet))
 
 	// IO: point-to-point packets to node IODst on VCSys, born by Proc until
 	// IOStop (0: never).
@@ -108,13 +108,13 @@ func (c *Client) receive(now uint64) {
 			c.Deliver(p, tail)
 		}
 		if c.React != nil {
-			if np, ok := c.React(p, tail); ok {
+			c.React(p, tail, func(np packet.Packet) {
 				if c.At == nil {
 					c.At = make([]uint64, len(c.Coll), len(c.Coll)+1)
 				}
 				c.Coll = append(c.Coll, np)
 				c.At = append(c.At, tail+1)
-			}
+			})
 		}
 	}
 	c.Rx.Settle(now)

@@ -55,7 +55,7 @@ type Collective struct {
 	// Observe, if set, sees every checked result packet's elements.
 	Observe func(node int, res []uint64)
 
-	per, npk int
+	per, npk [2]int // per pass: elements a packet, packets
 	want     []uint64   // the expected result, element by element
 	bufs     [][]uint64 // per compute node: the payload words of its packets (both passes)
 	keys     [][]uint64 // per compute node (two-phase): the pass-0 result, element by element
@@ -84,19 +84,19 @@ func NewCollective(n *Net, kind Kind, spec alu.Spec, elems int, fill func(node, 
 	if err := c.Spec.Validate(); err != nil {
 		return nil, err
 	}
-	c.per = PayloadWords
+	if c.Elems < 0 || (kind != Barrier && c.Elems == 0) {
+		return nil, fmt.Errorf("tree: %d elements; allowed: at least 1", c.Elems)
+	}
 	for p := range c.Spec.Passes() {
 		if _, err := c.Spec.Tree(p); err != nil {
 			return nil, err
 		}
+		c.per[p] = PayloadWords
 		if k := c.Spec.PerPacket(p); k > 0 {
-			c.per = min(c.per, k)
+			c.per[p] = k
 		}
+		c.npk[p] = max(1, (c.Elems+c.per[p]-1)/c.per[p])
 	}
-	if c.Elems < 0 || (kind != Barrier && c.Elems == 0) {
-		return nil, fmt.Errorf("tree: %d elements; allowed: at least 1", c.Elems)
-	}
-	c.npk = max(1, (c.Elems+c.per-1)/c.per)
 	if err := c.expect(); err != nil {
 		return nil, err
 	}
@@ -153,11 +153,14 @@ func (c *Collective) expect() error {
 	return nil
 }
 
-// elems returns the element range of packet k.
-func (c *Collective) elems(k int) (lo, hi int) {
-	lo = k * c.per
-	return lo, min(lo+c.per, c.Elems)
+// elems returns the element range of pass p's packet k.
+func (c *Collective) elems(p, k int) (lo, hi int) {
+	lo = k * c.per[p]
+	return lo, min(lo+c.per[p], c.Elems)
 }
+
+// last is the last pass, whose packets carry the result.
+func (c *Collective) lastPass() int { return c.Spec.Passes() - 1 }
 
 // header returns the header of pass p's packets.
 func (c *Collective) header(p, k int) Header {
@@ -169,7 +172,7 @@ func (c *Collective) header(p, k int) Header {
 	if c.Kind != Broadcast {
 		op = OpcodeOf(l.Op)
 	}
-	h, _ := MakeHeader(class, false, op, l.Bits/16, uint32(p*c.npk+k))
+	h, _ := MakeHeader(class, false, op, l.Bits/16, uint32(p*c.npk[0]+k))
 	return h
 }
 
@@ -185,10 +188,10 @@ func (c *Collective) program(i int) error {
 		return nil
 	}
 	c.entered = max(c.entered, at) // no result can be out before every sender is in
-	c.bufs[i] = make([]uint64, c.Spec.Passes()*c.npk*PayloadWords)
-	src := make([]uint64, c.per)
-	for k := range c.npk {
-		lo, hi := c.elems(k)
+	c.bufs[i] = make([]uint64, (c.npk[0]+c.npk[1])*PayloadWords)
+	src := make([]uint64, c.per[0])
+	for k := range c.npk[0] {
+		lo, hi := c.elems(0, k)
 		for e := lo; e < hi; e++ {
 			src[e-lo] = c.Fill(i, e)
 		}
@@ -205,44 +208,49 @@ func (c *Collective) program(i int) error {
 	}
 	if c.Spec.Passes() > 1 {
 		c.keys[i] = make([]uint64, c.Elems)
-		cl.React = func(p *packet.Packet, tail uint64) (packet.Packet, bool) { return c.react(i, p) }
+		cl.React = func(p *packet.Packet, tail uint64, emit func(packet.Packet)) { c.react(i, p, emit) }
 	}
 	return nil
 }
 
 func (c *Collective) packet(i, pass, k int, payload []uint64) packet.Packet {
 	h := c.header(pass, k)
-	return packet.Packet{ID: packet.MakeID(uint32(i), uint64(pass*c.npk+k)), Src: uint32(i), Dst: uint32(h.Class()),
+	return packet.Packet{ID: packet.MakeID(uint32(i), uint64(pass*c.npk[0]+k)), Src: uint32(i), Dst: uint32(h.Class()),
 		Msg: uint32(h), Bytes: PacketBytes, Op: packet.Reduce, Seq: uint16(k), Pass: uint8(pass), Payload: payload}
 }
 
-// react answers a pass-0 result packet of a two-phase sum with node i's
-// pass-1 packet for the same elements.
-func (c *Collective) react(i int, p *packet.Packet) (packet.Packet, bool) {
-	if p.Pass != 0 || int(p.Seq) >= c.npk {
-		return packet.Packet{}, false
+// react answers a pass-0 result packet of a two-phase sum (the maximum
+// exponent keys of its elements) with node i's pass-1 packets for the same
+// elements (a pass-0 packet holds the keys of several pass-1 packets).
+func (c *Collective) react(i int, p *packet.Packet, emit func(packet.Packet)) {
+	if p.Pass != 0 || int(p.Seq) >= c.npk[0] {
+		return
 	}
-	k := int(p.Seq)
-	lo, hi := c.elems(k)
-	keys := c.keys[i][lo:hi]
-	copy(keys, p.Payload)
-	var tmp [PayloadWords]uint64
-	src := tmp[:hi-lo]
+	lo, hi := c.elems(0, int(p.Seq))
+	l0, _ := c.Spec.Tree(0)
 	for e := lo; e < hi; e++ {
-		src[e-lo] = c.Fill(i, e)
+		c.keys[i][e] = l0.Get(p.Payload, e-lo)
 	}
-	l, _ := c.Spec.Tree(1)
-	buf := c.bufs[i][(c.npk+k)*PayloadWords:][:l.TreeWords(hi-lo)]
-	if err := c.Spec.TreeEncode(1, buf, src, keys); err != nil {
-		c.fail(i, fmt.Errorf("node %d packet %d: pass 1: %v", i, k, err))
-		return packet.Packet{}, false
+	l1, _ := c.Spec.Tree(1)
+	for k := lo / c.per[1]; k*c.per[1] < hi; k++ {
+		a, b := c.elems(1, k)
+		var tmp [maxPerPacket]uint64
+		src := tmp[:b-a]
+		for e := a; e < b; e++ {
+			src[e-a] = c.Fill(i, e)
+		}
+		buf := c.bufs[i][(c.npk[0]+k)*PayloadWords:][:l1.TreeWords(b-a)]
+		if err := c.Spec.TreeEncode(1, buf, src, c.keys[i][a:b]); err != nil {
+			c.fail(i, fmt.Errorf("node %d packet %d: pass 1: %v", i, k, err))
+			return
+		}
+		emit(c.packet(i, 1, k, buf))
 	}
-	return c.packet(i, 1, k, buf), true
 }
 
 // deliver checks a result packet at node i.
 func (c *Collective) deliver(i int, p *packet.Packet, tail uint64) {
-	if p.VL != VCColl || i >= c.Net.Shape.N || int(p.Pass) != c.Spec.Passes()-1 && c.Kind != Broadcast {
+	if p.VL != VCColl || i >= c.Net.Shape.N || int(p.Pass) != c.lastPass() {
 		return
 	}
 	if c.Kind == Reduce && i != 0 {
@@ -250,8 +258,8 @@ func (c *Collective) deliver(i int, p *packet.Packet, tail uint64) {
 		return
 	}
 	k := int(p.Seq)
-	lo, hi := c.elems(k)
-	var tmp [PayloadWords]uint64
+	lo, hi := c.elems(c.lastPass(), k)
+	var tmp [maxPerPacket]uint64
 	res := tmp[:hi-lo]
 	var err error
 	switch {
@@ -304,7 +312,7 @@ func (c *Collective) Receivers() int {
 }
 
 // Packets is the result packets each receiver gets.
-func (c *Collective) Packets() int { return c.npk }
+func (c *Collective) Packets() int { return c.npk[c.lastPass()] }
 
 // Done reports whether every receiver has the whole result: every result
 // packet's head has arrived and the last tail too. Called between cycles;
@@ -315,7 +323,7 @@ func (c *Collective) Done() bool {
 		if c.Kind == Reduce {
 			n = 1
 		}
-		for c.scan < n && c.got[c.scan] >= c.npk {
+		for c.scan < n && c.got[c.scan] >= c.Packets() {
 			c.scan++
 		}
 		if c.scan < n {
@@ -350,8 +358,8 @@ func (c *Collective) Err() error {
 		}
 	}
 	for i, g := range c.got {
-		if g > c.npk {
-			return fmt.Errorf("node %d got %d result packets; want %d", i, g, c.npk)
+		if g > c.Packets() {
+			return fmt.Errorf("node %d got %d result packets; want %d", i, g, c.Packets())
 		}
 	}
 	if !c.Done() {
@@ -359,3 +367,6 @@ func (c *Collective) Err() error {
 	}
 	return nil
 }
+
+// maxPerPacket is the most elements a packet holds: 16-bit operands.
+const maxPerPacket = alu.MaxWideBits / 16
