@@ -55,7 +55,7 @@ type Collective struct {
 	// Observe, if set, sees every checked result packet's elements.
 	Observe func(node int, res []uint64)
 
-	per, npk [2]int // per pass: elements a packet, packets
+	per, npk [2]int     // per pass: elements a packet, packets
 	want     []uint64   // the expected result, element by element
 	bufs     [][]uint64 // per compute node: the payload words of its packets (both passes)
 	keys     [][]uint64 // per compute node (two-phase): the pass-0 result, element by element
