@@ -138,7 +138,9 @@ type Router struct {
 	hops   uint64
 	errs   uint64 // combines whose sources disagreed on opcode or size
 	credW  uint8  // outputs whose credit line must wake the router
-	soon   uint64 // the next cycle something here can move (heads due, links freeing)
+	// classNew: the class route table changed since the probes showed it.
+	classNew bool
+	soon     uint64 // the next cycle something here can move (heads due, links freeing)
 
 	class    rtl.ProbeArray[uint8] // class route: Src<<4 | Dst
 	classArr *rtl.Array
@@ -198,8 +200,16 @@ func NewRouter(parent *rtl.Module, name string, node int, s Shape, p Params) (*R
 // testbench that then wakes the router).
 func (r *Router) SetClass(c int, cr ClassRoute) {
 	r.routes[c] = cr
-	r.class.Reset(0)
-	r.class.Set(c, cr.Src<<4|cr.Dst)
+	r.classNew = true
+}
+
+// showClasses puts the class route table on its probes (which exist only
+// once tracing starts), from the cycle after the router's next Eval.
+func (r *Router) showClasses() {
+	for c, cr := range r.routes {
+		r.class.Set(c, cr.Src<<4|cr.Dst)
+	}
+	r.classNew = false
 }
 
 // Class returns class route c.
@@ -215,6 +225,9 @@ func (r *Router) Errors() uint64 { return r.errs }
 
 func (r *Router) Eval() {
 	now := r.Now()
+	if r.classNew && r.class.Traced() {
+		r.showClasses()
+	}
 	r.receive(now)
 	r.free(now)
 	r.route(now)
