@@ -33,9 +33,11 @@ type TreeLane struct {
 //   - bitwise ops: as they are, on 32- or 64-bit operands; Barrier: a
 //     16-bit WideOr with no elements.
 //
-// A Naive float sum needs a float adder and an Exact one operands wider
-// than 2048 bits (2176 bits and a flags word, see ExactSum); the tree
-// refuses both.
+//   - float64 Exact sum: one pass of WideAdd on 2048-bit fixed-point
+//     operands, one element a packet (TreeFixedFrac says what 2048 bits
+//     hold and what they do not).
+//
+// A Naive float sum needs a float adder: the tree refuses it.
 func (s Spec) Tree(p int) (TreeLane, error) {
 	if err := s.Validate(); err != nil {
 		return TreeLane{}, err
@@ -53,7 +55,7 @@ func (s Spec) Tree(p int) (TreeLane, error) {
 	case s.floatSum(Naive):
 		return TreeLane{}, fmt.Errorf("alu: %v: the tree ALU has no float adder; allowed float sums: two-phase", s)
 	case s.floatSum(Exact):
-		return TreeLane{}, fmt.Errorf("alu: %v: an exact float64 takes %d bits, more than the tree ALU's %d; allowed float sums: two-phase", s, 64*ExactWords, MaxWideBits)
+		return TreeLane{WideAdd, MaxWideBits}, nil // see TreeFixedFrac
 	case s.floatSum(TwoPhase) && p == 0:
 		return TreeLane{WideMax, 16}, nil // keys are at most 2048: 16-bit operands
 	case s.floatSum(TwoPhase):
@@ -102,6 +104,14 @@ func (s Spec) TreeEncode(p int, dst, src, keys []uint64) error {
 	if s.floatSum(TwoPhase) && p == 1 {
 		return s.Encode(p, dst, src, keys)
 	}
+	if s.floatSum(Exact) {
+		for i, x := range src {
+			if err := treeFixed(dst[i*TreeFixedWords:], math.Float64frombits(x)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	clear(dst)
 	for i, x := range src {
 		if s.floatSum(TwoPhase) {
@@ -127,6 +137,12 @@ func (s Spec) TreeDecode(dst, wire, keys []uint64) error {
 	}
 	if s.floatSum(TwoPhase) {
 		return s.Decode(dst, wire[:2*len(dst)], keys)
+	}
+	if s.floatSum(Exact) {
+		for i := range dst {
+			dst[i] = math.Float64bits(fixedFloat(wire[i*TreeFixedWords:]))
+		}
+		return nil
 	}
 	for i := range dst {
 		dst[i] = s.treeValue(l.Get(wire, i))

@@ -40,6 +40,10 @@ var paramKeys = map[string]string{
 	"torus.Params.Dims":               "network.dims",
 	"torus.Params.LinkDelay":          "link.delay_ns",
 	"routing.Escape":                  "router.escape",
+	"tree.Params.Cycles":              "link.gbps",
+	"tree.Params.Delay":               "switch.delay_ns",
+	"tree.Params.BufPackets":          "router.vc_buffer_flits",
+	"tree.Params.LinkDelay":           "link.delay_ns",
 }
 
 // keyed rewrites a block's parameter error with config keys.

@@ -20,6 +20,7 @@ func TestTreeRuns(t *testing.T) {
 		{"traffic.pattern=allreduce"},
 		{"traffic.pattern=reduce", "combine.type=float64", "combine.float_mode=two-phase", "traffic.message_bytes=1000"},
 		{"traffic.pattern=allreduce", "combine.type=int32", "combine.op=min"},
+		{"traffic.pattern=allreduce", "combine.type=float64", "combine.float_mode=exact", "traffic.message_bytes=80"},
 		{"traffic.pattern=barrier"},
 		{"traffic.pattern=broadcast", "traffic.message_bytes=4096"},
 	} {
@@ -60,7 +61,6 @@ func TestTreeBadInput(t *testing.T) {
 		{[]string{"traffic.pattern=uniform"}, "traffic.pattern"},
 		{[]string{"traffic.pattern=multicast"}, "traffic.pattern"},
 		{[]string{"traffic.pattern=allreduce", "network.nodes=70000"}, "network.nodes"},
-		{[]string{"traffic.pattern=allreduce", "combine.type=float64"}, "combine.float_mode"},
 		{[]string{"traffic.pattern=allreduce", "combine.type=float64", "combine.float_mode=naive"}, "combine.float_mode"},
 		{[]string{"traffic.pattern=allreduce", "combine.op=and", "combine.type=float64"}, "combine.op"},
 		{[]string{"traffic.pattern=allreduce", "traffic.multicast=software"}, "traffic.multicast"},

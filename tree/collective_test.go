@@ -2,6 +2,7 @@ package tree
 
 import (
 	"math"
+	"math/big"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,9 +17,11 @@ func treeSpecs() []alu.Spec {
 	var ss []alu.Spec
 	for op := alu.Sum; op <= alu.Xor; op++ {
 		for ty := alu.Int32; ty <= alu.Float64; ty++ {
-			s := alu.Spec{Op: op, Type: ty, Mode: alu.TwoPhase}
-			if _, err := s.Tree(0); err == nil {
-				ss = append(ss, s)
+			for _, m := range []alu.FloatMode{alu.TwoPhase, alu.Exact} {
+				s := alu.Spec{Op: op, Type: ty, Mode: m}
+				if _, err := s.Tree(0); err == nil && (m == alu.TwoPhase || s.Op == alu.Sum && s.Type == alu.Float64) {
+					ss = append(ss, s)
+				}
 			}
 		}
 	}
@@ -61,7 +64,8 @@ func (r run) drive(t require.TestingT, max uint64) {
 
 func drawFill(t *rapid.T, spec alu.Spec) func(int, int) uint64 {
 	seed := rapid.Uint64().Draw(t, "data")
-	special := rapid.Bool().Draw(t, "specials")
+	// Exact tree sums hold finite values only (alu.TreeFixedFrac).
+	special := rapid.Bool().Draw(t, "specials") && spec.Mode != alu.Exact
 	return func(node, e int) uint64 {
 		x := mix(seed ^ uint64(node)<<32 ^ uint64(e))
 		if spec.Type == alu.Float64 {
@@ -119,11 +123,17 @@ func TestCollectivesMatchFold(t *testing.T) {
 }
 
 // TestFloatSumOrderIndependent: the same float64 contributions summed
-// two-phase under different arrival skews (so different combining orders
-// in every router) give the same bits at every node, while naive IEEE
-// additions of the same values in different orders do not.
+// two-phase or exactly under different arrival skews (so different
+// combining orders in every router) give the same bits at every node, the
+// exact sum the correctly rounded one, while naive IEEE additions of the
+// same values in different orders do not agree.
 func TestFloatSumOrderIndependent(t *testing.T) {
-	spec := alu.Spec{Op: alu.Sum, Type: alu.Float64, Mode: alu.TwoPhase}
+	for _, m := range []alu.FloatMode{alu.TwoPhase, alu.Exact} {
+		floatSumOrderIndependent(t, alu.Spec{Op: alu.Sum, Type: alu.Float64, Mode: m})
+	}
+}
+
+func floatSumOrderIndependent(t *testing.T, spec alu.Spec) {
 	const n, elems = 33, 5
 	fill := func(node, e int) uint64 {
 		x := mix(uint64(node)<<8 ^ uint64(e))
@@ -145,6 +155,16 @@ func TestFloatSumOrderIndependent(t *testing.T) {
 				first = got[i]
 			}
 			require.Equal(t, first, got[i], "skew %d node %d", skew, i)
+		}
+	}
+	if spec.Mode == alu.Exact {
+		for e := range elems {
+			sum := new(big.Float).SetPrec(4096)
+			for i := range n {
+				sum.Add(sum, big.NewFloat(math.Float64frombits(fill(i, e))))
+			}
+			want, _ := sum.Float64() // nearest, ties to even
+			require.Equal(t, math.Float64bits(want), first[e], "element %d: the correctly rounded sum", e)
 		}
 	}
 	orders := map[uint64]bool{}
