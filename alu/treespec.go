@@ -19,28 +19,22 @@ type TreeLane struct {
 //
 //   - sums of every integer type: WideAdd on 32- or 64-bit operands (two's
 //     complement addition is unsigned addition modulo 2^bits);
-//
 //   - unsigned max: WideMax; unsigned min: WideMax of the complement;
-//
 //   - signed max: WideMax of the value with its sign bit flipped (offset
 //     binary orders like the signed value); signed min: the complement of
 //     that;
-//
 //   - float64 max: WideMax of the order-preserving key (negative: all bits
 //     flipped; otherwise the sign bit set), so −0 orders below +0; min: the
 //     complement of the key; every NaN encodes as all ones, the largest key,
 //     and decodes as the canonical NaN, as Combine gives;
-//
 //   - float64 TwoPhase sum: pass 0 WideMax of the exponent keys as 16-bit
 //     operands (a key is at most 2048), pass 1 WideAdd of the 128-bit
 //     aligned mantissas (Encode's words);
-//
-//   - bitwise ops: as they are, on 32- or 64-bit operands; Barrier: a
-//     16-bit WideOr with no elements.
-//
 //   - float64 Exact sum: one pass of WideAdd on 2048-bit fixed-point
 //     operands, one element a packet (TreeFixedFrac says what 2048 bits
-//     hold and what they do not).
+//     hold and what they do not);
+//   - bitwise ops: as they are, on 32- or 64-bit operands; Barrier: a
+//     16-bit WideOr with no elements.
 //
 // A Naive float sum needs a float adder: the tree refuses it.
 func (s Spec) Tree(p int) (TreeLane, error) {
