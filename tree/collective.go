@@ -164,9 +164,9 @@ func (c *Collective) lastPass() int { return c.Spec.Passes() - 1 }
 
 // header returns the header of pass p's packets.
 func (c *Collective) header(p, k int) Header {
-	class, op := ClassAll, None
+	class, op := c.Net.Classes[0], None
 	if c.Kind == Reduce && p == c.Spec.Passes()-1 {
-		class = ClassReduce // earlier passes are allreduces: every member needs their result
+		class = c.Net.Classes[1] // earlier passes are allreduces: every member needs their result
 	}
 	l, _ := c.Spec.Tree(p)
 	if c.Kind != Broadcast {

@@ -34,13 +34,17 @@ type run struct {
 	coll *Collective
 }
 
-// build makes a tree of n compute nodes running one collective.
-func build(t require.TestingT, n int, io bool, p Params, kind Kind, spec alu.Spec, elems int, fill func(int, int) uint64, skew func(int) uint64, seed uint64) run {
+// build makes a tree of n compute nodes running one collective, on
+// classes (all, reduce) if given.
+func build(t require.TestingT, n int, io bool, p Params, kind Kind, spec alu.Spec, elems int, fill func(int, int) uint64, skew func(int) uint64, seed uint64, classes ...int) run {
 	sim := rtl.NewSim(rtl.Options{Seed: seed, PeriodPS: 1000})
 	s, err := NewShape(n, io)
 	require.NoError(t, err)
 	net, err := New(sim.Top(), "net", s, p)
 	require.NoError(t, err)
+	if len(classes) == 2 {
+		require.NoError(t, net.UseClasses(classes[0], classes[1]))
+	}
 	c, err := NewCollective(net, kind, spec, elems, fill, skew)
 	require.NoError(t, err)
 	return run{net, sim, c}
@@ -108,8 +112,9 @@ func TestCollectivesMatchFold(t *testing.T) {
 		elems := rapid.IntRange(1, 80).Draw(rt, "elems")
 		maxSkew := rapid.SampledFrom([]int{0, 10, 3000}).Draw(rt, "maxskew")
 		skews := rapid.SliceOfN(rapid.IntRange(0, maxSkew), n, n).Draw(rt, "skews")
+		classes := rapid.Permutation([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}).Draw(rt, "classes")[:2]
 		r := build(rt, n, rapid.Bool().Draw(rt, "io"), drawParams(rt), kind, spec, elems, drawFill(rt, spec),
-			func(i int) uint64 { return uint64(skews[i]) }, 1)
+			func(i int) uint64 { return uint64(skews[i]) }, 1, classes...)
 		r.drive(rt, 2_000_000)
 		require.Zero(rt, r.coll.Early())
 		if kind == Barrier {

@@ -17,6 +17,29 @@ type Net struct {
 	P       Params
 	Routers []*Router
 	Clients []*Client
+	// Classes the collectives use: [0] the turn-around class (allreduce,
+	// barrier, broadcast), [1] the reduce class (ClassAll, ClassReduce
+	// unless UseClasses moved them).
+	Classes [2]int
+}
+
+// UseClasses programs every router's class route table so that classes
+// all and reduce carry the collectives (Shape.Class's ClassAll and
+// ClassReduce routes) and every other class is empty; call it before the
+// collectives are made.
+func (n *Net) UseClasses(all, reduce int) error {
+	if all == reduce || all < 0 || reduce < 0 || all >= Classes || reduce >= Classes {
+		return fmt.Errorf("tree: classes %d and %d; allowed: two different classes in 0..%d", all, reduce, Classes-1)
+	}
+	n.Classes = [2]int{all, reduce}
+	for i, r := range n.Routers {
+		for c := range Classes {
+			r.SetClass(c, ClassRoute{})
+		}
+		r.SetClass(all, n.Shape.Class(i, ClassAll))
+		r.SetClass(reduce, n.Shape.Class(i, ClassReduce))
+	}
+	return nil
 }
 
 // New elaborates the tree s under parent.
@@ -24,7 +47,7 @@ func New(parent *rtl.Module, name string, s Shape, p Params) (*Net, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	n := &Net{Shape: s, P: p, Routers: make([]*Router, s.Nodes()), Clients: make([]*Client, s.Nodes())}
+	n := &Net{Shape: s, P: p, Routers: make([]*Router, s.Nodes()), Clients: make([]*Client, s.Nodes()), Classes: [2]int{ClassAll, ClassReduce}}
 	n.Init(parent, name, n)
 	for i := range s.Nodes() {
 		r, err := NewRouter(&n.Module, rtl.Idx("r", i), i, s, p)
