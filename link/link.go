@@ -61,6 +61,10 @@ func (s *Sender) Tick(now uint64) {
 	}
 }
 
+// Traced reports whether the sending end's probes or counters are in the
+// waveform.
+func (s *Sender) Traced() bool { return s.valid.Traced() || s.pkt.Traced() || s.Credits.Traced() }
+
 // Settle decides, at the end of the owner's Eval, whether a returning credit
 // must wake the owner: only when it waits for one (it has a packet, the link
 // is idle and the credits are short), or when the counter is traced so the
@@ -200,6 +204,9 @@ func (r *Receiver) RecvRef(now uint64) (*packet.Packet, bool) {
 	}
 	return p, ok
 }
+
+// Traced reports whether the receiving end's probes are in the waveform.
+func (r *Receiver) Traced() bool { return r.valid.Traced() || r.pkt.Traced() }
 
 // Settle lowers valid once the tail has passed; call it after the Recv loop.
 func (r *Receiver) Settle(now uint64) {

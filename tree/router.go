@@ -3,6 +3,7 @@ package tree
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/hwcoll/hwcoll/alu"
 	"github.com/hwcoll/hwcoll/credit"
@@ -138,6 +139,15 @@ type Router struct {
 	hops   uint64
 	errs   uint64 // combines whose sources disagreed on opcode or size
 	credW  uint8  // outputs whose credit line must wake the router
+	credOn uint8  // outputs whose credit line wakes it now
+	// Work masks, bit q·VCs+v: input VCs with packets not sent yet, and
+	// with sent packets whose tails have not left (their slots free at
+	// nextFree the earliest).
+	pend, sent uint8
+	nextFree   uint64
+	lines      *rtl.ReadySet // lines holding values: bit q data into q, bit 8+q credits into q
+	epoch      uint64        // trace epoch of probes
+	probes     bool          // some probe of the router is in the waveform
 	// classNew: the class route table changed since the probes showed it.
 	classNew bool
 	soon     uint64 // the next cycle something here can move (heads due, links freeing)
@@ -156,7 +166,7 @@ func NewRouter(parent *rtl.Module, name string, node int, s Shape, p Params) (*R
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	r := &Router{Node: node, p: p, shape: s, soon: never}
+	r := &Router{Node: node, p: p, shape: s, soon: never, nextFree: never}
 	r.Init(parent, name, r)
 	for q := range Ports {
 		if q != Local {
@@ -260,15 +270,45 @@ func (r *Router) showALU(now uint64) {
 	r.aluState.Set(st)
 }
 
-// receive takes arriving heads into their VC's slots (copying the payload
-// out of the sender's staging) and credits into the counters.
-func (r *Router) receive(now uint64) {
+// bindReady asks the kernel, once the lines are connected, to keep the
+// ready bits of the router's input lines; credit lines stop waking it
+// until a head waits on them.
+func (r *Router) bindReady() {
+	r.lines = rtl.NewReadySet(16)
 	for q := range Ports {
-		ip, op := &r.in[q], &r.out[q]
-		if !ip.ok {
-			continue
+		if r.in[q].ok {
+			r.in[q].Rx.Data.Notify(r.lines, q)
+			r.out[q].Tx.Credit.Notify(r.lines, 8+q)
+			r.out[q].Tx.Settle(false)
 		}
-		op.Tx.Tick(now)
+	}
+}
+
+// anyTraced reports whether some probe of the router is in the waveform.
+func (r *Router) anyTraced() bool {
+	t := r.aluState.Traced() || r.aluOp.Traced() || r.aluOut.Traced() || r.aluIn.Traced() || r.class.Traced()
+	for q := range Ports {
+		if r.in[q].ok {
+			t = t || r.in[q].Rx.Traced() || r.in[q].occ.Traced() || r.out[q].Tx.Traced()
+		}
+	}
+	return t
+}
+
+// receive takes arriving heads into their VC's slots (copying the payload
+// out of the sender's staging) and credits into the counters, from the
+// lines that hold something.
+func (r *Router) receive(now uint64) {
+	if r.lines == nil {
+		r.bindReady()
+	}
+	if e := r.Sim().TraceEpoch(); e != r.epoch {
+		r.epoch, r.probes = e, r.anyTraced()
+	}
+	w := r.lines.Word(0)
+	for m := w & 0xf; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros64(m)
+		ip := &r.in[q]
 		for {
 			p, ok := ip.Rx.RecvRef(now)
 			if !ok {
@@ -284,8 +324,20 @@ func (r *Router) receive(now uint64) {
 			k := copy(s.data[:], p.Payload)
 			s.p.Payload = s.data[:k]
 			ip.occ.Set(int(p.VL), uint8(v.n))
+			r.pend |= 1 << (q*VCs + int(p.VL))
 		}
-		ip.Rx.Settle(now)
+	}
+	if r.probes { // the waveform's valid probes fall after the tails
+		for q := range Ports {
+			if r.in[q].ok {
+				r.in[q].Rx.Settle(now)
+				r.out[q].Tx.Tick(now)
+			}
+		}
+		return
+	}
+	for m := w >> 8 & 0xf; m != 0; m &= m - 1 {
+		r.out[bits.TrailingZeros64(m)].Tx.Tick(now)
 	}
 }
 
@@ -294,32 +346,34 @@ func (r *Router) receive(now uint64) {
 // read port streams one packet at a time, so two VCs are due together only
 // when the router woke late; the second goes next cycle).
 func (r *Router) free(now uint64) {
-	for q := range Ports {
-		ip := &r.in[q]
-		if !ip.ok {
+	if now < r.nextFree {
+		return
+	}
+	r.nextFree = never
+	done := uint8(0) // ports that returned a token this cycle
+	for m := r.sent; m != 0; m &= m - 1 {
+		id := bits.TrailingZeros8(m)
+		q, v := id/VCs, id%VCs
+		ip, b := &r.in[q], &r.in[q].vc[v]
+		if f := b.at(0).freeAt; f > now || done>>q&1 != 0 {
+			r.nextFree = min(r.nextFree, max(f, now+1))
 			continue
 		}
-		done := false
-		for v := range VCs {
-			b := &ip.vc[v]
-			if b.sent == 0 || b.at(0).freeAt > now {
-				continue
-			}
-			if done {
-				r.soon = min(r.soon, now+1)
-				break
-			}
-			var n uint16
-			for b.sent > 0 && b.at(0).freeAt <= now {
-				b.at(0).p.Payload = nil
-				b.head = (b.head + 1) % len(b.s)
-				b.n--
-				b.sent--
-				n++
-			}
-			ip.occ.Set(v, uint8(b.n))
-			ip.Rx.ReturnCredit(credit.Token{XP: uint16(v), N: n})
-			done = true
+		var n uint16
+		for b.sent > 0 && b.at(0).freeAt <= now {
+			b.at(0).p.Payload = nil
+			b.head = (b.head + 1) % len(b.s)
+			b.n--
+			b.sent--
+			n++
+		}
+		ip.occ.Set(v, uint8(b.n))
+		ip.Rx.ReturnCredit(credit.Token{XP: uint16(v), N: n})
+		done |= 1 << q
+		if b.sent == 0 {
+			r.sent &^= 1 << id
+		} else {
+			r.nextFree = min(r.nextFree, b.at(0).freeAt)
 		}
 	}
 }
@@ -353,6 +407,9 @@ func (r *Router) route(now uint64) {
 		q0 := r.rr[v]
 		for j := range Ports {
 			q := (q0 + j) % Ports
+			if r.pend>>(q*VCs+v)&1 == 0 {
+				continue
+			}
 			if s, ok := r.ready(q, v, now); ok && r.try(q, v, s, now) {
 				r.rr[v], r.vcRR = (q+1)%Ports, (v+1)%VCs
 			}
@@ -437,11 +494,17 @@ func (r *Router) try(q, v int, s *slot, now uint64) bool {
 	}
 	for o, g := range group {
 		if g != nil {
+			b := &r.in[o].vc[v]
 			g.freeAt = end
-			r.in[o].vc[v].sent++
+			b.sent++
 			r.in[o].busyTo = end
+			r.sent |= 1 << (o*VCs + v)
+			if b.sent == b.n {
+				r.pend &^= 1 << (o*VCs + v)
+			}
 		}
 	}
+	r.nextFree = min(r.nextFree, end)
 	return true
 }
 
@@ -487,28 +550,28 @@ func (r *Router) combine(group *[Ports]*slot, now uint64) []uint64 {
 // a head due, a link or read port freeing, a tail leaving (its slot
 // frees); credit lines wake the router only for outputs a head waits on.
 func (r *Router) sleep(now uint64) {
-	wake := r.soon
+	wake := min(r.soon, r.nextFree)
 	r.soon = never
-	for q := range Ports {
-		ip, op := &r.in[q], &r.out[q]
-		if !ip.ok {
-			continue
-		}
-		op.Tx.Settle(r.credW>>q&1 != 0)
-		if t, ok := op.Tx.WakeAt(now, false); ok {
-			wake = min(wake, t)
-		}
-		if t, ok := ip.Rx.TailDone(now); ok {
-			wake = min(wake, t)
-		}
-		for v := range VCs {
-			if b := &ip.vc[v]; b.sent > 0 {
-				wake = min(wake, b.at(0).freeAt)
+	for m := r.credW ^ r.credOn; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros8(m)
+		r.out[q].Tx.Settle(r.credW>>q&1 != 0)
+	}
+	r.credOn = r.credW
+	if r.probes {
+		for q := range Ports {
+			if !r.in[q].ok {
+				continue
+			}
+			if t, ok := r.out[q].Tx.WakeAt(now, false); ok {
+				wake = min(wake, t)
+			}
+			if t, ok := r.in[q].Rx.TailDone(now); ok {
+				wake = min(wake, t)
 			}
 		}
-	}
-	if r.aluTo > now && r.aluState.Traced() {
-		wake = min(wake, r.aluTo)
+		if r.aluTo > now && r.aluState.Traced() {
+			wake = min(wake, r.aluTo)
+		}
 	}
 	if wake == never {
 		r.Sleep()
