@@ -29,6 +29,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	first := v.sent == 0
 	v.dep += uint64(n)
+	r.leaving |= 1 << uint(id)
 	v.sent += n
 	if ext {
 		v.runN += n

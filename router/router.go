@@ -39,7 +39,10 @@ type Router struct {
 
 	// Work masks over VC ids (vcID: port×8 + VC), so that a cycle costs
 	// what the router holds, not its ports × VCs.
-	held uint64 // input VCs with flits or packets not gone (cleanup)
+	held uint64 // input VCs with flits or packets not gone
+	// leaving: input VCs with flits scheduled to leave that cleanup has
+	// not forgotten (a subset of held: what cleanup looks at).
+	leaving uint64
 	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
 	act  uint64 // active input VCs: requests for the switch
 	pend uint64 // output VCs with promised credits (settle)
@@ -322,13 +325,16 @@ func (r *Router) returnInjection(now uint64) {
 // cleanup forgets the flits that have left and settles the credits that
 // have come home.
 func (r *Router) cleanup(now uint64) {
-	for m := r.held; m != 0; m &= m - 1 {
+	for m := r.leaving; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		_, v := r.vcOf(id)
-		if v.gone == v.dep {
-			continue // nothing scheduled to leave: nothing to forget
+		if v.runN > 0 && now < v.runS+uint64(v.runN-1)*uint64(r.P) {
+			continue // its run is still leaving: forget it all at once when it has left
 		}
 		v.cleanup(now, r.P, &r.pk)
+		if v.gone == v.dep {
+			r.leaving &^= 1 << uint(id)
+		}
 		if v.ann == v.gone && v.pkts.Len() == 0 {
 			r.held &^= 1 << uint(id)
 		}
