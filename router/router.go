@@ -43,9 +43,9 @@ type Router struct {
 	// leaving: input VCs with flits scheduled to leave that cleanup has
 	// not forgotten (a subset of held: what cleanup looks at).
 	leaving uint64
-	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
-	act  uint64 // active input VCs: requests for the switch
-	pend uint64 // output VCs with promised credits (settle)
+	wait    uint64 // input VCs with a packet and no output VC (allocateVCs)
+	act     uint64 // active input VCs: requests for the switch
+	pend    uint64 // output VCs with promised credits (settle)
 
 	epoch  uint64 // trace epoch of probes
 	probes bool   // some probe is in the waveform
