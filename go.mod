@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/fatih/color v1.19.0
+	github.com/google/gopacket v1.1.19
 	github.com/mattn/go-isatty v0.0.20
 	github.com/stretchr/testify v1.12.1
 	gonum.org/v1/plot v0.17.0
@@ -21,6 +22,7 @@ require (
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/net v0.0.0-20201021035429-f5854403a974 // indirect
 	golang.org/x/sys v0.42.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
