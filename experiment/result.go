@@ -74,8 +74,9 @@ type Result struct {
 	VCs           int      `json:"vcs,omitempty"`
 	VCBufferFlits int      `json:"vc_buffer_flits,omitempty"`
 	PacketFlits   int      `json:"packet_flits,omitempty"`
-	Deadlock      bool     `json:"deadlock"`           // the watchdog stopped the run
-	WaitFor       []string `json:"wait_for,omitempty"` // the wait-for cycle it found: blocked VCs by path
+	PcapPackets   uint64   `json:"pcap_packets,omitempty"` // packets written to --pcap
+	Deadlock      bool     `json:"deadlock"`               // the watchdog stopped the run
+	WaitFor       []string `json:"wait_for,omitempty"`     // the wait-for cycle it found: blocked VCs by path
 }
 
 // setLatency writes the latency fields of r.

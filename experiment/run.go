@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -16,6 +17,16 @@ type Options struct {
 	// calls its Stop).
 	Traced  func([]rtl.TracedSignal) error
 	Started func(*rtl.Sim)
+	// Pcap, when set, receives a packet capture of the links PcapLinks
+	// (globs over link paths, e.g. top.net.r(1)(2).out(3); "" = every
+	// link): torus and mesh runs (see TorusNet.Capture).
+	Pcap      io.Writer
+	PcapLinks string
+}
+
+// capturer is a network that can record the packets on its links.
+type capturer interface {
+	Capture(w io.Writer, links string) error
 }
 
 // Run builds and runs the experiment of cfg. The error is bad input (one
@@ -41,6 +52,15 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 			if err := opt.Traced(sim.TracedSignals()); err != nil {
 				return Result{}, err
 			}
+		}
+	}
+	if opt.Pcap != nil {
+		c, ok := n.(capturer)
+		if !ok {
+			return Result{}, fmt.Errorf("--pcap: packet capture is built for network.topology torus and mesh; not for %s", cfg.Network.Topology)
+		}
+		if err := c.Capture(opt.Pcap, opt.PcapLinks); err != nil {
+			return Result{}, err
 		}
 	}
 	if opt.Started != nil {

@@ -1,11 +1,15 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/ibmesh"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routing"
@@ -29,6 +33,86 @@ type TorusNet struct {
 	Watch   *Watchdog
 	flits   int
 	linkHop []uint64 // per sink: links crossed by the packets it received
+	pcap    *ibmesh.Capture
+	pcapErr error
+	flushAt uint64 // the next cycle the capture takes the routers' records
+}
+
+// pcapFlush is how often (in cycles) a capture writes what the routers
+// recorded, so that its memory stays small.
+const pcapFlush = 1024
+
+// Capture records every packet whose head leaves a router on a link that
+// links matches (router output ports, port 0 the link to the node's sink;
+// "" = all) as an InfiniBand UD SEND Only (package ibmesh's wire format)
+// in a pcap file written to w: DLID = destination node + 1, SLID = source
+// node + 1, VL = the output VC, SL 0, PSN = the packet's number at its
+// source (24 bits), DestQP and SrcQP 2 (QP 1 is the GSI, whose packets
+// are management datagrams), a payload of packet.bytes zero
+// bytes (at most 4096), timestamp = the cycle the head left × the clock
+// period.
+func (n *TorusNet) Capture(w io.Writer, links string) error {
+	if err := rtl.ValidateGlobs(links); err != nil {
+		return fmt.Errorf("--pcap-links: %v", err)
+	}
+	c, err := ibmesh.NewCapture(w, n.Timing.PeriodPS)
+	if err != nil {
+		return fmt.Errorf("--pcap: %v", err)
+	}
+	var pats []string
+	for _, p := range strings.Split(links, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			pats = append(pats, p)
+		}
+	}
+	match := func(path string) bool {
+		for _, p := range pats {
+			if rtl.Glob(p, path) {
+				return true
+			}
+		}
+		return len(pats) == 0
+	}
+	any := false
+	for _, r := range n.Net.Routers {
+		var mask uint64
+		for q := range n.Net.Routing.Ports() {
+			if r.HasPort(q) && match(r.OutPath(q)) {
+				mask |= 1 << uint(q)
+			}
+		}
+		r.Tap(mask)
+		any = any || mask != 0
+	}
+	if !any {
+		return fmt.Errorf("--pcap-links %q selects no link (links look like top.net.r(1)(2).out(3); out(0) leads to the node's sink)", links)
+	}
+	n.pcap = c
+	return nil
+}
+
+// flushCapture writes the routers' records of heads that left before
+// cycle before, in time order (ties by router, then port).
+func (n *TorusNet) flushCapture(before uint64) {
+	type rec struct {
+		r int
+		t router.TapRecord
+	}
+	var recs []rec
+	for i, r := range n.Net.Routers {
+		r.DrainTaps(before, func(t *router.TapRecord) { recs = append(recs, rec{i, *t}) })
+	}
+	slices.SortStableFunc(recs, func(a, b rec) int {
+		return cmp.Or(cmp.Compare(a.t.At, b.t.At), cmp.Compare(a.r, b.r), cmp.Compare(a.t.Port, b.t.Port))
+	})
+	for _, x := range recs {
+		p := &x.t.Pkt
+		h := ibmesh.Header{VL: x.t.VC, DLID: uint16(p.Dst + 1), SLID: uint16(p.Src + 1), PKey: ibmesh.DefaultPKey,
+			DestQP: 2, PSN: uint32(p.ID & 0xFFFFFF), QKey: 0x11111111, SrcQP: 2}
+		if err := n.pcap.Write(x.t.At, h, int(p.Bytes)); err != nil && n.pcapErr == nil {
+			n.pcapErr = err
+		}
+	}
 }
 
 // BuildTorus elaborates the torus or mesh netlist of cfg.
@@ -99,7 +183,25 @@ func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 
 // Run drives the run like every load run, with the deadlock watchdog.
 func (n *TorusNet) Run() Result {
-	return runTimed(n.Sim, func() bool { return n.Watch.Stalled() || n.measuredDone() }, n.Cfg, n.report)
+	done := func() bool { return n.Watch.Stalled() || n.measuredDone() }
+	if n.pcap != nil {
+		done = func() bool {
+			if now := n.Sim.Now(); now >= n.flushAt {
+				n.flushCapture(now)
+				n.flushAt = now + pcapFlush
+			}
+			return n.Watch.Stalled() || n.measuredDone()
+		}
+	}
+	r := runTimed(n.Sim, done, n.Cfg, n.report)
+	if n.pcap != nil {
+		n.flushCapture(^uint64(0))
+		r.PcapPackets = n.pcap.Packets()
+		if n.pcapErr != nil && r.Error == "" {
+			r.fail(n.pcapErr.Error())
+		}
+	}
+	return r
 }
 
 func (n *TorusNet) result(wall float64) Result {

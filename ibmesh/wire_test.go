@@ -98,7 +98,7 @@ func packets() []Header {
 	var hs []Header
 	for i := range 12 {
 		h := Header{VL: uint8(i % 4), SL: uint8(i % 3), DLID: uint16(10 + i), SLID: uint16(1 + i%5), PKey: DefaultPKey,
-			DestQP: 1, PSN: uint32(1000 + i), QKey: 0x11111111, SrcQP: 1}
+			DestQP: 2, PSN: uint32(1000 + i), QKey: 0x11111111, SrcQP: 2}
 		if i%3 == 0 {
 			h.DLID, h.DestQP = MulticastBase+uint16(i), MulticastQP
 		}

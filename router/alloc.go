@@ -28,6 +28,9 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		return false
 	}
 	first := v.sent == 0
+	if first && r.tapOn>>uint(q)&1 != 0 {
+		r.taps = append(r.taps, TapRecord{At: s, Port: uint8(q), VC: v.ovc, Pkt: pr.p})
+	}
 	v.dep += uint64(n)
 	r.leaving |= 1 << uint(id)
 	v.sent += n

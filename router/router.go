@@ -8,6 +8,7 @@ import (
 	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
 )
@@ -57,6 +58,11 @@ type Router struct {
 	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
 	pk     store   // the packets in the input VCs
 	outVCs []outVC // every output VC, likewise
+
+	// Packet capture: output ports whose packets are recorded, and the
+	// records not yet taken (the router's own: parallel-safe).
+	tapOn uint64
+	taps  []TapRecord
 
 	// Lines holding values: bit q the data (injection) line into port q,
 	// bit 8+q the credit line into output q; raised by the kernel.
@@ -368,4 +374,39 @@ func (r *Router) extend(now uint64) {
 		}
 		r.run(now, op.runEnd+uint64(r.P), q, op.from, true)
 	}
+}
+
+// TapRecord is a packet whose head left a tapped output port (a link, or
+// port 0 to the node's sink): the cycle its head left, the port, the
+// output VC and the packet.
+type TapRecord struct {
+	At   uint64
+	Port uint8
+	VC   uint8
+	Pkt  packet.Packet
+}
+
+// Tap records the packets leaving the output ports in mask (bit q: port
+// q) from now on, for a packet capture (DrainTaps).
+func (r *Router) Tap(mask uint64) { r.tapOn = mask }
+
+// OutPath is the path of output port q's module, what a capture's link
+// glob matches, e.g. top.net.r(1)(2).out(3).
+func (r *Router) OutPath(q int) string { return r.out[q].Path() }
+
+// DrainTaps hands f the records of heads that left before cycle before
+// (between cycles; records are kept in the order the router scheduled
+// them) and forgets them.
+func (r *Router) DrainTaps(before uint64, f func(*TapRecord)) {
+	k := 0
+	for i := range r.taps {
+		if t := &r.taps[i]; t.At < before {
+			f(t)
+		} else {
+			r.taps[k] = *t
+			k++
+		}
+	}
+	clear(r.taps[k:])
+	r.taps = r.taps[:k]
 }

@@ -61,6 +61,8 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 type app struct {
 	stdout, stderr io.Writer
 	color          bool // colour the human output (a terminal, NO_COLOR unset)
+	// pcapPath and pcapLinks are run's --pcap and --pcap-links.
+	pcapPath, pcapLinks string
 
 	// scenarios lists the testbench scenarios (scenario.All in the binary).
 	scenarios func() []scenario.Scenario

@@ -149,7 +149,8 @@ func (a *app) runCmd(args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	vcdPath := fs.String("vcd", "", "VCD file to write")
 	trace := fs.String("trace", "", "signals to trace")
-	pcap := fs.String("pcap", "", "pcap file to write")
+	pcap := fs.String("pcap", "", "pcap file to write (torus, mesh)")
+	pcapLinks := fs.String("pcap-links", "", "links to capture (globs over link paths; default all)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -160,12 +161,13 @@ func (a *app) runCmd(args []string) error {
 	if err := checkTraceFlags(*vcdPath, *trace, "run"); err != nil {
 		return err
 	}
-	if *pcap != "" {
-		return usagef("run: --pcap: packet capture is not built yet; use --vcd for a waveform")
+	if *pcapLinks != "" && *pcap == "" {
+		return usagef("run: --pcap-links needs --pcap FILE")
 	}
 	cfg, err := cf.load()
 	if err != nil {
 		return err
 	}
+	a.pcapPath, a.pcapLinks = *pcap, *pcapLinks
 	return a.runExperiment(cfg, *asJSON, *vcdPath, *trace)
 }

@@ -37,6 +37,19 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 			return nil
 		}
 	}
+	var pf *os.File
+	if a.pcapPath != "" {
+		var err error
+		if pf, err = os.Create(a.pcapPath); err != nil {
+			return usagef("--pcap: %v", err)
+		}
+		defer func() {
+			if pf != nil {
+				pf.Close()
+			}
+		}()
+		opt.Pcap, opt.PcapLinks = pf, a.pcapLinks
+	}
 	var stopped atomic.Bool
 	sigCh, stopSignals := a.interrupts()
 	defer stopSignals()
@@ -54,6 +67,15 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 		}()
 	}
 	r, err := experiment.Run(cfg, opt)
+	if pf != nil {
+		cerr := pf.Close()
+		pf = nil
+		if err != nil {
+			os.Remove(a.pcapPath)
+		} else if cerr != nil {
+			err = usagef("--pcap %s: %v", a.pcapPath, cerr)
+		}
+	}
 	if f != nil {
 		cerr := f.Close()
 		f = nil

@@ -22,7 +22,7 @@ Usage:
   hwcoll config [--config FILE] [--set key=value]... [--json]
                                     print the effective configuration and its timing in cycles
   hwcoll config keys                print the configuration reference (Markdown table)
-  hwcoll run [--config FILE] [--set key=value]... [--json] [--vcd FILE] [--trace GLOB] [--pcap FILE]
+  hwcoll run [--config FILE] [--set key=value]... [--json] [--vcd FILE] [--trace GLOB] [--pcap FILE [--pcap-links GLOB]]
                                     run one experiment
   hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP | --x KEY=V1,V2,...
                [--vary KEY=V1,V2,...]... [--series "KEY=V ..."]... [--set key=value]...
@@ -89,7 +89,7 @@ or as one JSON object {"config": ..., "timing": ...} with --json.
 'hwcoll config keys' prints every key with its default, allowed values
 and meaning as a Markdown table.
 `},
-	"run": {"hwcoll run [--config FILE] [--set key=value]... [--json] [--vcd FILE] [--trace GLOB] [--pcap FILE]",
+	"run": {"hwcoll run [--config FILE] [--set key=value]... [--json] [--vcd FILE] [--trace GLOB] [--pcap FILE [--pcap-links GLOB]]",
 		`Runs one experiment on the configured network (defaults, then FILE,
 then each --set in order).
 `},
