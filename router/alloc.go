@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 )
 
@@ -40,7 +41,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		v.runS, v.runN = s, n
 	}
 	if !ext {
-		op.runS, op.tag = s, pr.p.Tag()
+		op.runS, op.tag, op.runVC = s, pr.p.Tag(), v.ovc
 	}
 	op.runEnd = s + uint64(n-1)*P
 	op.busyTo = op.runEnd + P
@@ -123,7 +124,11 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if dst := int(pr.p.Dst); dst == r.Node {
 		ch = ch.Add(routing.Local, 1)
 	} else {
-		ch = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w})
+		ch = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL})
+	}
+	if pr.p.Op == packet.Multicast {
+		r.multicast(now, q, w, v, pr, ch)
+		return
 	}
 	F := flitsOf(&pr.p, r.P)
 	bq, bw, best, ties, retry := -1, -1, uint32(0), 0, uint64(never)
@@ -382,12 +387,11 @@ func (r *Router) probe(now uint64) {
 			continue
 		}
 		r.traced = true
-		on := op.from >= 0 && now >= op.runS && now < op.busyTo
+		on := op.from != -1 && now >= op.runS && now < op.busyTo
 		op.valid.Set(on)
 		if on {
-			_, v := r.vcOf(op.from)
 			op.pkt.Set(op.tag)
-			op.vc.Set(v.ovc)
+			op.vc.Set(op.runVC)
 		}
 	}
 }

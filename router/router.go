@@ -36,6 +36,7 @@ type Router struct {
 	freed  uint64            // an output VC frees then (wake to allocate it)
 	moved  uint64            // last cycle a flit of this router is on a wire
 	hops   uint64            // packets sent on (packet-hops)
+	drops  uint64            // multicast packets with no port to go to
 	traced bool
 
 	// Work masks over VC ids (vcID: port×8 + VC), so that a cycle costs
@@ -94,7 +95,8 @@ type outPort struct {
 	vcs    []outVC
 	busyTo uint64 // the link is held until then
 	runEnd uint64 // the last flit of its run leaves then
-	from   int32  // input VC of the run (−1: none)
+	from   int32  // input VC of the run (−1: none; −2: a multicast copy, whole)
+	runVC  uint8  // output VC of the run (waveform)
 	runS   uint64 // the run's first flit leaves then
 	tag    uint32 // its packet (waveform)
 	rr     int

@@ -10,6 +10,9 @@ type Request struct {
 	Node, Dst int  // this router, the destination router
 	In        Port // the port it arrived on (Local: injected here)
 	InVC      int  // the virtual channel it arrived on
+	// SL is the packet's service level (an InfiniBand SL-to-VL mapping
+	// picks its VC from it; the library's functions ignore it).
+	SL uint8
 }
 
 // Func is a routing function: the ports and virtual channels the packet

@@ -1,0 +1,142 @@
+package router
+
+import (
+	"math/bits"
+
+	"github.com/hwcoll/hwcoll/routing"
+)
+
+// multicast sends a multicast packet (packet.Multicast) of input VC (q, w)
+// to every port its routing choices name at once: the switch replicates
+// it, as an InfiniBand switch does by its multicast forwarding table (the
+// IBA-multicast paper §3.3.2). Every copy is one whole run that starts in
+// the same cycle, so the packet must be able to stream through at link
+// rate from now (cut-through when it arrives at full rate), its input and
+// every target output must be free, and each target needs an output VC
+// (among the choices for that port, the one with the most credits, the
+// lowest on ties) holding credits for the whole packet: virtual
+// cut-through only. The input's flits leave once, so upstream credits
+// return once. A packet whose choices name no port (a multicast LID with
+// no forwarding entry here) is dropped, as a switch drops it (Drops).
+func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing.Choices) {
+	if r.p.Switching != VCT {
+		panic("router: a multicast packet in a " + r.p.Switching.String() + " router; multicast needs vct")
+	}
+	P := uint64(r.P)
+	ip := &r.in[q]
+	F := uint32(pr.end - v.dep)
+	retry := uint64(never)
+	ok := ip.busyTo <= now
+	if !ok {
+		retry = ip.busyTo
+	}
+	if v.ann < pr.end {
+		ok = false // the tail is not announced: its message wakes us
+	} else if n := v.availFrom(now, r.p.Delay, r.P, F); n < F {
+		ok = false
+		last := v.arrival(pr.end-1, r.P) + r.p.Delay
+		retry = min(retry, max(now+1, last-uint64(F-1)*P))
+	}
+	var pick [maxPorts]int8
+	ports := ch.Ports()
+	for m := ports; m != 0; m &= m - 1 {
+		o := bits.TrailingZeros8(m)
+		op := &r.out[o]
+		if op.busyTo > now {
+			ok, retry = false, min(retry, op.busyTo)
+			continue
+		}
+		pick[o] = -1
+		best := uint32(0)
+		for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
+			u := bits.TrailingZeros8(vcs)
+			if o == 0 {
+				u = 0
+			}
+			ov := &op.vcs[u]
+			if ov.owner >= 0 {
+				continue // r.freed wakes us when it frees
+			}
+			if ov.freeAt > now {
+				retry = min(retry, ov.freeAt)
+				continue
+			}
+			c := ^uint32(0)
+			if o != 0 {
+				if c = ov.creditFor(now, r.P, F); c < F {
+					if t, ok := ov.creditsAt(F, r.P); ok {
+						retry = min(retry, t)
+					}
+					continue
+				}
+				c = ov.credits
+			}
+			if pick[o] < 0 || c > best {
+				pick[o], best = int8(u), c
+			}
+		}
+		if pick[o] < 0 {
+			ok = false
+		}
+	}
+	if !ok {
+		v.retry = retry
+		return
+	}
+	end := now + uint64(F-1)*P
+	if ports == 0 {
+		r.drops++ // no port in the forwarding table: the switch drops it
+	}
+	for m := ports; m != 0; m &= m - 1 {
+		o := bits.TrailingZeros8(m)
+		r.copyTo(now, end, o, uint8(pick[o]), v, pr, F)
+	}
+	// The input: its flits leave once, in one run.
+	id := vcID(q, w)
+	v.dep += uint64(F)
+	r.leaving |= 1 << uint(id)
+	v.runS, v.runN = now, F
+	ip.busyTo = end + P
+	r.moved = max(r.moved, end)
+	if q != 0 {
+		ip.Cred.Send(Credits{At: now + ip.Cred.Latency(), N: F, VC: uint8(w)})
+	} else {
+		r.injected(now, end)
+	}
+	if r.freed <= now || end+P < r.freed {
+		r.freed = end + P
+	}
+	v.state, v.sent, v.retry = Idle, 0, 0
+}
+
+// copyTo sends one whole copy of the packet on output o, VC u, from now to
+// end.
+func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F uint32) {
+	op := &r.out[o]
+	ov := &op.vcs[u]
+	if r.tapOn>>uint(o)&1 != 0 {
+		r.taps = append(r.taps, TapRecord{At: now, Port: uint8(o), VC: u, Pkt: pr.p})
+	}
+	op.runS, op.tag, op.runVC, op.from = now, pr.p.Tag(), u, -2
+	op.runEnd, op.busyTo = end, end+uint64(r.P)
+	ov.freeAt = op.busyTo
+	r.hops++
+	if o == 0 {
+		pk := pr.p
+		pk.Hops++
+		pk.Cycles = uint32(op.busyTo - now)
+		r.Eject.SendRef(now, &pk, 1)
+		return
+	}
+	ov.take(F, r.P)
+	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: pr.p}
+	m.Pkt.Hops++
+	if op.eager {
+		op.Data.SendRef(&m)
+	} else {
+		op.Data.SendAt(&m, m.At+r.p.Delay)
+	}
+}
+
+// Drops counts multicast packets the router dropped for want of a port.
+func (r *Router) Drops() uint64 { return r.drops }
