@@ -111,6 +111,11 @@ type Traffic struct {
 	// IOLoad is bgltree's point-to-point load from every compute node to
 	// its I/O node on the system VC, beside the collective.
 	IOLoad float64 `yaml:"io_load" json:"io_load"`
+	// Sources and GroupPercent shape ibmesh's multicast workload: how
+	// many nodes send (0: all) and what share of the nodes each one's
+	// group holds.
+	Sources      int `yaml:"sources" json:"sources"`
+	GroupPercent int `yaml:"group_percent" json:"group_percent"`
 }
 
 // Combine configures the switches' combine units (the OQ-router paper §2, Fig. 2): the
@@ -212,12 +217,13 @@ func Default() Config {
 			VLPolicy:        VLPolicySL2VL,
 			TreeBuilder:     BuilderGreedy,
 		},
-		Link:    Link{Gbps: 10, DelayNS: 20},
-		Switch:  Switch{DelayNS: 90},
-		Router:  Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
-		Packet:  Packet{Bytes: 256, FlitBytes: 32},
-		NIC:     NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
-		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64},
+		Link:   Link{Gbps: 10, DelayNS: 20},
+		Switch: Switch{DelayNS: 90},
+		Router: Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
+		Packet: Packet{Bytes: 256, FlitBytes: 32},
+		NIC:    NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
+		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64,
+			Sources: 1, GroupPercent: 100},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
 		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000, WatchdogCycles: 100000},
 	}

@@ -72,6 +72,8 @@ var table = []spec{
 	{key: "traffic.software", doc: "software multicast algorithm (traffic.multicast software): sequential = the source sends one message per destination, binomial = every node that has the message forwards it along a binomial tree; software reductions always use a binomial tree", rule: oneOf(SoftwareSequential, SoftwareBinomial)},
 	{key: "traffic.groups", doc: "fattree multicast and namd: destination groups per source, each a collective tree built before the run; a multicast goes to one of its source's groups drawn uniformly", rule: intIn(1, 4096)},
 	{key: "traffic.io_load", doc: "bgltree: point-to-point load from every compute node to its pset's I/O node on the system VC while the collective runs, as a fraction of link bandwidth (0: none)", rule: floatIn(0, 1, false)},
+	{key: "traffic.sources", doc: "ibmesh multicast: nodes that send a message to their group, drawn with the seed (0 = all)", rule: intIn(0, maxNodes)},
+	{key: "traffic.group_percent", doc: "ibmesh multicast: each source's group, as a percentage of the nodes, drawn with the seed (100 = every other node)", rule: intIn(1, 100)},
 
 	{key: "combine.elements_per_cycle", doc: "combine unit ALU rate: a reduction packet of n elements holds the unit ceil(n/rate) cycles", rule: intIn(1, 65536)},
 	{key: "combine.op", doc: "reduction operator of reduce/allreduce runs (bitwise ones on integer types only)", rule: oneOf("sum", "min", "max", "and", "or", "xor")},

@@ -60,3 +60,15 @@ func (f *fixed) Fill(_ *rand.Rand, _ uint32, p *packet.Packet) {
 	f.i++
 	p.Op, p.Dst, p.Mask = d.op, d.dst, d.mask
 }
+
+// configOrErr is configWith returning the error of a set or of the
+// validation instead of failing.
+func configOrErr(sets ...string) (config.Config, error) {
+	cfg := config.Default()
+	for _, s := range sets {
+		if err := cfg.Set(s); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, cfg.Validate()
+}

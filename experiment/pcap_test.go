@@ -118,7 +118,7 @@ func TestTorusCapture(t *testing.T) {
 // --pcap on a network that cannot capture yet is one line naming the flag.
 func TestCaptureRefused(t *testing.T) {
 	_, err := experiment.Run(configWith(t), experiment.Options{Pcap: &bytes.Buffer{}})
-	require.ErrorContains(t, err, "--pcap: packet capture is built for network.topology torus and mesh")
+	require.ErrorContains(t, err, "--pcap: packet capture is built for network.topology torus, mesh and ibmesh")
 	_, err = experiment.Run(configWith(t, "network.topology=mesh", "network.dims=3,3"), experiment.Options{Pcap: &bytes.Buffer{}, PcapLinks: "top.x"})
 	require.ErrorContains(t, err, `--pcap-links "top.x" selects no link`)
 }

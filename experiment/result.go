@@ -75,6 +75,8 @@ type Result struct {
 	VCBufferFlits int      `json:"vc_buffer_flits,omitempty"`
 	PacketFlits   int      `json:"packet_flits,omitempty"`
 	PcapPackets   uint64   `json:"pcap_packets,omitempty"` // packets written to --pcap
+	VLs           int      `json:"vls,omitempty"`          // ibmesh: virtual lanes
+	VLPolicy      string   `json:"vl_policy,omitempty"`    // ibmesh: sl2vl | per-direction
 	Deadlock      bool     `json:"deadlock"`               // the watchdog stopped the run
 	WaitFor       []string `json:"wait_for,omitempty"`     // the wait-for cycle it found: blocked VCs by path
 }

@@ -57,7 +57,7 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 	if opt.Pcap != nil {
 		c, ok := n.(capturer)
 		if !ok {
-			return Result{}, fmt.Errorf("--pcap: packet capture is built for network.topology torus and mesh; not for %s", cfg.Network.Topology)
+			return Result{}, fmt.Errorf("--pcap: packet capture is built for network.topology torus, mesh and ibmesh; not for %s", cfg.Network.Topology)
 		}
 		if err := c.Capture(opt.Pcap, opt.PcapLinks); err != nil {
 			return Result{}, err

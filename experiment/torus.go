@@ -48,16 +48,25 @@ const pcapFlush = 1024
 // in a pcap file written to w: DLID = destination node + 1, SLID = source
 // node + 1, VL = the output VC, SL 0, PSN = the packet's number at its
 // source (24 bits), DestQP and SrcQP 2 (QP 1 is the GSI, whose packets
-// are management datagrams), a payload of packet.bytes zero
-// bytes (at most 4096), timestamp = the cycle the head left × the clock
-// period.
+// are management datagrams), a payload of packet.bytes zero bytes (at
+// most 4096), timestamp = the cycle the head left × the clock period.
 func (n *TorusNet) Capture(w io.Writer, links string) error {
+	c, err := tapRouters(w, links, n.Timing.PeriodPS, n.Net)
+	n.pcap = c
+	return err
+}
+
+func (n *TorusNet) header(t *router.TapRecord) ibmesh.Header {
+	p := &t.Pkt
+	return ibmesh.Header{VL: t.VC, DLID: uint16(p.Dst + 1), SLID: uint16(p.Src + 1), PKey: ibmesh.DefaultPKey,
+		DestQP: 2, PSN: uint32(p.ID & 0xFFFFFF), QKey: 0x11111111, SrcQP: 2}
+}
+
+// tapRouters starts a capture into w of the router links that links
+// matches.
+func tapRouters(w io.Writer, links string, periodPS uint64, net *torus.Net) (*ibmesh.Capture, error) {
 	if err := rtl.ValidateGlobs(links); err != nil {
-		return fmt.Errorf("--pcap-links: %v", err)
-	}
-	c, err := ibmesh.NewCapture(w, n.Timing.PeriodPS)
-	if err != nil {
-		return fmt.Errorf("--pcap: %v", err)
+		return nil, fmt.Errorf("--pcap-links: %v", err)
 	}
 	var pats []string
 	for _, p := range strings.Split(links, ",") {
@@ -74,9 +83,9 @@ func (n *TorusNet) Capture(w io.Writer, links string) error {
 		return len(pats) == 0
 	}
 	any := false
-	for _, r := range n.Net.Routers {
+	for _, r := range net.Routers {
 		var mask uint64
-		for q := range n.Net.Routing.Ports() {
+		for q := range net.Routing.Ports() {
 			if r.HasPort(q) && match(r.OutPath(q)) {
 				mask |= 1 << uint(q)
 			}
@@ -85,34 +94,38 @@ func (n *TorusNet) Capture(w io.Writer, links string) error {
 		any = any || mask != 0
 	}
 	if !any {
-		return fmt.Errorf("--pcap-links %q selects no link (links look like top.net.r(1)(2).out(3); out(0) leads to the node's sink)", links)
+		return nil, fmt.Errorf("--pcap-links %q selects no link (links look like top.net.r(1)(2).out(3); out(0) leads to the node's sink)", links)
 	}
-	n.pcap = c
-	return nil
+	c, err := ibmesh.NewCapture(w, periodPS)
+	if err != nil {
+		return nil, fmt.Errorf("--pcap: %v", err)
+	}
+	return c, nil
 }
 
 // flushCapture writes the routers' records of heads that left before
-// cycle before, in time order (ties by router, then port).
-func (n *TorusNet) flushCapture(before uint64) {
+// cycle before, in time order (ties by router, then port), with the
+// headers header gives.
+func flushCapture(c *ibmesh.Capture, net *torus.Net, before uint64, header func(*router.TapRecord) ibmesh.Header) error {
 	type rec struct {
 		r int
 		t router.TapRecord
 	}
 	var recs []rec
-	for i, r := range n.Net.Routers {
+	for i, r := range net.Routers {
 		r.DrainTaps(before, func(t *router.TapRecord) { recs = append(recs, rec{i, *t}) })
 	}
 	slices.SortStableFunc(recs, func(a, b rec) int {
 		return cmp.Or(cmp.Compare(a.t.At, b.t.At), cmp.Compare(a.r, b.r), cmp.Compare(a.t.Port, b.t.Port))
 	})
-	for _, x := range recs {
-		p := &x.t.Pkt
-		h := ibmesh.Header{VL: x.t.VC, DLID: uint16(p.Dst + 1), SLID: uint16(p.Src + 1), PKey: ibmesh.DefaultPKey,
-			DestQP: 2, PSN: uint32(p.ID & 0xFFFFFF), QKey: 0x11111111, SrcQP: 2}
-		if err := n.pcap.Write(x.t.At, h, int(p.Bytes)); err != nil && n.pcapErr == nil {
-			n.pcapErr = err
+	var first error
+	for i := range recs {
+		x := &recs[i]
+		if err := c.Write(x.t.At, header(&x.t), int(x.t.Pkt.Bytes)); err != nil && first == nil {
+			first = err
 		}
 	}
+	return first
 }
 
 // BuildTorus elaborates the torus or mesh netlist of cfg.
@@ -181,13 +194,19 @@ func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 	return n, nil
 }
 
+func (n *TorusNet) flush(before uint64) {
+	if err := flushCapture(n.pcap, n.Net, before, n.header); err != nil && n.pcapErr == nil {
+		n.pcapErr = err
+	}
+}
+
 // Run drives the run like every load run, with the deadlock watchdog.
 func (n *TorusNet) Run() Result {
 	done := func() bool { return n.Watch.Stalled() || n.measuredDone() }
 	if n.pcap != nil {
 		done = func() bool {
 			if now := n.Sim.Now(); now >= n.flushAt {
-				n.flushCapture(now)
+				n.flush(now)
 				n.flushAt = now + pcapFlush
 			}
 			return n.Watch.Stalled() || n.measuredDone()
@@ -195,7 +214,7 @@ func (n *TorusNet) Run() Result {
 	}
 	r := runTimed(n.Sim, done, n.Cfg, n.report)
 	if n.pcap != nil {
-		n.flushCapture(^uint64(0))
+		n.flush(^uint64(0))
 		r.PcapPackets = n.pcap.Packets()
 		if n.pcapErr != nil && r.Error == "" {
 			r.fail(n.pcapErr.Error())

@@ -482,7 +482,7 @@ func (m *Manifest) windows(e Experiment, rows []Row) string {
 	}
 	net := switchesOf(rows, same)
 	switch r.Topology {
-	case "torus", "mesh":
+	case "torus", "mesh", "ibmesh":
 		net = routersOf(rows, same)
 	case "bgltree":
 		net = "BG/L collective tree"

@@ -139,7 +139,7 @@ func TestRunAndSweep(t *testing.T) {
 	require.Contains(t, string(gtkw), "sw.vcd")
 
 	r = runApp("run", "--config", torus)
-	requireOneLine(t, r, "hwcoll: ", `network.topology: "ibmesh" has no model yet; allowed now: switch | fattree | torus | mesh`)
+	requireOneLine(t, r, "hwcoll: ", `traffic.pattern: uniform has no model on network.topology ibmesh; allowed: multicast`)
 	ft := append([]string{"run", "--set", "network.topology=fattree", "--set", "network.nodes=16", "--set", "network.ports=4",
 		"--set", "traffic.pattern=complement", "--set", "traffic.load=0.5"}, short...)
 	r = runApp(ft...)
@@ -160,7 +160,7 @@ func TestRunAndSweep(t *testing.T) {
 	r = runApp("run", "--set", "traffic.multicast=software")
 	requireOneLine(t, r, "hwcoll: ", "traffic.multicast: software collectives")
 	r = runApp("run", "--pcap", filepath.Join(dir, "x.pcap"))
-	requireOneLine(t, r, "hwcoll: ", "--pcap: packet capture is built for network.topology torus and mesh; not for switch")
+	requireOneLine(t, r, "hwcoll: ", "--pcap: packet capture is built for network.topology torus, mesh and ibmesh; not for switch")
 	_, err = os.Stat(filepath.Join(dir, "x.pcap"))
 	require.True(t, os.IsNotExist(err), "a refused capture leaves no file")
 	r = runApp("run", "--pcap-links", "top.*")

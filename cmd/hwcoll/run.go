@@ -136,9 +136,11 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 	if r.Error != "" {
 		state = a.paint("ERROR", red)
 	}
-	if experiment.IsCollective(r.Pattern) {
+	if experiment.IsCollective(r.Pattern) || r.Topology == config.TopologyIBMesh {
 		how := fmt.Sprintf("%d combine unit(s) per switch", r.CombineUnits)
 		switch {
+		case r.Topology == config.TopologyIBMesh:
+			how = fmt.Sprintf("%d source(s), %d packets delivered in all", r.Sources, r.PacketsDelivered)
 		case r.Topology == config.TopologyBGLTree:
 			how = "the routers' ALUs"
 			if r.OfferedLoad > 0 {
