@@ -35,6 +35,7 @@ type TorusNet struct {
 	linkHop []uint64 // per sink: links crossed by the packets it received
 	pcap    *ibmesh.Capture
 	pcapErr error
+	traced  bool // a waveform is written: injection is not deferred
 	flushAt uint64 // the next cycle the capture takes the routers' records
 }
 
@@ -201,7 +202,17 @@ func (n *TorusNet) flush(before uint64) {
 }
 
 // Run drives the run like every load run, with the deadlock watchdog.
+// Trace records the selected signals into w; a traced run delivers
+// injected packets as they arrive, so the waveform shows them then.
+func (n *TorusNet) Trace(w io.Writer, globs string) error {
+	n.traced = true
+	return n.loadNet.Trace(w, globs)
+}
+
 func (n *TorusNet) Run() Result {
+	if !n.traced {
+		n.Net.DeferInjection()
+	}
 	done := func() bool { return n.Watch.Stalled() || n.measuredDone() }
 	if n.pcap != nil {
 		done = func() bool {

@@ -43,6 +43,7 @@ type IBNet struct {
 	done   uint64
 	pcap   *ibmesh.Capture
 	pcapOn bool
+	traced bool // a waveform is written: injection is not deferred
 }
 
 func buildIB(cfg config.Config, tm config.Timing) (*IBNet, error) {
@@ -212,7 +213,10 @@ func (n *IBNet) complete() bool {
 func (n *IBNet) sim() *rtl.Sim { return n.Sim }
 
 // Trace records the selected signals of the run into w (a VCD stream).
-func (n *IBNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }
+func (n *IBNet) Trace(w io.Writer, globs string) error {
+	n.traced = true
+	return traceInto(n.Sim, w, globs)
+}
 
 // Capture records the packets on the chosen links as real InfiniBand
 // packets: the LIDs of the mesh (multicast packets their MLID, DestQP
@@ -241,6 +245,9 @@ func (n *IBNet) header(t *router.TapRecord) ibmesh.Header {
 
 // Run runs the workload to completion (or run.max_cycles) and reports.
 func (n *IBNet) Run() Result {
+	if !n.traced {
+		n.Net.DeferInjection()
+	}
 	var flushAt uint64
 	var perr error
 	flush := func(before uint64) {

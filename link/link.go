@@ -24,6 +24,11 @@ type Sender struct {
 	pkt     rtl.Probe[uint32] // its packet.Tag
 	free    uint64            // first cycle the link is free
 	sent    uint64
+	// Defer, when set, delivers each packet Defer cycles after it arrives
+	// (rtl.LineOut.SendAt): for a receiver that cannot act on a packet
+	// sooner, which then is not woken before it can. The receiver must
+	// know it and take the arrival as the packet's Sent + the latency.
+	Defer uint64
 	cred    credit.Counter // *Credits, kept inline
 }
 
@@ -125,7 +130,11 @@ func (s *Sender) Send(now uint64, p packet.Packet, mask uint64) { s.SendRef(now,
 // SendRef is Send of *p: the packet is copied once, onto the line.
 func (s *Sender) SendRef(now uint64, p *packet.Packet, mask uint64) {
 	s.Credits.Take(mask)
-	s.Data.SendRef(p)
+	if s.Defer > 0 {
+		s.Data.SendAt(p, now+s.Data.Latency()+s.Defer)
+	} else {
+		s.Data.SendRef(p)
+	}
 	s.free = now + uint64(p.Cycles)
 	s.valid.Set(true)
 	s.pkt.Set(p.Tag())

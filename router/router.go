@@ -60,6 +60,10 @@ type Router struct {
 	pk     store   // the packets in the input VCs
 	outVCs []outVC // every output VC, likewise
 
+	// injDefer: the node's source delivers its packets when their heads
+	// may leave here (DeferInjection), not when they arrive.
+	injDefer bool
+
 	// Packet capture: output ports whose packets are recorded, and the
 	// records not yet taken (the router's own: parallel-safe).
 	tapOn uint64
@@ -240,7 +244,11 @@ func (r *Router) receive(now uint64) {
 			}
 			f := flitsOf(pk, P)
 			v.pkts.Push(r.pk.put(&pktRec{p: *pk, end: v.ann + uint64(f)}))
-			v.announce(now, f, P)
+			at := now
+			if r.injDefer {
+				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
+			}
+			v.announce(at, f, P)
 			r.arrive(0, v)
 		}
 	}
@@ -411,4 +419,15 @@ func (r *Router) DrainTaps(before uint64, f func(*TapRecord)) {
 	}
 	clear(r.taps[k:])
 	r.taps = r.taps[:k]
+}
+
+// DeferInjection makes tx, the node's source sender joined to port 0,
+// deliver each packet when its head may leave here (Params.Delay after it
+// arrives), as the routers' head messages are: the router is not woken to
+// take a packet it cannot act on yet. Results are the same; the injection
+// link's waveform shows the packet late, so a traced run leaves it off.
+// Call before the run.
+func (r *Router) DeferInjection(tx *link.Sender) {
+	tx.Defer = r.p.Delay
+	r.injDefer = true
 }

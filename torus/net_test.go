@@ -34,6 +34,9 @@ type setup struct {
 	stop    uint64  // births stop then
 	seed    uint64
 	noBoard bool // no scoreboard (benchmarks: its record of every packet is not the network's state)
+	// eagerInject: the sources deliver packets as they arrive, as in a
+	// traced run (default: deferred, as in an untraced one).
+	eagerInject bool
 }
 
 // tb is what the helpers need of a test: testing.T or rapid.T.
@@ -76,6 +79,9 @@ func newBench(t tb, s setup) *bench {
 		}
 		net.ConnectNode(i, src.Tx, snk.Rx)
 		b.srcs, b.sinks = append(b.srcs, src), append(b.sinks, snk)
+	}
+	if !s.eagerInject {
+		net.DeferInjection() // as an untraced run does; the timing is the same
 	}
 	require.NoError(t, sim.Build())
 	return b

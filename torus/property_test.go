@@ -81,11 +81,14 @@ func TestPropertyDelivery(t *testing.T) {
 
 // TestPropertyActivity: the router's sleep claims are exact — evaluating
 // every component every cycle, and never skipping idle cycles, deliver the
-// same packets at the same cycles.
+// same packets at the same cycles; so does delivering injected packets as
+// they arrive instead of when they may leave (DeferInjection).
 func TestPropertyActivity(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		s := drawSetup(rt)
 		run := func(always bool) []traffic.Delivery {
+			s := s
+			s.eagerInject = always
 			b := newBench(rt, s)
 			b.sim.SetAlwaysEval(always)
 			b.sim.SetSkipping(!always)

@@ -38,6 +38,7 @@ type Net struct {
 	Spec    routing.Spec
 	Routers []*router.Router
 	delay   uint64
+	inj     []*link.Sender // per node: its source's sender (ConnectNode)
 }
 
 // New makes the network under parent. A bad shape or a routing function
@@ -109,6 +110,22 @@ func (n *Net) ConnectNode(i int, tx *link.Sender, rx *link.Receiver) {
 	r := n.Routers[i]
 	link.Connect(tx, r.Inject, n.delay)
 	link.Connect(r.Eject, rx, n.delay)
+	if n.inj == nil {
+		n.inj = make([]*link.Sender, len(n.Routers))
+	}
+	n.inj[i] = tx
+}
+
+// DeferInjection has every node's source deliver its packets to its
+// router when they may leave it (router.Router.DeferInjection): one router
+// evaluation less per packet, the same results. For untraced runs; call
+// after ConnectNode, before the run.
+func (n *Net) DeferInjection() {
+	for i, tx := range n.inj {
+		if tx != nil {
+			n.Routers[i].DeferInjection(tx)
+		}
+	}
 }
 
 // Nodes is the number of nodes.
