@@ -35,7 +35,7 @@ type TorusNet struct {
 	linkHop []uint64 // per sink: links crossed by the packets it received
 	pcap    *ibmesh.Capture
 	pcapErr error
-	traced  bool // a waveform is written: injection is not deferred
+	traced  bool   // a waveform is written: injection is not deferred
 	flushAt uint64 // the next cycle the capture takes the routers' records
 }
 

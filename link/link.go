@@ -29,7 +29,7 @@ type Sender struct {
 	// sooner, which then is not woken before it can. The receiver must
 	// know it and take the arrival as the packet's Sent + the latency.
 	Defer uint64
-	cred    credit.Counter // *Credits, kept inline
+	cred  credit.Counter // *Credits, kept inline
 }
 
 // NewSender makes the sending end under owner.
