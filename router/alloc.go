@@ -91,7 +91,9 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		}
 		v.state, v.sent = Idle, 0
 		r.act &^= 1 << uint(id)
-		r.wait |= 1 << uint(id) // the packet behind it, if any
+		if _, ok := v.cur(&r.pk); ok {
+			r.wait |= 1 << uint(id) // the packet behind it (a later one marks it when it arrives)
+		}
 	}
 	return true
 }

@@ -107,6 +107,9 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		r.freed = end + P
 	}
 	v.state, v.sent, v.retry = Idle, 0, 0
+	if _, ok := v.cur(&r.pk); !ok {
+		r.wait &^= 1 << uint(id) // nothing behind it: no wake-up when the outputs free
+	}
 }
 
 // copyTo sends one whole copy of the packet on output o, VC u, from now to
