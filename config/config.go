@@ -137,6 +137,9 @@ type Run struct {
 	// WatchdogCycles stops a run whose flits have not moved for this many
 	// cycles (a deadlock); 0 turns the watchdog off.
 	WatchdogCycles int64 `yaml:"watchdog_cycles" json:"watchdog_cycles"`
+	// MemoryLimit (MiB) refuses a network whose estimated state is larger
+	// before it is built; 0: the memory the machine has available.
+	MemoryLimit int64 `yaml:"memory_limit" json:"memory_limit"`
 }
 
 // Allowed values of the enumerated keys (docs/architecture.md §8).

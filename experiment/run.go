@@ -37,6 +37,9 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := checkMemory(cfg); err != nil {
+		return Result{}, err
+	}
 	// The config is converted to cycles once, here; blocks get cycles.
 	n, err := t.Build(cfg, cfg.Timing())
 	if err != nil {

@@ -1,0 +1,84 @@
+package experiment
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hwcoll/hwcoll/config"
+)
+
+// Peak memory a node of each network takes in a run, from the benchmarks
+// and runs of this build with some margin (docs/architecture.md §10): the
+// fat-tree's 4096-node 8-port tree peaked at 108 KB a node; the 64×32×32
+// torus at 38 KB; the 65,536-node BG/L tree at 22 KB.
+const (
+	fatTreeNodeBytes = 128 << 10
+	directNodeBytes  = 48 << 10 // torus, mesh, ibmesh
+	treeNodeBytes    = 32 << 10 // bgltree, compute and I/O nodes
+)
+
+// stateEstimate is the memory cfg's network needs, and the key that sizes
+// it (0 for a single switch: small).
+func stateEstimate(cfg config.Config) (bytes uint64, key, what string) {
+	n := uint64(1)
+	for _, k := range cfg.Network.Dims {
+		n *= uint64(k)
+	}
+	switch cfg.Network.Topology {
+	case config.TopologyFatTree:
+		return uint64(cfg.Network.Nodes) * fatTreeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node fat-tree", cfg.Network.Nodes)
+	case config.TopologyTorus, config.TopologyMesh, config.TopologyIBMesh:
+		return n * directNodeBytes, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
+	case config.TopologyBGLTree:
+		nodes := uint64(cfg.Network.Nodes)
+		return (nodes + (nodes+63)/64) * treeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node collective tree", nodes)
+	}
+	return 0, "", ""
+}
+
+// memAvailable reads MemAvailable from /proc/meminfo (false when the
+// machine does not say).
+func memAvailable() (uint64, bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
+// checkMemory refuses, before it is built, a network whose estimated state
+// exceeds run.memory_limit or, when that is 0, the memory the machine has
+// available: one line naming the size key, the estimate and the limit.
+func checkMemory(cfg config.Config) error {
+	need, key, what := stateEstimate(cfg)
+	if need == 0 {
+		return nil
+	}
+	limit := uint64(cfg.Run.MemoryLimit) << 20
+	have := fmt.Sprintf("run.memory_limit is %d MiB", cfg.Run.MemoryLimit)
+	if limit == 0 {
+		var ok bool
+		if limit, ok = memAvailable(); !ok {
+			return nil
+		}
+		have = gib(limit) + " is available on this machine (run.memory_limit 0)"
+	}
+	if need <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s: %s needs about %s of memory and %s; allowed: a smaller network, or a larger run.memory_limit (MiB) on a machine that has it",
+		key, what, gib(need), have)
+}
+
+func gib(b uint64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
