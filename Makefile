@@ -5,7 +5,7 @@ BENCHTIME ?= 1s
 CHECKS    ?= 1000
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-long race bench fuzz lint build clean docs figures
+.PHONY: run test test-long race bench fuzz soak lint build clean docs figures
 
 run:
 	$(GO) run ./cmd/hwcoll demo
@@ -28,6 +28,11 @@ race:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+# A long run (SOAK_CYCLES, default 10^8 cycles of a 64-node fat-tree) whose
+# live heap must stay flat.
+soak:
+	$(GO) test -count=1 -tags soak -run '^TestSoak$$' -timeout 60m -v ./experiment/
 
 # Each fuzz target for FUZZTIME: config files, --set, and hwcoll run's
 # argument vector (in-process, short runs).
