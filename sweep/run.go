@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/rtl"
 )
 
 // Run runs every point on jobs goroutines and returns the rows in the
@@ -25,8 +26,37 @@ func Run(specs []Spec, jobs int, done func()) ([]Row, error) {
 // RunAll is Run that keeps going: errs[i] is point i's error (nil when it
 // ran; its row is then rows[i]).
 func RunAll(specs []Spec, jobs int, done func()) (rows []Row, errs []error) {
+	rows, _, errs = RunStop(specs, jobs, done, nil)
+	return rows, errs
+}
+
+// RunStop is RunAll that stops when stop closes (nil: never): points not
+// started yet are skipped and running ones stop at a cycle boundary
+// (rtl.Sim.Stop) and are dropped; ran[i] says point i ran to its end (its
+// row and error are then set).
+func RunStop(specs []Spec, jobs int, done func(), stop <-chan struct{}) (rows []Row, ran []bool, errs []error) {
 	rows = make([]Row, len(specs))
 	errs = make([]error, len(specs))
+	ran = make([]bool, len(specs))
+	var mu sync.Mutex
+	running := map[*rtl.Sim]bool{}
+	stopped := false
+	if stop != nil {
+		quit := make(chan struct{})
+		defer close(quit)
+		go func() {
+			select {
+			case <-stop:
+				mu.Lock()
+				stopped = true
+				for sim := range running {
+					sim.Stop()
+				}
+				mu.Unlock()
+			case <-quit:
+			}
+		}()
+	}
 	next := make(chan int)
 	fin := make(chan int)
 	var wg sync.WaitGroup
@@ -36,9 +66,28 @@ func RunAll(specs []Spec, jobs int, done func()) (rows []Row, errs []error) {
 			defer wg.Done()
 			for i := range next {
 				s := specs[i]
-				r, err := experiment.Run(s.Config, experiment.Options{})
-				rows[i] = Row{Result: r, Point: s.Index, Series: s.Series, XKey: s.XKey, X: s.X}
-				errs[i] = err
+				var sim *rtl.Sim
+				opt := experiment.Options{Started: func(x *rtl.Sim) {
+					mu.Lock()
+					defer mu.Unlock()
+					sim = x
+					running[x] = true
+					if stopped {
+						x.Stop()
+					}
+				}}
+				mu.Lock()
+				skip := stopped
+				mu.Unlock()
+				if !skip {
+					r, err := experiment.Run(s.Config, opt)
+					mu.Lock()
+					delete(running, sim)
+					ran[i] = !stopped || err != nil
+					mu.Unlock()
+					rows[i] = Row{Result: r, Point: s.Index, Series: s.Series, XKey: s.XKey, X: s.X}
+					errs[i] = err
+				}
 				fin <- i
 			}
 		}()
@@ -51,13 +100,16 @@ func RunAll(specs []Spec, jobs int, done func()) (rows []Row, errs []error) {
 		wg.Wait()
 		close(fin)
 	}()
-	for range fin {
-		if done != nil {
+	for i := range fin {
+		if done != nil && ran[i] {
 			done()
 		}
 	}
-	return rows, errs
+	return rows, ran, errs
 }
+
+// Describe names a point for an error message: "series, key=x".
+func Describe(s Spec) string { return s.describe() }
 
 // describe names a point for an error message: "series, key=x" .
 func (s Spec) describe() string {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hwcoll/hwcoll/sweep"
 	"github.com/hwcoll/hwcoll/tb/scenario"
 )
 
@@ -63,6 +64,8 @@ type app struct {
 	color          bool // colour the human output (a terminal, NO_COLOR unset)
 	// pcapPath and pcapLinks are run's --pcap and --pcap-links.
 	pcapPath, pcapLinks string
+	// prior is the rows a resumed sweep keeps (--resume).
+	prior []sweep.Row
 
 	// scenarios lists the testbench scenarios (scenario.All in the binary).
 	scenarios func() []scenario.Scenario

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -32,6 +36,7 @@ func (a *app) sweep(args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
 	out := fs.String("out", "", "directory for results.jsonl, results.csv and plots")
 	shardFlag := fs.String("shard", "", "i/n: run only the points with index ≡ i (mod n)")
+	resume := fs.Bool("resume", false, "with --out: keep the points already in DIR/results.jsonl (an interrupted sweep) and run the rest")
 	jobs := newUint(fs, "jobs", uint64(runtime.GOMAXPROCS(0)), 1, 4096, "experiments run at once")
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -107,7 +112,60 @@ func (a *app) sweep(args []string) error {
 			return usagef("sweep: --out %s: %v", *out, err)
 		}
 	}
+	var prior []sweep.Row
+	if *resume {
+		if *out == "" {
+			return usagef("sweep: --resume needs --out DIR (the directory of the interrupted sweep)")
+		}
+		if prior, specs, err = resumeFrom(*out, specs); err != nil {
+			return usagef("sweep: --resume: %v", err)
+		}
+	}
+	a.prior = prior
 	return a.runSpecs("sweep", specs, int(jobs.get()), *asJSON, *out)
+}
+
+// resumeFrom reads the rows an interrupted sweep wrote to dir and returns
+// them with the specs still to run (a point is done when a row has its
+// index, series and x).
+func resumeFrom(dir string, specs []sweep.Spec) ([]sweep.Row, []sweep.Spec, error) {
+	f, err := os.Open(filepath.Join(dir, "results.jsonl"))
+	if os.IsNotExist(err) {
+		return nil, specs, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	rows, err := sweep.ReadJSONL(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	type key struct {
+		point  int
+		series string
+		x      float64
+	}
+	done := map[key]bool{}
+	for _, r := range rows {
+		done[key{r.Point, r.Series, r.X}] = true
+	}
+	var rest []sweep.Spec
+	var kept []sweep.Row
+	want := map[key]bool{}
+	for _, s := range specs {
+		k := key{s.Index, s.Series, s.X}
+		want[k] = true
+		if !done[k] {
+			rest = append(rest, s)
+		}
+	}
+	for _, r := range rows {
+		if want[key{r.Point, r.Series, r.X}] {
+			kept = append(kept, r)
+		}
+	}
+	return kept, rest, nil
 }
 
 // runSweep runs a load sweep of the given configs (one point each, x =
@@ -126,11 +184,64 @@ func (a *app) runSweep(cfgs []config.Config, jobs int, asJSON bool, out string) 
 // writes results.jsonl, results.csv and the plots there.
 func (a *app) runSpecs(cmd string, specs []sweep.Spec, jobs int, asJSON bool, out string) error {
 	prog := a.newProgress(cmd, len(specs))
-	rows, err := sweep.Run(specs, jobs, prog.step)
+	sigCh, stopSignals := a.interrupts()
+	stop := make(chan struct{})
+	quit := make(chan struct{})
+	var interrupted atomic.Bool
+	go func() {
+		select {
+		case <-sigCh:
+			interrupted.Store(true)
+			close(stop)
+			stopSignals()
+		case <-quit:
+		}
+	}()
+	all, ran, errs := sweep.RunStop(specs, jobs, prog.step, stop)
+	close(quit)
+	stopSignals()
 	prog.finish()
-	if err != nil {
-		return usagef("%s: %s", cmd, oneLine(err.Error()))
+	var rows []sweep.Row
+	for i, r := range all {
+		if errs[i] != nil {
+			return usagef("%s: %s", cmd, oneLine(fmt.Sprintf("%s: %v", sweep.Describe(specs[i]), errs[i])))
+		}
+		if ran[i] {
+			rows = append(rows, r)
+		}
 	}
+	if len(a.prior) > 0 {
+		rows = append(a.prior, rows...)
+		slices.SortStableFunc(rows, func(x, y sweep.Row) int { return cmp.Compare(x.Point, y.Point) })
+	}
+	if interrupted.Load() {
+		defer func() {
+			fmt.Fprintf(a.stderr, "hwcoll: %s: interrupted after %d of %d points", cmd, len(rows), len(rows)+len(specs)-countTrue(ran))
+			if out != "" {
+				fmt.Fprintf(a.stderr, "; they are in %s: rerun the same command with --resume to finish", out)
+			}
+			fmt.Fprintln(a.stderr)
+		}()
+	}
+	err := a.emitRows(cmd, rows, asJSON, out)
+	if err == nil && interrupted.Load() {
+		return exitStatus(130)
+	}
+	return err
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// emitRows prints the rows and writes them to out.
+func (a *app) emitRows(cmd string, rows []sweep.Row, asJSON bool, out string) error {
 	if asJSON {
 		if err := sweep.WriteJSONL(a.stdout, rows); err != nil {
 			return err

@@ -184,3 +184,46 @@ func TestCSVColumnsMatchJSON(t *testing.T) {
 		require.Less(t, j, len(cols), "JSON key %q is not a CSV column in order (columns %v)", k, cols)
 	}
 }
+
+// An interrupted sweep stops, keeps the points that ran to their end in
+// --out and exits 130 with one line saying so; --resume runs the rest, and
+// the finished sweep's results.jsonl holds every point once, as a sweep
+// that was never interrupted writes them.
+func TestSweepInterruptAndResume(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"sweep", "--loads", "0.1,0.2,0.3,0.4,0.5,0.6", "--jobs", "2", "--json", "--set", "network.ports=4",
+		"--set", "run.warmup_cycles=500", "--set", "run.measure_cycles=20000"}
+	full := runApp(append(args, "--out", filepath.Join(dir, "full"))...)
+	require.Equal(t, 0, full.code, full.stderr)
+
+	out := filepath.Join(dir, "part")
+	sigs := make(chan os.Signal, 1)
+	sigs <- os.Interrupt // at once: few or no points finish
+	r := runWith(nil, sigs, append(args, "--out", out)...)
+	require.Equal(t, 130, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+	require.Contains(t, r.stderr, "interrupted after ")
+	require.Contains(t, r.stderr, "rerun the same command with --resume")
+
+	r = runApp(append(args, "--out", out, "--resume")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	read := func(path string) []string {
+		b, err := os.ReadFile(filepath.Join(path, "results.jsonl"))
+		require.NoError(t, err)
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &m))
+			for _, k := range []string{"wall_seconds", "sim_cycles_per_second", "packet_hops_per_second", "kernel_evals", "skipped_cycles"} {
+				delete(m, k)
+			}
+			b, _ := json.Marshal(m)
+			lines = append(lines, string(b))
+		}
+		return lines
+	}
+	require.Equal(t, read(filepath.Join(dir, "full")), read(out))
+
+	r = runApp("sweep", "--loads", "0.1", "--resume")
+	requireOneLine(t, r, "hwcoll: ", "sweep: --resume needs --out DIR")
+}

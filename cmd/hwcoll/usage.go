@@ -26,7 +26,7 @@ Usage:
                                     run one experiment
   hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP | --x KEY=V1,V2,...
                [--vary KEY=V1,V2,...]... [--series "KEY=V ..."]... [--set key=value]...
-               [--json] [--out DIR] [--jobs N] [--shard i/n]
+               [--json] [--out DIR [--resume]] [--jobs N] [--shard i/n]
                                     run one experiment per point (per load, or per value
                                     of --x; per series); --out writes DIR/results.jsonl,
                                     results.csv and plots (PNG, SVG)
@@ -93,7 +93,7 @@ and meaning as a Markdown table.
 		`Runs one experiment on the configured network (defaults, then FILE,
 then each --set in order).
 `},
-	"sweep": {"hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP | --x KEY=V1,V2,... [--vary KEY=V1,V2,...]... [--series \"KEY=V ...\"]... [--set key=value]... [--json] [--out DIR] [--jobs N] [--shard i/n]",
+	"sweep": {"hwcoll sweep [--config FILE] --loads L1,L2,...|FROM:TO:STEP | --x KEY=V1,V2,... [--vary KEY=V1,V2,...]... [--series \"KEY=V ...\"]... [--set key=value]... [--json] [--out DIR [--resume]] [--jobs N] [--shard i/n]",
 		`Runs one experiment per point, --jobs at a time (results do not depend
 on --jobs). Prints a table, or one JSON object per line with --json: the
 result's fields, then point (its index in the sweep), series, x_key, x.
