@@ -2,10 +2,6 @@ package experiment_test
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -69,32 +65,8 @@ func TestIBMeshCapture(t *testing.T) {
 		require.True(t, c.hdr.SLID >= 1 && c.hdr.SLID <= 12)
 		require.Equal(t, c.hdr.SL%2, c.hdr.VL, "sl2vl with 2 VLs: VL = SL mod 2")
 	}
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tshark not found (CI=true): apt-get install -y tshark")
-		}
-		t.Skip("tshark not found: apt-get install -y tshark to run the rest")
-	}
-	path := filepath.Join(t.TempDir(), "ib.pcap")
-	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-	out, err := exec.Command(tshark, "-r", path, "-o", `uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""`,
-		"-T", "fields", "-E", "separator=,", "-e", "infiniband.lrh.dlid", "-e", "infiniband.lrh.slid",
-		"-e", "infiniband.lrh.vl", "-e", "infiniband.lrh.sl", "-e", "infiniband.bth.psn").Output()
-	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, len(caps))
-	for i, l := range lines {
-		f := strings.Split(l, ",")
-		require.Len(t, f, 5, l)
-		var v [5]uint64
-		for j := range f {
-			v[j], err = strconv.ParseUint(f[j], 0, 32)
-			require.NoError(t, err, l)
-		}
-		h := caps[i].hdr
-		require.Equal(t, [5]uint64{uint64(h.DLID), uint64(h.SLID), uint64(h.VL), uint64(h.SL), uint64(h.PSN)}, v, "packet %d", i)
-	}
+	requireTsharkAgrees(t, buf.Bytes(), caps, "infiniband.lrh.dlid", "infiniband.lrh.slid", "infiniband.lrh.vl",
+		"infiniband.lrh.sl", "infiniband.bth.psn")
 }
 
 // Bad ibmesh configs are refused with one line naming the key.
