@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -121,13 +122,17 @@ func periodPS(cfg config.Config) uint64 { return cfg.Timing().PeriodPS }
 // BenchmarkIBMeshAllSource runs the IBA-multicast paper's heaviest
 // workload, every node of the 16×16 InfiniBand mesh multicasting 1 KiB to
 // every other node (1 VL), by hardware multicast and by unicast copies,
-// and reports the wall time of one run (build excluded) and packet-hops
-// (switch-to-switch and switch-to-host copies) per second.
+// and reports the wall time of one run (build excluded), packet-hops
+// (switch-to-switch and switch-to-host copies) per second and the heap
+// per node built (router, host, forwarding tables, the messages).
 func BenchmarkIBMeshAllSource(b *testing.B) {
 	for _, how := range []string{"hardware", "software"} {
 		b.Run(how, func(b *testing.B) {
-			var wall, hops float64
+			var wall, hops, heap float64
 			for range b.N {
+				runtime.GC()
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
 				cfg := config.Default()
 				for _, kv := range []string{"network.topology=ibmesh", "network.dims=16,16", "traffic.pattern=multicast",
 					"traffic.sources=0", "traffic.group_percent=100", "traffic.message_bytes=1024", "router.vc_buffer_flits=16",
@@ -140,6 +145,9 @@ func BenchmarkIBMeshAllSource(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				runtime.GC()
+				runtime.ReadMemStats(&m1)
+				heap = float64(m1.HeapAlloc-m0.HeapAlloc) / 256
 				r := n.Run()
 				n.Sim.Close()
 				if r.Error != "" {
@@ -150,6 +158,7 @@ func BenchmarkIBMeshAllSource(b *testing.B) {
 			}
 			b.ReportMetric(wall/float64(b.N), "run-s")
 			b.ReportMetric(hops/wall, "packet-hops/s")
+			b.ReportMetric(heap, "heap-B/node")
 		})
 	}
 }
