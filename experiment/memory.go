@@ -30,8 +30,10 @@ func stateEstimate(cfg config.Config) (bytes uint64, key, what string) {
 	switch cfg.Network.Topology {
 	case config.TopologyFatTree:
 		return uint64(cfg.Network.Nodes) * fatTreeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node fat-tree", cfg.Network.Nodes)
-	case config.TopologyTorus, config.TopologyMesh, config.TopologyIBMesh:
+	case config.TopologyTorus, config.TopologyMesh:
 		return n * directNodeBytes, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
+	case config.TopologyIBMesh: // and every switch's LFT: a byte per LID
+		return n*directNodeBytes + n*n, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
 	case config.TopologyBGLTree:
 		nodes := uint64(cfg.Network.Nodes)
 		return (nodes + (nodes+63)/64) * treeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node collective tree", nodes)
