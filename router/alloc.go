@@ -33,7 +33,6 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		r.taps = append(r.taps, TapRecord{At: s, Port: uint8(q), VC: v.ovc, Pkt: pr.p})
 	}
 	v.dep += uint64(n)
-	r.leaving |= 1 << uint(id)
 	v.sent += n
 	if ext {
 		v.runN += n
@@ -149,6 +148,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 				retry = min(retry, ov.freeAt)
 				continue
 			}
+			ov.settle(now, r.P)
 			score := ov.credits
 			if o == 0 {
 				score = ^uint32(0)
@@ -267,6 +267,7 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.p.Delay)
 	if v.out != 0 {
 		ov := &op.vcs[v.ovc]
+		ov.settle(now, r.P)
 		if ov.credits == 0 {
 			if ov.pend.Len() == 0 {
 				return never // credits are announced by a message
@@ -285,7 +286,7 @@ func (r *Router) sleep(now uint64) {
 	if r.freed > now && r.wait != 0 {
 		wake = r.freed
 	}
-	busy := r.held != 0
+	busy := false
 	var credWake uint // outputs whose credits can unblock a VC
 	for m := r.wait | r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
@@ -333,7 +334,7 @@ func (r *Router) sleep(now uint64) {
 			wake = min(wake, at)
 		}
 	}
-	if r.traced && (busy || r.moved >= now) {
+	if r.traced && (busy || r.moved >= now || r.holdsFlits(now)) {
 		wake = now + 1
 	}
 	if r.traced {
@@ -382,6 +383,7 @@ func (r *Router) probe(now uint64) {
 		if op.cred.Traced() {
 			r.traced = true
 			for u := range op.vcs {
+				op.vcs[u].settle(now, r.P)
 				op.cred.Set(u, uint16(min(op.vcs[u].credits, 0xffff)))
 			}
 		}
@@ -402,9 +404,14 @@ func (r *Router) probe(now uint64) {
 // message: a promised credit comes home, the injected packet's tail passes.
 func (r *Router) traceWake(now uint64) uint64 {
 	wake := uint64(never)
-	for m := r.pend; m != 0; m &= m - 1 {
-		if ov := r.outVCOf(int32(bits.TrailingZeros64(m))); ov.pend.Len() > 0 {
-			wake = min(wake, max(ov.pend.Peek().at, now+1))
+	for q := range r.out {
+		for u := range r.out[q].vcs {
+			if ov := &r.out[q].vcs[u]; ov.pend.Len() > 0 {
+				ov.settle(now, r.P)
+				if ov.pend.Len() > 0 {
+					wake = min(wake, max(ov.pend.Peek().at, now+1))
+				}
+			}
 		}
 	}
 	if at, ok := r.Inject.TailDone(now); ok {

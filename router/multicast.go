@@ -69,6 +69,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 					}
 					continue
 				}
+				ov.settle(now, r.P)
 				c = ov.credits
 			}
 			if pick[o] < 0 || c > best {
@@ -94,7 +95,6 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	// The input: its flits leave once, in one run.
 	id := vcID(q, w)
 	v.dep += uint64(F)
-	r.leaving |= 1 << uint(id)
 	v.runS, v.runN = now, F
 	ip.busyTo = end + P
 	r.moved = max(r.moved, end)

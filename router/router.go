@@ -41,13 +41,8 @@ type Router struct {
 
 	// Work masks over VC ids (vcID: port×8 + VC), so that a cycle costs
 	// what the router holds, not its ports × VCs.
-	held uint64 // input VCs with flits or packets not gone
-	// leaving: input VCs with flits scheduled to leave that cleanup has
-	// not forgotten (a subset of held: what cleanup looks at).
-	leaving uint64
-	wait    uint64 // input VCs with a packet and no output VC (allocateVCs)
-	act     uint64 // active input VCs: requests for the switch
-	pend    uint64 // output VCs with promised credits (settle)
+	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
+	act  uint64 // active input VCs: requests for the switch
 
 	epoch  uint64 // trace epoch of probes
 	probes bool   // some probe is in the waveform
@@ -213,13 +208,14 @@ func (r *Router) vcOf(id int32) (*inPort, *inVC) {
 	return ip, &ip.vcs[uint32(id)%routing.MaxVCs]
 }
 
-// Eval is one cycle of the router: take what arrived, forget what left,
-// extend the runs on the wires, allocate VCs, then outputs.
+// Eval is one cycle of the router: take what arrived, extend the runs on
+// the wires, allocate VCs, then outputs. Flits that left are forgotten
+// and promised credits counted in hand lazily, when their VC is next
+// touched (inVC.cleanup, outVC.settle): a cycle costs what it changes.
 func (r *Router) Eval() {
 	now := r.Now()
 	r.refreshTrace()
 	r.receive(now)
-	r.cleanup(now)
 	r.extend(now)
 	r.allocateVCs(now)
 	r.allocateSwitch(now)
@@ -243,6 +239,7 @@ func (r *Router) receive(now uint64) {
 				break
 			}
 			f := flitsOf(pk, P)
+			v.cleanup(now, P, &r.pk)
 			v.pkts.Push(r.pk.put(&pktRec{p: *pk, end: v.ann + uint64(f)}))
 			at := now
 			if r.injDefer {
@@ -264,6 +261,7 @@ func (r *Router) receive(now uint64) {
 				break
 			}
 			v := &ip.vcs[m.VC]
+			v.cleanup(now, P, &r.pk)
 			if m.Head {
 				v.pkts.Push(r.pk.put(&pktRec{p: m.Pkt, end: v.ann + uint64(flitsOf(&m.Pkt, P))}))
 			}
@@ -283,7 +281,6 @@ func (r *Router) receive(now uint64) {
 				break
 			}
 			op.vcs[c.VC].promise(c.At, c.N, P)
-			r.pend |= 1 << uint(vcID(q, int(c.VC)))
 		}
 	}
 	r.returnInjection(now)
@@ -304,10 +301,9 @@ func (r *Router) bindReady() {
 	}
 }
 
-// arrive marks input VC id as holding flits, and as waiting for an output
-// unless a packet ahead holds one (its tail marks it).
+// arrive marks input VC id as waiting for an output unless a packet ahead
+// holds one (its tail marks it).
 func (r *Router) arrive(id int32, v *inVC) {
-	r.held |= 1 << uint(id)
 	if v.state != Active {
 		r.wait |= 1 << uint(id)
 	}
@@ -335,33 +331,6 @@ func (r *Router) returnInjection(now uint64) {
 	}
 	if n > 0 {
 		r.Inject.ReturnCredit(credit.Token{N: uint16(n)})
-	}
-}
-
-// cleanup forgets the flits that have left and settles the credits that
-// have come home.
-func (r *Router) cleanup(now uint64) {
-	for m := r.leaving; m != 0; m &= m - 1 {
-		id := int32(bits.TrailingZeros64(m))
-		_, v := r.vcOf(id)
-		if v.runN > 0 && now < v.runS+uint64(v.runN-1)*uint64(r.P) {
-			continue // its run is still leaving: forget it all at once when it has left
-		}
-		v.cleanup(now, r.P, &r.pk)
-		if v.gone == v.dep {
-			r.leaving &^= 1 << uint(id)
-		}
-		if v.ann == v.gone && v.pkts.Len() == 0 {
-			r.held &^= 1 << uint(id)
-		}
-	}
-	for m := r.pend; m != 0; m &= m - 1 {
-		id := int32(bits.TrailingZeros64(m))
-		ov := r.outVCOf(id)
-		ov.settle(now, r.P)
-		if ov.pend.Len() == 0 {
-			r.pend &^= 1 << uint(id)
-		}
 	}
 }
 

@@ -142,6 +142,13 @@ func (v *inVC) cleanup(now uint64, P uint32, st *store) {
 	}
 }
 
+// holds reports whether flits or a packet still to come are in the VC at
+// now (whatever the last cleanup).
+func (v *inVC) holds(now uint64, P uint32, st *store) bool {
+	d := v.departedBy(now, P)
+	return v.ann != d || v.pkts.Len() > 0 && st.at(*v.pkts.At(v.pkts.Len() - 1)).end > d
+}
+
 // occupancy is the flits in the buffer at now.
 func (v *inVC) occupancy(now uint64, P uint32) uint64 {
 	return v.arrivedBy(now, P) - v.departedBy(now, P)

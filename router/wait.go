@@ -19,12 +19,15 @@ func (v VCRef) Path() string { return v.R.in[v.Port].arr.Path(v.VC) }
 
 // Holding reports whether the router has flits in a buffer or on a wire.
 func (r *Router) Holding() bool {
-	if r.moved >= r.Now() {
-		return true
-	}
+	return r.moved >= r.Now() || r.holdsFlits(r.Now())
+}
+
+// holdsFlits reports whether an input VC holds flits that have not left by
+// now, or the head of a packet whose flits are still to come.
+func (r *Router) holdsFlits(now uint64) bool {
 	for q := range r.in {
 		for w := range r.in[q].vcs {
-			if v := &r.in[q].vcs[w]; v.ann != v.gone || v.pkts.Len() > 0 {
+			if r.in[q].vcs[w].holds(now, r.P, &r.pk) {
 				return true
 			}
 		}
