@@ -101,7 +101,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 func (r *Router) allocateVCs(now uint64) {
 	for m := r.wait; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
-		_, v := r.vcOf(id)
+		v := r.inVC(id)
 		pr, ok := v.cur(&r.pk)
 		if !ok {
 			v.state = Idle
@@ -140,7 +140,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 			if o == 0 {
 				u = 0
 			}
-			ov := &r.out[o].vcs[u]
+			ov := r.outVC(o, u)
 			if ov.owner >= 0 {
 				continue // r.freed wakes us when it frees
 			}
@@ -208,8 +208,7 @@ func (r *Router) allocateSwitch(now uint64) {
 	var req [maxPorts]uint64 // per output: the VCs asking for it
 	for m := r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
-		_, v := r.vcOf(id)
-		req[v.out] |= 1 << uint(id)
+		req[r.inVC(id).out] |= 1 << uint(id)
 	}
 	for q := range req[:len(r.out)] {
 		if req[q] != 0 && r.out[q].busyTo <= now {
@@ -290,7 +289,7 @@ func (r *Router) sleep(now uint64) {
 	var credWake uint // outputs whose credits can unblock a VC
 	for m := r.wait | r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
-		ip, v := r.vcOf(id)
+		v := r.inVC(id)
 		switch v.state {
 		case Idle:
 			if _, ok := v.cur(&r.pk); ok { // the next packet, behind a tail sent this cycle
@@ -311,7 +310,7 @@ func (r *Router) sleep(now uint64) {
 			if op := &r.out[v.out]; op.from == id && op.busyTo > now {
 				wake = min(wake, op.busyTo)
 			} else {
-				wake = min(wake, max(r.waitOf(now, ip, v), now+1))
+				wake = min(wake, max(r.waitOf(now, &r.in[id/routing.MaxVCs], v), now+1))
 			}
 		}
 	}

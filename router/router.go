@@ -204,8 +204,21 @@ func vcBase(q, vcs int) int {
 func vcID(port, vc int) int32 { return int32(port*routing.MaxVCs + vc) }
 
 func (r *Router) vcOf(id int32) (*inPort, *inVC) {
-	ip := &r.in[uint32(id)/routing.MaxVCs]
-	return ip, &ip.vcs[uint32(id)%routing.MaxVCs]
+	return &r.in[uint32(id)/routing.MaxVCs], r.inVC(id)
+}
+
+// inVC and outVC find a VC in the router's VC blocks without reading its
+// port's record (another cache line).
+func (r *Router) inVC(id int32) *inVC { return &r.inVCs[r.slot(id)] }
+
+func (r *Router) outVC(q, u int) *outVC { return &r.outVCs[r.slot(vcID(q, u))] }
+
+func (r *Router) slot(id int32) int {
+	q, w := int(uint32(id)/routing.MaxVCs), int(uint32(id)%routing.MaxVCs)
+	if q == 0 {
+		return 0
+	}
+	return 1 + (q-1)*r.p.VCs + w
 }
 
 // Eval is one cycle of the router: take what arrived, extend the runs on
@@ -240,7 +253,8 @@ func (r *Router) receive(now uint64) {
 			}
 			f := flitsOf(pk, P)
 			v.cleanup(now, P, &r.pk)
-			v.pkts.Push(r.pk.put(&pktRec{p: *pk, end: v.ann + uint64(f)}))
+			end := v.ann + uint64(f)
+			v.pkts.Push(pktRef{end, r.pk.put(&pktRec{p: *pk, end: end})})
 			at := now
 			if r.injDefer {
 				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
@@ -263,7 +277,8 @@ func (r *Router) receive(now uint64) {
 			v := &ip.vcs[m.VC]
 			v.cleanup(now, P, &r.pk)
 			if m.Head {
-				v.pkts.Push(r.pk.put(&pktRec{p: m.Pkt, end: v.ann + uint64(flitsOf(&m.Pkt, P))}))
+				end := v.ann + uint64(flitsOf(&m.Pkt, P))
+				v.pkts.Push(pktRef{end, r.pk.put(&pktRec{p: m.Pkt, end: end})})
 			}
 			v.announce(m.At, m.N, P)
 			r.arrive(vcID(q, int(m.VC)), v)
@@ -334,9 +349,7 @@ func (r *Router) returnInjection(now uint64) {
 	}
 }
 
-func (r *Router) outVCOf(id int32) *outVC {
-	return &r.out[uint32(id)/routing.MaxVCs].vcs[uint32(id)%routing.MaxVCs]
-}
+func (r *Router) outVCOf(id int32) *outVC { return &r.outVCs[r.slot(id)] }
 
 // extend lengthens every run still on a wire by what the news allows.
 func (r *Router) extend(now uint64) {
@@ -347,7 +360,7 @@ func (r *Router) extend(now uint64) {
 			r.runs &^= 1 << uint(q) // over: the next flits need a new run
 			continue
 		}
-		if _, v := r.vcOf(op.from); v.state != Active || int(v.out) != q || v.sent == 0 {
+		if v := r.inVC(op.from); v.state != Active || int(v.out) != q || v.sent == 0 {
 			r.runs &^= 1 << uint(q) // its packet's tail is sent; the next packet asks the allocator
 			continue
 		}

@@ -15,7 +15,7 @@ const (
 // pkts their packets.
 type inVC struct {
 	segs  ring.Ring[seg]
-	pkts  ring.Ring[uint32] // slots of the router's store
+	pkts  ring.Ring[pktRef] // its packets, in the router's store
 	ann   uint64
 	dep   uint64
 	gone  uint64
@@ -26,6 +26,14 @@ type inVC struct {
 	out   uint8 // output port and VC while Active
 	ovc   uint8
 	retry uint64 // earliest cycle an attempt can succeed (0: now)
+}
+
+// pktRef is a packet of a VC: its slot in the router's store, and the
+// flit number after its tail, kept here so that the VC's scans read no
+// packet record.
+type pktRef struct {
+	end  uint64
+	slot uint32
 }
 
 // announce adds n flits arriving from at on.
@@ -44,8 +52,8 @@ func (v *inVC) announce(at uint64, n uint32, P uint32) {
 // cur is the packet whose flits are being scheduled (flit dep), if any.
 func (v *inVC) cur(st *store) (*pktRec, bool) {
 	for i := 0; i < v.pkts.Len(); i++ {
-		if p := st.at(*v.pkts.At(i)); p.end > v.dep {
-			return p, true
+		if p := v.pkts.At(i); p.end > v.dep {
+			return st.at(p.slot), true
 		}
 	}
 	return nil, false
@@ -137,16 +145,16 @@ func (v *inVC) cleanup(now uint64, P uint32, st *store) {
 			s.n -= uint32(k)
 		}
 	}
-	for v.pkts.Len() > 0 && st.at(*v.pkts.Peek()).end <= v.gone {
-		st.release(v.pkts.Pop())
+	for v.pkts.Len() > 0 && v.pkts.Peek().end <= v.gone {
+		st.release(v.pkts.Pop().slot)
 	}
 }
 
 // holds reports whether flits or a packet still to come are in the VC at
 // now (whatever the last cleanup).
-func (v *inVC) holds(now uint64, P uint32, st *store) bool {
+func (v *inVC) holds(now uint64, P uint32) bool {
 	d := v.departedBy(now, P)
-	return v.ann != d || v.pkts.Len() > 0 && st.at(*v.pkts.At(v.pkts.Len() - 1)).end > d
+	return v.ann != d || v.pkts.Len() > 0 && v.pkts.At(v.pkts.Len()-1).end > d
 }
 
 // occupancy is the flits in the buffer at now.

@@ -27,7 +27,7 @@ func (r *Router) Holding() bool {
 func (r *Router) holdsFlits(now uint64) bool {
 	for q := range r.in {
 		for w := range r.in[q].vcs {
-			if r.in[q].vcs[w].holds(now, r.P, &r.pk) {
+			if r.in[q].vcs[w].holds(now, r.P) {
 				return true
 			}
 		}
@@ -100,8 +100,8 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 	if vc.occupancy(now, v.R.P) > 0 {
 		d := vc.departedBy(now, v.R.P)
 		for i := 0; i < vc.pkts.Len(); i++ {
-			if pr := v.R.pk.at(*vc.pkts.At(i)); pr.end > d {
-				return pr.p, true
+			if pr := vc.pkts.At(i); pr.end > d {
+				return v.R.pk.at(pr.slot).p, true
 			}
 		}
 	}
@@ -111,7 +111,7 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 		case m.Head:
 			p, ok = m.Pkt, true
 		case vc.pkts.Len() > 0: // the rest of the packet whose head was read
-			p, ok = v.R.pk.at(*vc.pkts.At(vc.pkts.Len() - 1)).p, true
+			p, ok = v.R.pk.at(vc.pkts.At(vc.pkts.Len()-1).slot).p, true
 		}
 	})
 	return p, ok

@@ -78,13 +78,16 @@ func (n *Net) all() uint8 { return uint8(1<<uint(n.VCs) - 1) }
 
 // dor is dimension order's next dimension and direction: the lowest
 // dimension with an offset left.
-func (n *Net) dor(node, dst int) (d int, p Port, ok bool) {
+func (n *Net) dor(node, dst int) (d int, p Port, o int) {
+	cn := n.coord[node*MaxDims : node*MaxDims+MaxDims]
+	cd := n.coord[dst*MaxDims : dst*MaxDims+MaxDims]
 	for d := 0; d < n.N; d++ {
-		if o := n.Offset(node, dst, d); o != 0 {
-			return d, toward(d, o), true
+		if cn[d] != cd[d] {
+			o := n.ringOffset(int(cd[d])-int(cn[d]), d)
+			return d, toward(d, o), o
 		}
 	}
-	return 0, Local, false
+	return 0, Local, 0
 }
 
 // DOR is dimension-order (e-cube) routing: correct dimension 0 fully, then
@@ -101,15 +104,15 @@ func (n *Net) dor(node, dst int) (d int, p Port, ok bool) {
 // 1 in that ring); needs 2 VCs. With Bubble the router's bubble rule keeps a
 // free buffer in every ring instead; with None a torus can deadlock.
 func DOR(n *Net, r Request) Choices {
-	d, p, ok := n.dor(r.Node, r.Dst)
-	if !ok {
+	d, p, o := n.dor(r.Node, r.Dst)
+	if o == 0 {
 		return eject
 	}
 	if !n.Torus || n.Escape != Dateline {
 		return Choices(0).Add(p, n.all())
 	}
 	lo := uint8(1<<uint(n.VCs/2) - 1) // class 0: the lower half
-	if n.wraps(r.Node, r.Dst, d) {
+	if n.wrapsBy(r.Node, d, o) {
 		return Choices(0).Add(p, lo)
 	}
 	return Choices(0).Add(p, n.all()&^lo)
@@ -276,9 +279,9 @@ func checkPlanar(n *Net) error {
 // goes: DOR, on VC base on a mesh or with Bubble/None, on VC base (class 0)
 // or base+1 (class 1) of a Dateline torus.
 func (n *Net) escape(node, dst int, base uint8) Choices {
-	d, p, _ := n.dor(node, dst)
+	d, p, o := n.dor(node, dst)
 	vc := base
-	if n.Torus && n.Escape == Dateline && !n.wraps(node, dst, d) {
+	if n.Torus && n.Escape == Dateline && !n.wrapsBy(node, d, o) {
 		vc++
 	}
 	return Choices(0).Add(p, 1<<vc)

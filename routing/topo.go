@@ -168,7 +168,13 @@ func (n *Net) Neighbor(node int, p Port) (int, bool) {
 // a torus the shorter way around, a tie (k even, half way) going the
 // positive way.
 func (n *Net) Offset(node, dst, d int) int {
-	o := n.Coord(dst, d) - n.Coord(node, d)
+	return n.ringOffset(n.Coord(dst, d)-n.Coord(node, d), d)
+}
+
+// ringOffset is the signed minimal offset along d for a coordinate
+// difference o (itself on a mesh; the shorter way around on a torus,
+// positive on a tie).
+func (n *Net) ringOffset(o, d int) int {
 	if !n.Torus {
 		return o
 	}
@@ -207,7 +213,14 @@ func (n *Net) wraps(node, dst, d int) bool {
 	if !n.Torus {
 		return false
 	}
-	o := n.Offset(node, dst, d)
+	return n.wrapsBy(node, d, n.Offset(node, dst, d))
+}
+
+// wrapsBy is wraps for a known offset o along d.
+func (n *Net) wrapsBy(node, d, o int) bool {
+	if !n.Torus {
+		return false
+	}
 	c := n.Coord(node, d)
 	return o > 0 && c+o >= n.K[d] || o < 0 && c+o < 0
 }
