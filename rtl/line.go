@@ -48,6 +48,7 @@ type line[T any] struct {
 	set     *ReadySet // raised while the line holds values
 	lazy    bool      // arrivals do not wake the receiver (SetWake)
 	direct  bool      // both ends in one partition: sends go in at once (bind)
+	bound   bool      // bind has run
 	word    int
 	bit     uint64
 	bad     *lineProblem // for elaboration: nil when the connection is good
@@ -217,7 +218,7 @@ func (l *line[T]) push(v *T, at, sent uint64, p *partition) {
 	e.v = *v
 	l.n++
 	if l.set != nil && l.n == 1 {
-		l.set.words[l.word].Or(l.bit)
+		l.set.or(l.word, l.bit)
 	}
 	if !l.lazy {
 		p.wakeAt(l.recv.s, at)
@@ -230,6 +231,10 @@ func (o *LineOut[T]) bind() {
 	if l := o.l; l != nil && l.recv != nil {
 		l.direct = o.owner.part == l.recv.part
 		o.direct = l.direct
+		l.bound = true
+		if l.set != nil && !l.direct {
+			l.set.shared = true
+		}
 		if !l.direct && o.staged == nil {
 			o.staged = new(T)
 		}
@@ -262,7 +267,7 @@ func (i *LineIn[T]) Recv() (T, bool) {
 	l.head = (l.head + 1) & (len(l.ring) - 1)
 	l.n--
 	if l.set != nil && l.n == 0 {
-		l.set.words[l.word].And(^l.bit)
+		l.set.clear(l.word, l.bit)
 	}
 	return v, true
 }
@@ -282,7 +287,7 @@ func (i *LineIn[T]) RecvRef() (*T, bool) {
 	l.head = (l.head + 1) & (len(l.ring) - 1)
 	l.n--
 	if l.set != nil && l.n == 0 {
-		l.set.words[l.word].And(^l.bit)
+		l.set.clear(l.word, l.bit)
 	}
 	return &e.v, true
 }
@@ -339,13 +344,43 @@ func (i *LineIn[T]) Each(f func(v T)) {
 // ReadySet is a bitset of a component's delay lines that hold values, kept
 // by the kernel, so a component with many lines (a switch port with one per
 // crosspoint) looks only at the lines that have something instead of all.
-type ReadySet struct{ words []atomic.Uint64 }
+//
+// Producers in other partitions may set bits in the same word during a
+// parallel commit, so a set with such a line (shared) is kept with
+// atomics; one whose lines all stay in the receiver's partition is only
+// ever touched by that partition's goroutine and needs none (a locked
+// read-modify-write per message is measurable on a router's hot path).
+type ReadySet struct {
+	words  []uint64
+	shared bool
+}
 
 // NewReadySet makes a set for n lines.
-func NewReadySet(n int) *ReadySet { return &ReadySet{words: make([]atomic.Uint64, (n+63)/64)} }
+func NewReadySet(n int) *ReadySet { return &ReadySet{words: make([]uint64, (n+63)/64)} }
 
 // Word returns the bits of lines 64w..64w+63.
-func (s *ReadySet) Word(w int) uint64 { return s.words[w].Load() }
+func (s *ReadySet) Word(w int) uint64 {
+	if s.shared {
+		return atomic.LoadUint64(&s.words[w])
+	}
+	return s.words[w]
+}
+
+func (s *ReadySet) or(w int, bit uint64) {
+	if s.shared {
+		atomic.OrUint64(&s.words[w], bit)
+	} else {
+		s.words[w] |= bit
+	}
+}
+
+func (s *ReadySet) clear(w int, bit uint64) {
+	if s.shared {
+		atomic.AndUint64(&s.words[w], ^bit)
+	} else {
+		s.words[w] &^= bit
+	}
+}
 
 // Words is the number of 64-bit words.
 func (s *ReadySet) Words() int { return len(s.words) }
@@ -358,8 +393,11 @@ func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 	l.set = set
 	l.word = bit / 64
 	l.bit = 1 << uint(bit%64)
+	if !l.bound || !l.direct {
+		set.shared = true // a producer in another partition (or not known yet)
+	}
 	if l.n > 0 { // values sent before
-		set.words[l.word].Or(l.bit)
+		set.or(l.word, l.bit)
 	}
 }
 
