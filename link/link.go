@@ -30,6 +30,7 @@ type Sender struct {
 	// know it and take the arrival as the packet's Sent + the latency.
 	Defer uint64
 	cred  credit.Counter // *Credits, kept inline
+	rel   *txRetry       // the retry protocol's sending half (ConnectRetry)
 }
 
 // NewSender makes the sending end under owner.
@@ -63,6 +64,11 @@ func (s *Sender) Tick(now uint64) {
 	}
 	if now >= s.free {
 		s.valid.Set(false)
+	}
+	if s.rel != nil {
+		if q, ok := s.rel.tick(now, s.free); ok {
+			s.put(now, &q)
+		}
 	}
 }
 
@@ -115,13 +121,15 @@ func (s *Sender) Returning(i int) uint16 {
 	return v
 }
 
-// Idle reports whether the link can take a new head in this cycle.
-func (s *Sender) Idle(now uint64) bool { return now >= s.free }
+// Idle reports whether the link can take a new head in this cycle (on a
+// link with retry: nothing waits to be resent and the resend buffer has
+// room).
+func (s *Sender) Idle(now uint64) bool { return now >= s.free && (s.rel == nil || s.rel.open()) }
 
 // CanSend reports whether the link is idle and the credits for a packet to
 // the downstream outputs in mask are there.
 func (s *Sender) CanSend(now uint64, mask uint64) bool {
-	return now >= s.free && s.Credits.CanSend(mask)
+	return s.Idle(now) && s.Credits.CanSend(mask)
 }
 
 // Send puts p's head on the link now; the link is busy for p.Cycles cycles.
@@ -130,6 +138,17 @@ func (s *Sender) Send(now uint64, p packet.Packet, mask uint64) { s.SendRef(now,
 // SendRef is Send of *p: the packet is copied once, onto the line.
 func (s *Sender) SendRef(now uint64, p *packet.Packet, mask uint64) {
 	s.Credits.Take(mask)
+	s.sent++
+	if s.rel != nil {
+		q := s.rel.push(now, p)
+		s.put(now, &q)
+		return
+	}
+	s.put(now, p)
+}
+
+// put puts a copy of a packet on the wire now.
+func (s *Sender) put(now uint64, p *packet.Packet) {
 	if s.Defer > 0 {
 		s.Data.SendAt(p, now+s.Data.Latency()+s.Defer)
 	} else {
@@ -138,15 +157,16 @@ func (s *Sender) SendRef(now uint64, p *packet.Packet, mask uint64) {
 	s.free = now + uint64(p.Cycles)
 	s.valid.Set(true)
 	s.pkt.Set(p.Tag())
-	s.sent++
 }
 
 // Busy returns the cycle the link frees, if it is busy now.
 func (s *Sender) Busy(now uint64) (uint64, bool) { return s.free, now < s.free }
 
 // WakeAt returns the cycle the owner must wake for this link: when it frees,
-// if the owner has more to send or the valid probe is traced.
+// if the owner has more to send, resends wait or the valid probe is
+// traced.
 func (s *Sender) WakeAt(now uint64, more bool) (uint64, bool) {
+	more = more || s.rel != nil && s.rel.more()
 	return s.free, now < s.free && (more || s.valid.Traced())
 }
 
@@ -154,9 +174,23 @@ func (s *Sender) WakeAt(now uint64, more bool) (uint64, bool) {
 func (s *Sender) Sent() uint64 { return s.sent }
 
 // InFlight counts packets on the line and credits on their way back, for the
-// conservation monitor.
+// conservation monitor. On a link with retry the packets are those sent
+// and not yet taken by the receiver, on the line or waiting for a resend.
 func (s *Sender) InFlight() (packets, credits int) {
-	return s.Data.InFlight(), s.Credit.Pending()
+	return s.unaccepted(), s.Credit.Pending()
+}
+
+func (s *Sender) unaccepted() int {
+	if s.rel == nil {
+		return s.Data.InFlight()
+	}
+	n := 0
+	for i := 0; i < s.rel.win.Len(); i++ {
+		if d := (s.rel.win.At(i).p.Link - s.rel.rx.expect) & seqMask; d <= seqMask/2 {
+			n++
+		}
+	}
+	return n
 }
 
 // Receiver is the receiving end: the data line and the credit return.
@@ -167,6 +201,7 @@ type Receiver struct {
 	valid  rtl.Probe[bool]
 	pkt    rtl.Probe[uint32]
 	tail   uint64 // cycle after the tail of the packet being received
+	rel    *rxRetry
 }
 
 // NewReceiver makes the receiving end under owner.
@@ -188,30 +223,40 @@ func InitReceiver(r *Receiver, owner *rtl.Module, name string) {
 // Recv takes a head that arrived by now and shows it on the probes until its
 // tail; the second result is false when nothing arrived.
 func (r *Receiver) Recv(now uint64) (packet.Packet, bool) {
-	p, ok := r.Data.Recv()
-	if ok {
-		r.tail = now + uint64(p.Cycles)
-		r.valid.Set(true)
-		r.pkt.Set(p.Tag())
-	} else if now >= r.tail {
-		r.valid.Set(false)
+	if p, ok := r.RecvRef(now); ok {
+		return *p, true
 	}
-	return p, ok
+	return packet.Packet{}, false
 }
 
 // RecvRef is Recv returning a pointer to the packet on the line instead of
 // a copy; it is valid until the end of the current eval phase (see
 // rtl.LineIn.RecvRef): copy the packet before the owner's Eval returns.
+// On a link with retry only good packets in sequence come out; the others
+// are dropped here.
 func (r *Receiver) RecvRef(now uint64) (*packet.Packet, bool) {
-	p, ok := r.Data.RecvRef()
-	if ok {
+	for {
+		p, ok := r.Data.RecvRef()
+		if !ok {
+			if now >= r.tail {
+				r.valid.Set(false)
+			}
+			if r.rel != nil {
+				r.rel.flush(now)
+			}
+			return nil, false
+		}
 		r.tail = now + uint64(p.Cycles)
 		r.valid.Set(true)
 		r.pkt.Set(p.Tag())
-	} else if now >= r.tail {
-		r.valid.Set(false)
+		if r.rel == nil {
+			return p, true
+		}
+		_, more := r.Data.Arrived(0, now)
+		if r.rel.check(now, p, more) {
+			return p, true
+		}
 	}
-	return p, ok
 }
 
 // Traced reports whether the receiving end's probes are in the waveform.
@@ -221,6 +266,9 @@ func (r *Receiver) Traced() bool { return r.valid.Traced() || r.pkt.Traced() }
 func (r *Receiver) Settle(now uint64) {
 	if now >= r.tail {
 		r.valid.Set(false)
+	}
+	if r.rel != nil {
+		r.rel.flush(now)
 	}
 }
 
@@ -260,10 +308,11 @@ func Connect(s *Sender, r *Receiver, delay uint64) {
 func (s *Sender) CheckCredits(held int) error {
 	returning := 0
 	s.Credit.Each(func(t credit.Token) { returning += int(t.N) })
-	got := int(s.Credits.Q(0)) + s.Data.InFlight() + held + returning
+	inFlight := s.unaccepted()
+	got := int(s.Credits.Q(0)) + inFlight + held + returning
 	if c := int(s.Credits.Capacity()); got != c {
 		return fmt.Errorf("%s: credits %d + packets in flight %d + held downstream %d + returning %d = %d, capacity %d",
-			s.Path(), s.Credits.Q(0), s.Data.InFlight(), held, returning, got, c)
+			s.Path(), s.Credits.Q(0), inFlight, held, returning, got, c)
 	}
 	return nil
 }

@@ -19,8 +19,9 @@ type tx struct {
 	S     *Sender
 	left  int
 	cyc   uint32
-	xps   int  // downstream crosspoints (1: per-link credits)
-	eager bool // never let credits wait on the line
+	xps   int    // downstream crosspoints (1: per-link credits)
+	eager bool   // never let credits wait on the line
+	bytes uint32 // packet size (the wire image a retry link checks)
 	log   strings.Builder
 }
 
@@ -31,7 +32,7 @@ func (t *tx) Eval() {
 	now := t.Now()
 	t.S.Tick(now)
 	if t.left > 0 && t.S.CanSend(now, t.mask()) {
-		t.S.Send(now, packet.Packet{ID: uint64(t.left), Cycles: t.cyc, Dst: uint32(t.left % t.xps)}, t.mask())
+		t.S.Send(now, packet.Packet{ID: uint64(t.left), Cycles: t.cyc, Dst: uint32(t.left % t.xps), Bytes: t.bytes}, t.mask())
 		t.left--
 		fmt.Fprintf(&t.log, "%d ", now)
 	}

@@ -61,6 +61,10 @@ type Packet struct {
 	// sent to, chosen by the sender from its per-crosspoint credits; 0 lets
 	// that switch choose. The switch clears it on arrival.
 	Next uint8
+	// Link is the link-level header of a link with retry (link.Retry): the
+	// link sequence number in bits 0..14; bit 15 set when the copy on the
+	// wire fails the receiver's CRC check. It fits in what was padding.
+	Link uint16
 	Born uint64 // cycle the packet entered its source queue (latency starts here)
 	Sent uint64 // cycle its head left the source
 	// Payload is a Reduce packet's contribution or partial result as ALU

@@ -1,0 +1,340 @@
+package link
+
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/internal/ring"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// Retry is a link's error model and its link-level retry protocol, as the
+// BlueGene/L torus and tree links have (a CRC per packet, per-link resend
+// FIFOs, ACK/NACK, time-outs): go-back-N over 15-bit link sequence numbers.
+//
+//   - The sender numbers each new packet, keeps it in a resend buffer of
+//     Window packets until it is acknowledged, and sends nothing new while
+//     the buffer is full.
+//   - Bits of every packet and every acknowledgement flip at rate BER,
+//     drawn from the sending end's random stream. The receiver checks the
+//     packet's CRC-32C when its tail arrives (crcPasses), and takes only
+//     good packets in sequence; it drops the rest, which never reach the
+//     buffer behind it.
+//   - Acknowledgements are cumulative (the next sequence number expected)
+//     and go back on their own wire, sent when the tail arrives. A bad
+//     packet makes the receiver send a NACK, and the sender resends from
+//     the first unacknowledged packet on, before anything new. An
+//     acknowledgement that fails its own CRC is ignored. A sender with
+//     packets that have waited Timeout cycles since they were last sent
+//     resends them all (an acknowledgement was lost).
+//   - Credits and retries compose: a packet's credit is taken once, when it
+//     is first sent, and its buffer place stays reserved downstream until a
+//     good copy lands, so a resend needs no credit.
+//
+// The verdict on a packet (its flips, the CRC the receiver computes) is
+// drawn when it is sent, since the flips happen on the wire then; the
+// receiver acts on it when the tail arrives. Under cut-through a bad
+// packet is thus dropped at the first receiver, never forwarded.
+type Retry struct {
+	BER     float64 // bit error rate of the link's wires
+	Window  int     // resend buffer, packets (1..16384)
+	Timeout uint64  // cycles without an acknowledgement before a resend
+}
+
+// Check names what is wrong with the parameters.
+func (r Retry) Check() error {
+	switch {
+	case r.BER < 0 || r.BER >= 1:
+		return fmt.Errorf("bit error rate %g; allowed: 0 ≤ ber < 1", r.BER)
+	case r.Window < 1 || r.Window > seqMask/2:
+		return fmt.Errorf("resend buffer of %d packets; allowed 1..%d", r.Window, seqMask/2)
+	case r.Timeout < 1:
+		return fmt.Errorf("time-out of %d cycles; allowed ≥ 1", r.Timeout)
+	}
+	return nil
+}
+
+const (
+	seqMask = 1<<15 - 1 // link sequence numbers, packet.Packet.Link bits 0..14
+	badBit  = 1 << 15   // packet.Packet.Link: this copy fails the CRC check
+	ackBits = 64        // an acknowledgement on the wire: sequence, kind, CRC
+)
+
+// Ack is an acknowledgement: every packet before Next was taken; Nack asks
+// for a resend from Next on; Bad marks one that fails its CRC check.
+type Ack struct {
+	Next      uint16
+	Nack, Bad bool
+}
+
+// RetryStats counts a link's errors and retries.
+type RetryStats struct {
+	Corrupted    uint64 // packets sent with bit errors (flips drawn)
+	Rejected     uint64 // packets the receiver's CRC check rejected
+	Dropped      uint64 // good packets dropped out of sequence (behind a bad one, or resent twice)
+	Retransmits  uint64 // packets sent again
+	Timeouts     uint64 // resends started by the time-out
+	AcksLost     uint64 // acknowledgements that failed their CRC check
+	Acknowledged uint64 // packets acknowledged
+}
+
+// txRetry is the sending end's half: the resend buffer and the wire's
+// errors. It is a sub-block of the Sender, evaluated with its owner.
+type txRetry struct {
+	rtl.Module
+	Ack     rtl.LineIn[Ack]
+	p       Retry
+	win     ring.Ring[unacked] // oldest first; Link holds each one's number
+	next    uint16             // sequence number of the next new packet
+	redo    int                // window entries [redo, Len) are to be resent
+	gap     uint64             // error-free bits before the next flip
+	armed   uint64             // the owner is woken for a time-out then
+	flips   []uint64           // scratch: one packet's flipped bits
+	rx      *rxRetry           // the receiving end (monitors only)
+	stats   RetryStats
+	resend  rtl.Probe[bool] // the packet on the wire is a resend
+	pending rtl.Probe[uint16]
+}
+
+type unacked struct {
+	p    packet.Packet
+	sent uint64 // cycle its last copy was sent
+}
+
+// rxRetry is the receiving end's half: the sequence check and the
+// acknowledgements. A sub-block of the Receiver.
+type rxRetry struct {
+	rtl.Module
+	Ack    rtl.LineOut[Ack]
+	ber    float64
+	gap    uint64
+	expect uint16 // next sequence number taken
+	nackAt uint64 // 1 + the cycle a NACK was last sent (one per round trip)
+	sentAt uint64 // 1 + the cycle an acknowledgement was last sent
+	owed   bool   // an acknowledgement not sent yet (two verdicts in a cycle)
+	owedAt uint64
+	owedNk bool
+	tx     *txRetry
+	// counts: packets rejected by the CRC check, good ones dropped out
+	// of sequence
+	rejected, dropped uint64
+	crcErr            rtl.Probe[bool] // the packet being received fails its CRC
+	nack              rtl.Probe[bool] // a NACK leaves in this cycle
+	exp               rtl.Probe[uint16]
+}
+
+// ConnectRetry joins s and r as Connect does, with errors at p.BER and the
+// retry protocol. Call it before Build, instead of Connect.
+func ConnectRetry(s *Sender, r *Receiver, delay uint64, p Retry) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	Connect(s, r, delay)
+	t := &txRetry{p: p, redo: 0}
+	t.Init(&s.Module, "retry", t)
+	t.Ack.Init(&t.Module, "ack_in")
+	t.resend.Init(&t.Module, "resend")
+	t.pending.Init(&t.Module, "unacked", rtl.Width(16))
+	x := &rxRetry{ber: p.BER, tx: t}
+	x.Init(&r.Module, "retry", x)
+	x.Ack.Init(&x.Module, "ack_out")
+	x.crcErr.Init(&x.Module, "crc_error")
+	x.nack.Init(&x.Module, "nack")
+	x.exp.Init(&x.Module, "expect", rtl.Width(15))
+	rtl.ConnectLine(&x.Ack, &t.Ack, delay)
+	t.rx = x
+	s.rel, r.rel = t, x
+	t.gap, x.gap = ^uint64(0), ^uint64(0) // drawn at the first packet
+	return nil
+}
+
+// Stats returns the link's error and retry counts (zero without retry).
+func (s *Sender) Stats() RetryStats {
+	if s.rel == nil {
+		return RetryStats{}
+	}
+	st := s.rel.stats
+	st.Rejected, st.Dropped = s.rel.rx.rejected, s.rel.rx.dropped
+	return st
+}
+
+// open reports whether a new packet may go: nothing to resend and room in
+// the resend buffer.
+func (t *txRetry) open() bool { return t.redo == t.win.Len() && t.win.Len() < t.p.Window }
+
+// push numbers p, keeps it for resending and returns the copy to put on
+// the wire.
+func (t *txRetry) push(now uint64, p *packet.Packet) packet.Packet {
+	p.Link = t.next
+	t.next = (t.next + 1) & seqMask
+	t.win.Push(unacked{p: *p, sent: now})
+	t.redo = t.win.Len()
+	t.pending.Set(uint16(t.win.Len()))
+	t.resend.Set(false)
+	t.arm(now)
+	return t.onWire(p)
+}
+
+// onWire draws the wire's bit errors for one copy of p and returns it,
+// marked bad if the receiver's CRC check will fail.
+func (t *txRetry) onWire(p *packet.Packet) packet.Packet {
+	q := *p
+	q.Link &= seqMask
+	if t.p.BER == 0 {
+		return q
+	}
+	if t.gap == ^uint64(0) {
+		t.gap = errorGap(t.Rand(), t.p.BER)
+	}
+	bits := wireBits(p)
+	if t.gap >= bits {
+		t.gap -= bits
+		return q
+	}
+	t.flips = t.flips[:0]
+	at := t.gap // offset of the next flip
+	for at < bits {
+		t.flips = append(t.flips, at)
+		at += 1 + errorGap(t.Rand(), t.p.BER)
+	}
+	t.gap = at - bits
+	t.stats.Corrupted++
+	if !crcPasses(&q, t.flips) {
+		q.Link |= badBit
+	}
+	return q
+}
+
+// tick takes the acknowledgements that arrived, starts a resend when a
+// NACK or the time-out asks for one, and sends the next resend if the link
+// is free. It returns the packet to put on the wire, if any.
+func (t *txRetry) tick(now, free uint64) (packet.Packet, bool) {
+	for {
+		a, ok := t.Ack.Recv()
+		if !ok {
+			break
+		}
+		if a.Bad {
+			t.stats.AcksLost++
+			continue
+		}
+		t.acknowledge(a.Next)
+		if a.Nack && t.win.Len() > 0 {
+			t.redo = 0
+		}
+	}
+	if t.redo == t.win.Len() && t.win.Len() > 0 && now >= t.win.Peek().sent+t.p.Timeout {
+		t.stats.Timeouts++
+		t.redo = 0
+	}
+	t.pending.Set(uint16(t.win.Len()))
+	if t.redo == t.win.Len() || now < free {
+		if now >= free {
+			t.resend.Set(false)
+		}
+		t.arm(now)
+		return packet.Packet{}, false
+	}
+	u := t.win.At(t.redo)
+	t.redo++
+	u.sent = now
+	t.stats.Retransmits++
+	t.resend.Set(true)
+	t.arm(now)
+	return t.onWire(&u.p), true
+}
+
+// acknowledge forgets the packets before next.
+func (t *txRetry) acknowledge(next uint16) {
+	for t.win.Len() > 0 {
+		if d := (next - t.win.Peek().p.Link) & seqMask; d == 0 || d > seqMask/2 {
+			return // not before next
+		}
+		t.win.Pop()
+		t.stats.Acknowledged++
+		if t.redo > 0 {
+			t.redo--
+		}
+	}
+}
+
+// arm wakes the owner when the oldest packet's time-out expires (once per
+// deadline), so a lost acknowledgement never leaves it asleep.
+func (t *txRetry) arm(now uint64) {
+	if t.win.Len() == 0 {
+		return
+	}
+	if at := t.win.Peek().sent + t.p.Timeout; at != t.armed && at > now {
+		t.armed = at
+		t.WakeAt(at)
+	}
+}
+
+// more reports whether resends wait for the link.
+func (t *txRetry) more() bool { return t.redo < t.win.Len() }
+
+// check decides whether the receiver takes p, whose head arrived now, and
+// sends the acknowledgement for it when its tail arrives.
+func (x *rxRetry) check(now uint64, p *packet.Packet, more bool) bool {
+	tail := now + uint64(max(p.Cycles, 1)) - 1
+	seq := p.Link & seqMask
+	take, nack := false, false
+	switch {
+	case p.Link&badBit != 0:
+		x.rejected++
+		x.crcErr.Set(true)
+		// One NACK per round trip: the packets behind a bad one are
+		// dropped without asking again.
+		nack = x.nackAt <= now
+	case seq != x.expect:
+		x.dropped++
+		x.crcErr.Set(false)
+	default:
+		take = true
+		x.expect = (x.expect + 1) & seqMask
+		x.crcErr.Set(false)
+	}
+	x.exp.Set(x.expect)
+	x.owed, x.owedAt, x.owedNk = true, tail, x.owedNk || nack
+	if !more { // else a later packet of this cycle carries it
+		x.flush(now)
+	}
+	return take
+}
+
+// flush sends the owed acknowledgement, at most one a cycle.
+func (x *rxRetry) flush(now uint64) {
+	if !x.owed || x.sentAt == now+1 {
+		return
+	}
+	a := Ack{Next: x.expect, Nack: x.owedNk}
+	if a.Nack {
+		x.nackAt = x.owedAt + 2*x.Ack.Latency() // no resend is back before
+	}
+	a.Bad = x.ackError()
+	x.Ack.SendAt(&a, x.owedAt+x.Ack.Latency())
+	x.nack.Set(a.Nack)
+	x.sentAt, x.owed, x.owedNk = now+1, false, false
+}
+
+// ackError draws the acknowledgement wire's errors for one message.
+func (x *rxRetry) ackError() bool {
+	if x.ber == 0 {
+		return false
+	}
+	if x.gap == ^uint64(0) {
+		x.gap = errorGap(x.Rand(), x.ber)
+	}
+	if x.gap >= ackBits {
+		x.gap -= ackBits
+		return false
+	}
+	// A flip in the message: it is taken as caught by the message's CRC
+	// (not modelled bit by bit, as the packets' are) and the
+	// acknowledgement as lost.
+	for x.gap < ackBits {
+		x.gap += 1 + errorGap(x.Rand(), x.ber)
+	}
+	x.gap -= ackBits
+	return true
+}
