@@ -69,6 +69,11 @@ type Network struct {
 type Link struct {
 	Gbps    float64 `yaml:"gbps" json:"gbps"`
 	DelayNS float64 `yaml:"delay_ns" json:"delay_ns"`
+	// BER > 0 gives the links bit errors and the link-level retry
+	// protocol (CRC, resend buffer, ACK/NACK, time-out).
+	BER          float64 `yaml:"ber" json:"ber"`
+	ResendBuffer int     `yaml:"resend_buffer" json:"resend_buffer"`
+	RetryTimeout int     `yaml:"retry_timeout" json:"retry_timeout"`
 }
 
 // Switch holds switch-wide timing.
@@ -220,7 +225,7 @@ func Default() Config {
 			VLPolicy:        VLPolicySL2VL,
 			TreeBuilder:     BuilderGreedy,
 		},
-		Link:   Link{Gbps: 10, DelayNS: 20},
+		Link:   Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
 		Switch: Switch{DelayNS: 90},
 		Router: Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
 		Packet: Packet{Bytes: 256, FlitBytes: 32},

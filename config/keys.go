@@ -51,6 +51,9 @@ var table = []spec{
 
 	{key: "link.gbps", doc: "link bandwidth in Gbit/s", rule: floatIn(0, 10000, true)},
 	{key: "link.delay_ns", doc: "channel delay in ns", rule: floatIn(0, maxNS, false)},
+	{key: "link.ber", doc: "bit error rate of every link (fattree); above 0 the links check a CRC per packet and resend what fails (link-level retry, go-back-N)", rule: floatIn(0, 0.01, false)},
+	{key: "link.resend_buffer", doc: "link retry: packets a sender keeps until they are acknowledged (it sends nothing new while full)", rule: intIn(1, 16383)},
+	{key: "link.retry_timeout", doc: "link retry: cycles without an acknowledgement before the sender resends; 0 = auto (4 round trips of a packet)", rule: intIn(0, 1<<30)},
 	{key: "switch.delay_ns", doc: "switch delay in ns", rule: floatIn(0, maxNS, false)},
 	{key: "router.switching", doc: "direct networks' flow control: vct (a packet advances only when the next VC can hold all of it), wormhole (one-flit VC buffers; a blocked header holds its worm across routers), buffered-wormhole (router.vc_buffer_flits per VC, no guarantee a packet fits)", rule: oneOf("vct", "wormhole", "buffered-wormhole")},
 	{key: "router.vcs", doc: "virtual channels per router port (torus, mesh)", rule: intIn(1, 8)},

@@ -507,7 +507,7 @@ func (c *CollectiveNet) Addr() uint32 { return c.addr }
 //   - broadcast: node 0's Broadcast floods the tree.
 func (c *CollectiveNet) buildFatTree(swp crossbar.Params) error {
 	cfg, tm := c.Cfg, c.Timing
-	fp := fattree.Params{K: cfg.Network.Ports, Nodes: cfg.Network.Nodes, LinkDelay: max(tm.LinkDelayCycles, 1), Switch: swp}
+	fp := fattree.Params{K: cfg.Network.Ports, Nodes: cfg.Network.Nodes, LinkDelay: max(tm.LinkDelayCycles, 1), Switch: swp, Retry: linkRetry(cfg, tm)}
 	fp.Switch.Downstream = nil
 	net, err := fattree.New(c.Sim.Top(), fp)
 	if err != nil {

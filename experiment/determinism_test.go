@@ -225,6 +225,7 @@ func TestRunWorkersAgree(t *testing.T) {
 		{"network.credit_mode=per-crosspoint", "traffic.pattern=complement"},
 		{"traffic.pattern=allreduce", "traffic.message_bytes=2048", "network.combine_units=2"},
 		{"traffic.pattern=multicast", "traffic.multicast=software", "traffic.load=0.05", "network.nodes=64"},
+		{"link.ber=1e-4", "traffic.pattern=complement"},
 	} {
 		once := func(w string) (experiment.Result, string) {
 			cfg := configWith(t, append(append(append([]string{}, base...), extra...), "run.workers="+w)...)

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"math/rand/v2"
 
@@ -185,6 +186,7 @@ func newFatTreeFabric(cfg config.Config, tm config.Timing) (*rtl.Sim, *fattree.N
 	// network.nodes.
 	fp := fattree.Params{
 		K: cfg.Network.Ports, Nodes: cfg.Network.Nodes, LinkDelay: max(tm.LinkDelayCycles, 1),
+		Retry: linkRetry(cfg, tm),
 		Switch: crossbar.Params{
 			XPPackets:       cfg.Network.XPBufferPackets,
 			SwitchDelay:     max(tm.SwitchDelayCycles, 1),
@@ -416,4 +418,29 @@ func nicCredits(cfg config.Config) error {
 		return fmt.Errorf("network.credit_mode: per-crosspoint credits need look-ahead routing at the sender, which the NICs (nic.model overhead, namd, software collectives) do not do; allowed with NICs: min-free | per-link")
 	}
 	return nil
+}
+
+// linkRetry is the links' error model and retry protocol from link.*: the
+// time-out, when 0, four round trips of a packet (its cycles on the link
+// and the channel delay both ways).
+func linkRetry(cfg config.Config, tm config.Timing) link.Retry {
+	r := link.Retry{BER: cfg.Link.BER, Window: cfg.Link.ResendBuffer, Timeout: uint64(cfg.Link.RetryTimeout)}
+	if r.Timeout == 0 {
+		r.Timeout = 4 * (tm.PacketCycles + 2*max(tm.LinkDelayCycles, 1))
+	}
+	return r
+}
+
+func (n *FatTreeNet) linkStats() link.RetryStats    { return n.Net.LinkStats() }
+func (n *FatTreeNICNet) linkStats() link.RetryStats { return n.Net.LinkStats() }
+func (n *MulticastNICNet) linkStats() link.RetryStats {
+	return n.Net.LinkStats()
+}
+func (n *SoftReduceNet) linkStats() link.RetryStats { return n.Net.LinkStats() }
+
+func (c *CollectiveNet) linkStats() link.RetryStats {
+	if c.Net == nil {
+		return link.RetryStats{}
+	}
+	return c.Net.LinkStats()
 }

@@ -3,7 +3,10 @@
 // and a drain, and reports the contract's JSON fields.
 package experiment
 
-import "github.com/hwcoll/hwcoll/stats"
+import (
+	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/stats"
+)
 
 // Result is one run. The first block is the contract (docs/architecture.md §8); the rest
 // says what was run and how the kernel did.
@@ -49,7 +52,17 @@ type Result struct {
 	SkippedCycles uint64  `json:"skipped_cycles"`
 	FlitHopsPerS  float64 `json:"packet_hops_per_second"`
 	Note          string  `json:"note,omitempty"` // what the run does not model (fattree: no NIC)
-	Error         string  `json:"error,omitempty"`
+
+	// Links with bit errors (link.ber > 0): copies resent, packets sent
+	// with bit errors, copies the CRC check rejected, acknowledgements
+	// lost, and packets lost (sent and neither taken nor still coming: 0).
+	LinkRetransmissions uint64 `json:"link_retransmissions"`
+	LinkErrorsInjected  uint64 `json:"link_errors_injected"`
+	LinkCRCRejected     uint64 `json:"link_crc_rejected,omitempty"`
+	LinkAcksLost        uint64 `json:"link_acks_lost,omitempty"`
+	LinkTimeouts        uint64 `json:"link_timeouts,omitempty"`
+	PacketsLost         uint64 `json:"packets_lost"`
+	Error               string `json:"error,omitempty"`
 
 	// Collectives through the NICs (multicast, namd, software reduce).
 	Multicast              string  `json:"multicast,omitempty"`                 // traffic.multicast
@@ -85,4 +98,9 @@ type Result struct {
 func (r *Result) setLatency(s stats.Summary) {
 	r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles, r.LatencyMaxCycles, r.LatencyAvgNS =
 		s.AvgCycles, s.P50Cycles, s.P99Cycles, s.MaxCycles, s.AvgNS
+}
+
+func (r *Result) setLinkStats(s link.RetryStats) {
+	r.LinkRetransmissions, r.LinkErrorsInjected, r.LinkCRCRejected = s.Retransmits, s.Corrupted, s.Rejected
+	r.LinkAcksLost, r.LinkTimeouts, r.PacketsLost = s.AcksLost, s.Timeouts, s.Lost
 }

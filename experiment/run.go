@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/link"
 	"io"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -24,6 +25,9 @@ type Options struct {
 	PcapLinks string
 }
 
+// linkStater is a network whose links may have errors and retry.
+type linkStater interface{ linkStats() link.RetryStats }
+
 // capturer is a network that can record the packets on its links.
 type capturer interface {
 	Capture(w io.Writer, links string) error
@@ -39,6 +43,9 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 	}
 	if err := checkMemory(cfg); err != nil {
 		return Result{}, err
+	}
+	if cfg.Link.BER > 0 && cfg.Network.Topology != config.TopologyFatTree {
+		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
 	}
 	// The config is converted to cycles once, here; blocks get cycles.
 	n, err := t.Build(cfg, cfg.Timing())
@@ -70,6 +77,9 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 		opt.Started(sim)
 	}
 	r := n.Run()
+	if l, ok := n.(linkStater); ok {
+		r.setLinkStats(l.linkStats())
+	}
 	if opt.VCD != nil {
 		if err := sim.EndTrace(); err != nil {
 			return r, err

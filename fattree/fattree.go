@@ -80,6 +80,9 @@ type Params struct {
 	// LinkDelay is the channel delay d in cycles (≥ 1), for switch–switch
 	// links and for ConnectNode.
 	LinkDelay uint64
+	// Retry, when Retry.BER > 0, gives every link (switch–switch and
+	// node–leaf) bit errors and the link-level retry protocol.
+	Retry link.Retry
 }
 
 // Arity returns k = K/2.
@@ -116,6 +119,11 @@ func (p Params) Resolve() (Params, error) {
 		}
 	}
 	p.Nodes = nodes
+	if p.Retry.BER > 0 {
+		if err := p.Retry.Check(); err != nil {
+			return p, param.Errorf("fattree.Params.Retry", "%v", err)
+		}
+	}
 	if p.LinkDelay < 1 {
 		return p, param.Errorf("fattree.Params.LinkDelay", "the channel delay must be at least one cycle")
 	}
@@ -173,6 +181,8 @@ type Net struct {
 	sw   [][]*crossbar.Switch // [level][index]
 	nc   []*tieOff
 	node []*link.Sender // the node sender feeding each leaf input (ConnectNode)
+	// retry: the senders of links with errors and retry (Params.Retry)
+	retry []*link.Sender
 
 	nextAddr uint32
 	load     [][]int // [level][index]: trees through each switch
@@ -232,8 +242,8 @@ func New(parent *rtl.Module, p Params) (*Net, error) {
 		for w := 0; w < per; w++ {
 			for j := 0; j < k; j++ {
 				pw, pp := net.Parent(l, w, j)
-				link.Connect(net.sw[l][w].Out(k+j), net.sw[l+1][pw].In(pp), p.LinkDelay)
-				link.Connect(net.sw[l+1][pw].Out(pp), net.sw[l][w].In(k+j), p.LinkDelay)
+				net.connect(net.sw[l][w].Out(k+j), net.sw[l+1][pw].In(pp))
+				net.connect(net.sw[l+1][pw].Out(pp), net.sw[l][w].In(k+j))
 			}
 		}
 	}
@@ -417,9 +427,31 @@ func (net *Net) into(l, w, port int) crossbar.Downstream {
 // ConnectNode joins node i's sender and receiver to its leaf with the link
 // delay, and remembers tx for CheckCredits.
 func (net *Net) ConnectNode(i int, tx *link.Sender, rx *link.Receiver) {
-	link.Connect(tx, net.NodeIn(i), net.P.LinkDelay)
-	link.Connect(net.NodeOut(i), rx, net.P.LinkDelay)
+	net.connect(tx, net.NodeIn(i))
+	net.connect(net.NodeOut(i), rx)
 	net.node[i] = tx
+}
+
+// connect joins a link with the network's delay, and its errors and retry
+// protocol when it has them.
+func (net *Net) connect(s *link.Sender, r *link.Receiver) {
+	if net.P.Retry.BER == 0 {
+		link.Connect(s, r, net.P.LinkDelay)
+		return
+	}
+	if err := link.ConnectRetry(s, r, net.P.LinkDelay, net.P.Retry); err != nil {
+		panic(err) // Resolve checked the parameters
+	}
+	net.retry = append(net.retry, s)
+}
+
+// LinkStats sums the error and retry counts of the links with retry.
+func (net *Net) LinkStats() link.RetryStats {
+	var t link.RetryStats
+	for _, s := range net.retry {
+		t.Add(s.Stats())
+	}
+	return t
 }
 
 // CheckCredits checks the credit invariant on every link: node → leaf (for

@@ -76,6 +76,22 @@ type RetryStats struct {
 	Timeouts     uint64 // resends started by the time-out
 	AcksLost     uint64 // acknowledgements that failed their CRC check
 	Acknowledged uint64 // packets acknowledged
+	// Lost counts packets sent on the link that the receiver neither took
+	// nor still has coming (on the wire or in the resend buffer): 0 unless
+	// the protocol is broken.
+	Lost uint64
+}
+
+// Add adds o's counts to s.
+func (s *RetryStats) Add(o RetryStats) {
+	s.Corrupted += o.Corrupted
+	s.Rejected += o.Rejected
+	s.Dropped += o.Dropped
+	s.Retransmits += o.Retransmits
+	s.Timeouts += o.Timeouts
+	s.AcksLost += o.AcksLost
+	s.Acknowledged += o.Acknowledged
+	s.Lost += o.Lost
 }
 
 // txRetry is the sending end's half: the resend buffer and the wire's
@@ -118,6 +134,7 @@ type rxRetry struct {
 	// counts: packets rejected by the CRC check, good ones dropped out
 	// of sequence
 	rejected, dropped uint64
+	taken             uint64          // good packets taken in sequence
 	crcErr            rtl.Probe[bool] // the packet being received fails its CRC
 	nack              rtl.Probe[bool] // a NACK leaves in this cycle
 	exp               rtl.Probe[uint16]
@@ -155,6 +172,7 @@ func (s *Sender) Stats() RetryStats {
 	}
 	st := s.rel.stats
 	st.Rejected, st.Dropped = s.rel.rx.rejected, s.rel.rx.dropped
+	st.Lost = s.sent - s.rel.rx.taken - uint64(s.unaccepted())
 	return st
 }
 
@@ -291,6 +309,7 @@ func (x *rxRetry) check(now uint64, p *packet.Packet, more bool) bool {
 		x.crcErr.Set(false)
 	default:
 		take = true
+		x.taken++
 		x.expect = (x.expect + 1) & seqMask
 		x.crcErr.Set(false)
 	}

@@ -103,6 +103,7 @@ func TestRetryDeliversExactlyOnceInOrder(t *testing.T) {
 		require.Equal(rt, st.Corrupted, st.Rejected, "%+v", st)
 		require.GreaterOrEqual(rt, st.Retransmits, st.Rejected, "%+v", st)
 		require.Equal(rt, uint64(n), st.Acknowledged)
+		require.Zero(rt, st.Lost)
 		if ber == 0 && timeout >= 2*delay+uint64(cyc) { // longer than the round trip
 			require.Zero(rt, st.Retransmits+st.Timeouts+st.Dropped, "%+v", st)
 		}
