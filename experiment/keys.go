@@ -19,6 +19,7 @@ var paramKeys = map[string]string{
 	"fattree.Params.K":                "network.ports",
 	"fattree.Params.Nodes":            "network.nodes",
 	"fattree.Params.LinkDelay":        "link.delay_ns",
+	"fattree.Params.Retry":            "link.ber",
 	"fattree.Builder":                 "network.tree_builder",
 	"traffic.CheckFanout(f)":          "traffic.fanout",
 	"traffic.NewPattern(n)":           "network.ports",
