@@ -49,6 +49,7 @@ func (t *tx) Eval() {
 type rx struct {
 	rtl.Module
 	R    *Receiver
+	got  []uint64 // ids of the packets taken, in order
 	held []hold
 	owed []uint16 // crosspoints whose credit is due
 	hold int
@@ -66,8 +67,10 @@ func (r *rx) Eval() {
 		if !ok {
 			break
 		}
+		r.got = append(r.got, p.ID)
 		r.held = append(r.held, hold{at: now + uint64(r.Rand().IntN(r.hold+1)), xp: uint16(p.Dst)})
 	}
+	r.R.Settle(now)
 	next := ^uint64(0)
 	kept := r.held[:0]
 	for _, h := range r.held {

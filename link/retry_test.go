@@ -12,52 +12,6 @@ import (
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
-// sink takes every packet the receiver lets through, in order, holds it a
-// random time and returns its credit.
-type sink struct {
-	rtl.Module
-	R    *Receiver
-	got  []uint64
-	held []uint64 // cycles the held packets free their places
-	owed int
-	hold int
-}
-
-func (k *sink) Eval() {
-	now := k.Now()
-	for {
-		p, ok := k.R.RecvRef(now)
-		if !ok {
-			break
-		}
-		k.got = append(k.got, p.ID)
-		k.held = append(k.held, now+uint64(k.Rand().IntN(k.hold+1)))
-	}
-	next := ^uint64(0)
-	kept := k.held[:0]
-	for _, at := range k.held {
-		if at <= now {
-			k.owed++
-		} else {
-			kept = append(kept, at)
-			next = min(next, at)
-		}
-	}
-	k.held = kept
-	if k.owed > 0 {
-		k.R.ReturnCredit(credit.Token{N: 1})
-		k.owed--
-	}
-	k.R.Settle(now)
-	switch {
-	case k.owed > 0:
-	case next == ^uint64(0):
-		k.Sleep()
-	default:
-		k.SleepUntil(next)
-	}
-}
-
 // Over a link with bit errors and the retry protocol, every packet arrives
 // exactly once and in order, the credit invariant holds every cycle
 // (counting packets not yet taken, whether on the wire or waiting to be
@@ -81,14 +35,14 @@ func TestRetryDeliversExactlyOnceInOrder(t *testing.T) {
 		a.Init(sim.Top(), "a", a)
 		a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, capacity)
 		a.bytes = bytes
-		b := &sink{hold: hold}
+		b := &rx{hold: hold}
 		b.Init(sim.Top(), "b", b)
 		b.R = NewReceiver(&b.Module, "rx")
 		require.NoError(rt, ConnectRetry(a.S, b.R, delay, Retry{BER: ber, Window: window, Timeout: timeout}))
 		require.NoError(rt, sim.Build())
 		for len(b.got) < n && sim.Now() < 2_000_000 {
 			sim.Step()
-			require.NoError(rt, a.S.CheckCredits(len(b.held)+b.owed))
+			require.NoError(rt, a.S.CheckCredits(len(b.held)+len(b.owed)))
 		}
 		require.Len(rt, b.got, n, "delivered by cycle %d", sim.Now())
 		for i, id := range b.got {
@@ -118,7 +72,7 @@ func TestRetryResendsWhatFails(t *testing.T) {
 	a := &tx{left: 400, cyc: 8, xps: 1, bytes: 256}
 	a.Init(sim.Top(), "a", a)
 	a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, 8)
-	b := &sink{}
+	b := &rx{}
 	b.Init(sim.Top(), "b", b)
 	b.R = NewReceiver(&b.Module, "rx")
 	require.NoError(t, ConnectRetry(a.S, b.R, 5, Retry{BER: 1e-4, Window: 8, Timeout: 200}))
