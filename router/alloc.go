@@ -489,7 +489,7 @@ func (r *Router) CheckCredits() error {
 				if int(m.VC) == u {
 					data += uint64(m.N)
 					if now >= m.At { // arrived; its message not read yet (SendAt)
-						landed += min(uint64(m.N), (now-m.At)/uint64(r.P)+1)
+						landed += min(uint64(m.N), flitsIn(now-m.At, r.P)+1)
 					}
 				}
 			})

@@ -106,7 +106,7 @@ func (v *inVC) departedBy(c uint64, P uint32) uint64 {
 	if v.runN > 0 && c < v.runS+uint64(v.runN-1)*uint64(P) {
 		left := uint64(0)
 		if c >= v.runS {
-			left = (c-v.runS)/uint64(P) + 1
+			left = flitsIn(c-v.runS, P) + 1
 		}
 		d -= uint64(v.runN) - left
 	}
@@ -124,7 +124,7 @@ func (v *inVC) arrivedBy(c uint64, P uint32) uint64 {
 		}
 		in := uint64(0)
 		if c >= s.at {
-			in = (c-s.at)/uint64(P) + 1
+			in = flitsIn(c-s.at, P) + 1
 		}
 		a -= uint64(s.n) - in
 	}
@@ -203,7 +203,7 @@ func (o *outVC) settle(now uint64, P uint32) {
 		if now < s.at {
 			return
 		}
-		k := min(uint64(s.n), (now-s.at)/uint64(P)+1)
+		k := min(uint64(s.n), flitsIn(now-s.at, P)+1)
 		o.credits += uint32(k)
 		if k == uint64(s.n) {
 			o.pend.Pop()
@@ -282,4 +282,14 @@ func (o *outVC) promised() uint32 {
 		n += o.pend.At(i).n
 	}
 	return n
+}
+
+// flitsIn is the whole flits that fit in d cycles at P cycles a flit;
+// without the division (tens of cycles) for one-cycle flits, the common
+// case.
+func flitsIn(d uint64, P uint32) uint64 {
+	if P == 1 {
+		return d
+	}
+	return d / uint64(P)
 }
