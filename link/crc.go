@@ -76,7 +76,7 @@ func image(p *packet.Packet, off uint64, b []byte) {
 		binary.LittleEndian.PutUint32(h[20:], p.Bytes)
 		binary.LittleEndian.PutUint16(h[24:], p.Seq)
 		h[26], h[27], h[28], h[29] = byte(p.Op), p.VL, p.SL, p.Pass
-		binary.LittleEndian.PutUint16(h[30:], p.Link&seqMask)
+		binary.LittleEndian.PutUint16(h[30:], p.Link&SeqMask)
 	}
 	for i := range b {
 		k := off + uint64(i)
@@ -99,4 +99,66 @@ func mix(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
+}
+
+// Wire is the bit errors of one wire at a bit error rate: flips with
+// geometric gaps drawn from the sending end's stream, O(1) per packet
+// that none hits. A link with retry has one per direction; the routers'
+// links keep theirs beside their resend buffers.
+type Wire struct {
+	BER       float64
+	Corrupted uint64   // packets drawn with at least one flip
+	gap       uint64   // error-free bits before the next flip
+	flips     []uint64 // scratch: one packet's flipped bits
+}
+
+// NewWire is a wire with bit error rate ber.
+func NewWire(ber float64) Wire { return Wire{BER: ber, gap: ^uint64(0)} }
+
+// Packet draws the flips of one copy of p's wire image and reports whether
+// the receiver's CRC check fails on it (p.Link's sequence bits are part of
+// the image).
+func (w *Wire) Packet(rng *rand.Rand, p *packet.Packet) (bad bool) {
+	if w.BER == 0 {
+		return false
+	}
+	if w.gap == ^uint64(0) {
+		w.gap = errorGap(rng, w.BER)
+	}
+	bits := wireBits(p)
+	if w.gap >= bits {
+		w.gap -= bits
+		return false
+	}
+	w.flips = w.flips[:0]
+	at := w.gap // offset of the next flip
+	for at < bits {
+		w.flips = append(w.flips, at)
+		at += 1 + errorGap(rng, w.BER)
+	}
+	w.gap = at - bits
+	w.Corrupted++
+	return !crcPasses(p, w.flips)
+}
+
+// Message draws the flips of a short message of n bits (an
+// acknowledgement) and reports whether any hit it: it is taken as caught
+// by the message's own CRC (not modelled bit by bit, as packets' are) and
+// the message as lost.
+func (w *Wire) Message(rng *rand.Rand, n uint64) (bad bool) {
+	if w.BER == 0 {
+		return false
+	}
+	if w.gap == ^uint64(0) {
+		w.gap = errorGap(rng, w.BER)
+	}
+	if w.gap >= n {
+		w.gap -= n
+		return false
+	}
+	for w.gap < n {
+		w.gap += 1 + errorGap(rng, w.BER)
+	}
+	w.gap -= n
+	return true
 }

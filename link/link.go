@@ -186,7 +186,7 @@ func (s *Sender) unaccepted() int {
 	}
 	n := 0
 	for i := 0; i < s.rel.win.Len(); i++ {
-		if d := (s.rel.win.At(i).p.Link - s.rel.rx.expect) & seqMask; d <= seqMask/2 {
+		if d := (s.rel.win.At(i).p.Link - s.rel.rx.expect) & SeqMask; d <= SeqMask/2 {
 			n++
 		}
 	}

@@ -46,8 +46,8 @@ func (r Retry) Check() error {
 	switch {
 	case r.BER < 0 || r.BER >= 1:
 		return fmt.Errorf("bit error rate %g; allowed: 0 ≤ ber < 1", r.BER)
-	case r.Window < 1 || r.Window > seqMask/2:
-		return fmt.Errorf("resend buffer of %d packets; allowed 1..%d", r.Window, seqMask/2)
+	case r.Window < 1 || r.Window > SeqMask/2:
+		return fmt.Errorf("resend buffer of %d packets; allowed 1..%d", r.Window, SeqMask/2)
 	case r.Timeout < 1:
 		return fmt.Errorf("time-out of %d cycles; allowed ≥ 1", r.Timeout)
 	}
@@ -55,9 +55,11 @@ func (r Retry) Check() error {
 }
 
 const (
-	seqMask = 1<<15 - 1 // link sequence numbers, packet.Packet.Link bits 0..14
-	badBit  = 1 << 15   // packet.Packet.Link: this copy fails the CRC check
-	ackBits = 64        // an acknowledgement on the wire: sequence, kind, CRC
+	// SeqMask keeps a link sequence number, packet.Packet.Link bits 0..14.
+	SeqMask = 1<<15 - 1
+	// BadCRC in packet.Packet.Link marks a copy that fails its CRC check.
+	BadCRC  = 1 << 15
+	ackBits = 64 // an acknowledgement on the wire: sequence, kind, CRC
 )
 
 // Ack is an acknowledgement: every packet before Next was taken; Nack asks
@@ -103,9 +105,8 @@ type txRetry struct {
 	win     ring.Ring[unacked] // oldest first; Link holds each one's number
 	next    uint16             // sequence number of the next new packet
 	redo    int                // window entries [redo, Len) are to be resent
-	gap     uint64             // error-free bits before the next flip
+	wire    Wire               // the data wire's errors
 	armed   uint64             // the owner is woken for a time-out then
-	flips   []uint64           // scratch: one packet's flipped bits
 	rx      *rxRetry           // the receiving end (monitors only)
 	stats   RetryStats
 	resend  rtl.Probe[bool] // the packet on the wire is a resend
@@ -122,8 +123,7 @@ type unacked struct {
 type rxRetry struct {
 	rtl.Module
 	Ack    rtl.LineOut[Ack]
-	ber    float64
-	gap    uint64
+	wire   Wire   // the acknowledgement wire's errors
 	expect uint16 // next sequence number taken
 	nackAt uint64 // 1 + the cycle a NACK was last sent (one per round trip)
 	sentAt uint64 // 1 + the cycle an acknowledgement was last sent
@@ -147,12 +147,12 @@ func ConnectRetry(s *Sender, r *Receiver, delay uint64, p Retry) error {
 		return err
 	}
 	Connect(s, r, delay)
-	t := &txRetry{p: p, redo: 0}
+	t := &txRetry{p: p, wire: NewWire(p.BER)}
 	t.Init(&s.Module, "retry", t)
 	t.Ack.Init(&t.Module, "ack_in")
 	t.resend.Init(&t.Module, "resend")
 	t.pending.Init(&t.Module, "unacked", rtl.Width(16))
-	x := &rxRetry{ber: p.BER, tx: t}
+	x := &rxRetry{wire: NewWire(p.BER), tx: t}
 	x.Init(&r.Module, "retry", x)
 	x.Ack.Init(&x.Module, "ack_out")
 	x.crcErr.Init(&x.Module, "crc_error")
@@ -161,7 +161,6 @@ func ConnectRetry(s *Sender, r *Receiver, delay uint64, p Retry) error {
 	rtl.ConnectLine(&x.Ack, &t.Ack, delay)
 	t.rx = x
 	s.rel, r.rel = t, x
-	t.gap, x.gap = ^uint64(0), ^uint64(0) // drawn at the first packet
 	return nil
 }
 
@@ -171,6 +170,7 @@ func (s *Sender) Stats() RetryStats {
 		return RetryStats{}
 	}
 	st := s.rel.stats
+	st.Corrupted = s.rel.wire.Corrupted
 	st.Rejected, st.Dropped = s.rel.rx.rejected, s.rel.rx.dropped
 	st.Lost = s.sent - s.rel.rx.taken - uint64(s.unaccepted())
 	return st
@@ -184,7 +184,7 @@ func (t *txRetry) open() bool { return t.redo == t.win.Len() && t.win.Len() < t.
 // the wire.
 func (t *txRetry) push(now uint64, p *packet.Packet) packet.Packet {
 	p.Link = t.next
-	t.next = (t.next + 1) & seqMask
+	t.next = (t.next + 1) & SeqMask
 	t.win.Push(unacked{p: *p, sent: now})
 	t.redo = t.win.Len()
 	t.pending.Set(uint16(t.win.Len()))
@@ -197,28 +197,9 @@ func (t *txRetry) push(now uint64, p *packet.Packet) packet.Packet {
 // marked bad if the receiver's CRC check will fail.
 func (t *txRetry) onWire(p *packet.Packet) packet.Packet {
 	q := *p
-	q.Link &= seqMask
-	if t.p.BER == 0 {
-		return q
-	}
-	if t.gap == ^uint64(0) {
-		t.gap = errorGap(t.Rand(), t.p.BER)
-	}
-	bits := wireBits(p)
-	if t.gap >= bits {
-		t.gap -= bits
-		return q
-	}
-	t.flips = t.flips[:0]
-	at := t.gap // offset of the next flip
-	for at < bits {
-		t.flips = append(t.flips, at)
-		at += 1 + errorGap(t.Rand(), t.p.BER)
-	}
-	t.gap = at - bits
-	t.stats.Corrupted++
-	if !crcPasses(&q, t.flips) {
-		q.Link |= badBit
+	q.Link &= SeqMask
+	if t.wire.Packet(t.Rand(), &q) {
+		q.Link |= BadCRC
 	}
 	return q
 }
@@ -265,7 +246,7 @@ func (t *txRetry) tick(now, free uint64) (packet.Packet, bool) {
 // acknowledge forgets the packets before next.
 func (t *txRetry) acknowledge(next uint16) {
 	for t.win.Len() > 0 {
-		if d := (next - t.win.Peek().p.Link) & seqMask; d == 0 || d > seqMask/2 {
+		if d := (next - t.win.Peek().p.Link) & SeqMask; d == 0 || d > SeqMask/2 {
 			return // not before next
 		}
 		t.win.Pop()
@@ -295,10 +276,10 @@ func (t *txRetry) more() bool { return t.redo < t.win.Len() }
 // sends the acknowledgement for it when its tail arrives.
 func (x *rxRetry) check(now uint64, p *packet.Packet, more bool) bool {
 	tail := now + uint64(max(p.Cycles, 1)) - 1
-	seq := p.Link & seqMask
+	seq := p.Link & SeqMask
 	take, nack := false, false
 	switch {
-	case p.Link&badBit != 0:
+	case p.Link&BadCRC != 0:
 		x.rejected++
 		x.crcErr.Set(true)
 		// One NACK per round trip: the packets behind a bad one are
@@ -310,7 +291,7 @@ func (x *rxRetry) check(now uint64, p *packet.Packet, more bool) bool {
 	default:
 		take = true
 		x.taken++
-		x.expect = (x.expect + 1) & seqMask
+		x.expect = (x.expect + 1) & SeqMask
 		x.crcErr.Set(false)
 	}
 	x.exp.Set(x.expect)
@@ -337,23 +318,4 @@ func (x *rxRetry) flush(now uint64) {
 }
 
 // ackError draws the acknowledgement wire's errors for one message.
-func (x *rxRetry) ackError() bool {
-	if x.ber == 0 {
-		return false
-	}
-	if x.gap == ^uint64(0) {
-		x.gap = errorGap(x.Rand(), x.ber)
-	}
-	if x.gap >= ackBits {
-		x.gap -= ackBits
-		return false
-	}
-	// A flip in the message: it is taken as caught by the message's CRC
-	// (not modelled bit by bit, as the packets' are) and the
-	// acknowledgement as lost.
-	for x.gap < ackBits {
-		x.gap += 1 + errorGap(x.Rand(), x.ber)
-	}
-	x.gap -= ackBits
-	return true
-}
+func (x *rxRetry) ackError() bool { return x.wire.Message(x.Rand(), ackBits) }
