@@ -44,8 +44,8 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 	if err := checkMemory(cfg); err != nil {
 		return Result{}, err
 	}
-	if cfg.Link.BER > 0 && cfg.Network.Topology != config.TopologyFatTree {
-		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
+	if cfg.Link.BER > 0 && !retryTopology(cfg.Network.Topology) {
+		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree, torus, mesh and ibmesh so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
 	}
 	// The config is converted to cycles once, here; blocks get cycles.
 	n, err := t.Build(cfg, cfg.Timing())
@@ -89,3 +89,12 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 }
 
 func (c *CollectiveNet) sim() *rtl.Sim { return c.Sim }
+
+// retryTopology reports whether topology t's links can have bit errors.
+func retryTopology(t string) bool {
+	switch t {
+	case config.TopologyFatTree, config.TopologyTorus, config.TopologyMesh, config.TopologyIBMesh:
+		return true
+	}
+	return false
+}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"cmp"
 	"fmt"
+	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"slices"
 	"strings"
@@ -157,7 +158,8 @@ func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 		Dims: cfg.Network.Dims, Torus: cfg.Network.Topology == config.TopologyTorus, Escape: esc,
 		Routing: cfg.Router.Routing, LinkDelay: max(tm.LinkDelayCycles, 1),
 		Router: router.Params{VCs: cfg.Router.VCs, BufFlits: cfg.Router.VCBufferFlits, Switching: sw,
-			FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets},
+			FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets,
+			Retry: linkRetry(cfg, tm)},
 	})
 	if err != nil {
 		return nil, err
@@ -281,3 +283,5 @@ func init() {
 		})
 	}
 }
+
+func (n *TorusNet) linkStats() link.RetryStats { return n.Net.LinkStats() }

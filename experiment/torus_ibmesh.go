@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"math/rand/v2"
 	"time"
@@ -78,7 +79,8 @@ func buildIB(cfg config.Config, tm config.Timing) (*IBNet, error) {
 	net, err := ibmesh.New(sim.Top(), "net", ibmesh.Params{M: m, N: nn, VLs: cfg.Network.VLs, Policy: policy,
 		LinkDelay: max(tm.LinkDelayCycles, 1),
 		Router: router.Params{BufFlits: cfg.Router.VCBufferFlits, Switching: router.VCT, FlitCycles: uint32(P),
-			Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets}})
+			Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets,
+			Retry: linkRetry(cfg, tm)}})
 	if err != nil {
 		return nil, err
 	}
@@ -341,3 +343,5 @@ func init() {
 		},
 	})
 }
+
+func (n *IBNet) linkStats() link.RetryStats { return n.Net.Net.LinkStats() }

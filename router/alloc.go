@@ -20,6 +20,9 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	op := &r.out[q]
 	ov := &op.vcs[v.ovc]
+	if r.retry>>uint(q)&1 != 0 && v.sent == 0 && !r.links.tx[q].open(v.ovc) {
+		return false // the resend buffer is full, or resends go first: an acknowledgement wakes us
+	}
 	n := v.availFrom(s, r.p.Delay, r.P, uint32(pr.end-v.dep))
 	if q != 0 {
 		n = ov.creditFor(s, r.P, n)
@@ -66,11 +69,17 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	case q != 0:
 		m := Flits{At: s + op.Data.Latency(), N: n, VC: v.ovc, Head: first}
 		if !first {
+			if r.retry>>uint(q)&1 != 0 {
+				r.links.tx[q].sentFlits(v.ovc, n, op.runEnd)
+			}
 			op.Data.SendRef(&m)
 			break
 		}
 		m.Pkt = pr.p
 		m.Pkt.Hops++
+		if r.retry>>uint(q)&1 != 0 {
+			m.Pkt = r.links.tx[q].push(&m.Pkt, v.ovc, flitsOf(&pr.p, r.P), n, op.runEnd)
+		}
 		r.hops++
 		if op.eager {
 			op.Data.SendRef(&m)
@@ -141,7 +150,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 				u = 0
 			}
 			ov := r.outVC(o, u)
-			if ov.owner >= 0 {
+			if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 {
 				continue // r.freed wakes us when it frees
 			}
 			if ov.freeAt > now {
@@ -205,6 +214,11 @@ func (r *Router) need(q, w, o, u int, F uint32) uint32 {
 // go: outputs in port order, each scanning the free inputs round robin
 // from the one after its last grant, an input offering its VCs round robin.
 func (r *Router) allocateSwitch(now uint64) {
+	for m := r.redo; m != 0; m &= m - 1 {
+		if q := bits.TrailingZeros(m); r.out[q].busyTo <= now {
+			r.resend(now, q)
+		}
+	}
 	var req [maxPorts]uint64 // per output: the VCs asking for it
 	for m := r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
@@ -263,6 +277,9 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 		return never // its next flit is not announced: a message wakes us
 	}
 	op := &r.out[v.out]
+	if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
+		return never // an acknowledgement or the time-out wakes us
+	}
 	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.p.Delay)
 	if v.out != 0 {
 		ov := &op.vcs[v.ovc]
@@ -327,6 +344,9 @@ func (r *Router) sleep(now uint64) {
 	}
 	if r.due.Len() > 0 {
 		wake = min(wake, max(*r.due.Peek(), now+1))
+	}
+	if r.retry != 0 {
+		wake = min(wake, r.retryWake(now))
 	}
 	if r.probes {
 		if at, ok := r.Eject.WakeAt(now, false); ok { // its valid falls after the tail
@@ -471,7 +491,10 @@ func (r *Router) Moved() uint64 { return r.moved }
 
 // CheckCredits checks every network output's credit conservation per VC:
 // credits in hand + promised + flits on the data line + flits the
-// downstream VC holds unsent + credits on the way back = the VC buffer.
+// downstream VC holds unsent + credits on the way back = the VC buffer;
+// on a link with retry the line's flits are those of copies the receiver
+// will take, and the room reserved for packets not taken yet (their flits
+// sent so far) counts too.
 // It also checks that no downstream buffer holds more than it can, and
 // that under vct a packet whose head has left holds room downstream for
 // the rest of it.
@@ -484,15 +507,17 @@ func (r *Router) CheckCredits() error {
 		}
 		for u := range op.vcs {
 			ov := &op.vcs[u]
-			var data, landed, back uint64
+			var data, landed, back, reserved uint64
+			chk := r.tx(q).lineCheck(u) // with retry: which copies on the line will be taken
 			op.Data.Each(func(m Flits) {
-				if int(m.VC) == u {
+				if int(m.VC) == u && chk.takes(&m) {
 					data += uint64(m.N)
 					if now >= m.At { // arrived; its message not read yet (SendAt)
 						landed += min(uint64(m.N), flitsIn(now-m.At, r.P)+1)
 					}
 				}
 			})
+			reserved = r.tx(q).reserved(u, chk)
 			op.peer.Cred.Each(func(c Credits) {
 				if int(c.VC) == u {
 					back += uint64(c.N)
@@ -500,10 +525,10 @@ func (r *Router) CheckCredits() error {
 			})
 			dv := &op.peer.vcs[u]
 			held := dv.ann - dv.dep
-			got := uint64(ov.credits) + uint64(ov.promised()) + data + held + back
+			got := uint64(ov.credits) + uint64(ov.promised()) + data + held + back + reserved
 			if got != uint64(r.buf) {
-				return fmt.Errorf("%s vc %d: credits %d + promised %d + flits on the line %d + unsent downstream %d + returning %d = %d, buffer %d",
-					op.Path(), u, ov.credits, ov.promised(), data, held, back, got, r.buf)
+				return fmt.Errorf("%s vc %d: credits %d + promised %d + flits on the line %d + unsent downstream %d + returning %d + reserved for resends %d = %d, buffer %d",
+					op.Path(), u, ov.credits, ov.promised(), data, held, back, reserved, got, r.buf)
 			}
 			if occ := dv.occupancy(now, r.P) + landed; occ > uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: %d flits in a %d-flit buffer", op.peer.Path(), u, occ, r.buf)

@@ -57,6 +57,9 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 			if ov.owner >= 0 {
 				continue // r.freed wakes us when it frees
 			}
+			if t := r.tx(o); t != nil && !t.open(uint8(u)) {
+				continue // an acknowledgement wakes us
+			}
 			if ov.freeAt > now {
 				retry = min(retry, ov.freeAt)
 				continue
@@ -134,6 +137,9 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 	ov.take(F, r.P)
 	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: pr.p}
 	m.Pkt.Hops++
+	if t := r.tx(o); t != nil {
+		m.Pkt = t.push(&m.Pkt, u, F, F, end)
+	}
 	if op.eager {
 		op.Data.SendRef(&m)
 	} else {

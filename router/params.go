@@ -2,6 +2,7 @@ package router
 
 import (
 	"github.com/hwcoll/hwcoll/internal/param"
+	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/routing"
 )
 
@@ -59,6 +60,9 @@ type Params struct {
 	// condition for adaptive routing with escape VCs (without it a packet
 	// that took a full adaptive VC cannot fall back on the escape VC).
 	Atomic bool
+	// Retry gives the network links bit errors at Retry.BER and the
+	// link-level retry protocol (retry.go); BER 0: perfect links.
+	Retry link.Retry
 }
 
 // Buffer is the flits one VC buffer holds under these parameters.
@@ -90,6 +94,13 @@ func (p *Params) Check() error {
 		return param.Errorf("router.Params.Delay", "%d; allowed: at least 1", p.Delay)
 	case p.InjectPackets < 1 || p.InjectPackets > 1<<10:
 		return param.Errorf("router.Params.InjectPackets", "%d is out of range; allowed 1..1024", p.InjectPackets)
+	case p.Retry.BER > 0 && p.Switching != VCT:
+		return param.Errorf("router.Params.Switching", "%s cannot resend a packet the link rejects (a partly sent packet may wait on credits its dropped flits hold); allowed with bit errors: vct", p.Switching)
+	}
+	if p.Retry.BER > 0 {
+		if err := p.Retry.Check(); err != nil {
+			return param.Errorf("router.Params.Retry", "%v", err)
+		}
 	}
 	return nil
 }

@@ -47,9 +47,12 @@ type Router struct {
 	epoch  uint64 // trace epoch of probes
 	probes bool   // some probe is in the waveform
 
-	runs   uint // outputs whose run extend may lengthen
-	outs   uint // network outputs that exist (a mesh edge lacks some)
-	credOn uint // outputs whose credit line wakes the router
+	runs   uint        // outputs whose run extend may lengthen
+	retry  uint        // outputs whose links have retry (bit errors)
+	redo   uint        // of those, outputs with resends pending
+	links  *retryLinks // their retry blocks (nil: perfect links)
+	outs   uint        // network outputs that exist (a mesh edge lacks some)
+	credOn uint        // outputs whose credit line wakes the router
 
 	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
 	pk     store   // the packets in the input VCs
@@ -153,6 +156,9 @@ func (r *Router) initIn(q int) {
 	} else {
 		ip.Data.Init(&ip.Module, "data")
 		ip.Cred.Init(&ip.Module, "credit_out")
+		if r.p.Retry.BER > 0 {
+			r.retryLinks().rx[q] = newRxLink(ip, r.p.Retry, r.p.VCs)
+		}
 	}
 	ip.vcs = r.inVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
 	ip.arr = rtl.NewArray(&ip.Module, "vc", nvc)
@@ -175,6 +181,10 @@ func (r *Router) initOut(q int) {
 		op.valid.Init(&op.Module, "valid")
 		op.pkt.Init(&op.Module, "pkt")
 		op.vc.Init(&op.Module, "vc", rtl.Width(8))
+		if r.p.Retry.BER > 0 {
+			r.retryLinks().tx[q] = newTxLink(op, r.p.Retry)
+			r.retry |= 1 << uint(q)
+		}
 	}
 	op.vcs = r.outVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
 	for i := range op.vcs {
@@ -185,12 +195,17 @@ func (r *Router) initOut(q int) {
 }
 
 // Connect joins output port pa of a to input port pb of b with the channel
-// delay in cycles (≥ 1) both ways.
+// delay in cycles (≥ 1) both ways (and, with bit errors, the
+// acknowledgement line of the retry protocol).
 func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint64) {
 	op, ip := &a.out[pa], &b.in[pb]
 	rtl.ConnectLine(&op.Data, &ip.Data, delay)
 	rtl.ConnectLine(&ip.Cred, &op.Cred, delay)
 	op.peer = ip
+	if t, x := a.tx(int(pa)), b.rx(int(pb)); t != nil && x != nil {
+		rtl.ConnectLine(&x.Ack, &t.Ack, delay)
+		t.rx = x
+	}
 }
 
 // vcBase is port q's first VC in the router's VC blocks (port 0 has one).
@@ -266,6 +281,7 @@ func (r *Router) receive(now uint64) {
 	if r.probes {
 		r.Inject.Settle(now) // the waveform's valid falls after the tail
 	}
+	retry := r.retry != 0
 	for m := w & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
 		ip := &r.in[q]
@@ -273,6 +289,9 @@ func (r *Router) receive(now uint64) {
 			m, ok := ip.Data.RecvRef()
 			if !ok {
 				break
+			}
+			if retry && !r.links.rx[q].filter(now, m, P) {
+				continue // a copy the link rejects: it never enters the buffer
 			}
 			v := &ip.vcs[m.VC]
 			v.cleanup(now, P, &r.pk)
@@ -282,6 +301,9 @@ func (r *Router) receive(now uint64) {
 			}
 			v.announce(m.At, m.N, P)
 			r.arrive(vcID(q, int(m.VC)), v)
+		}
+		if retry {
+			r.links.rx[q].flush()
 		}
 	}
 	if w&(1<<maxPorts) != 0 || r.probes { // the sink's credits; the waveform's valid
@@ -298,13 +320,16 @@ func (r *Router) receive(now uint64) {
 			op.vcs[c.VC].promise(c.At, c.N, P)
 		}
 	}
+	if r.retry != 0 {
+		r.retryTick(now, w>>16&0xfe)
+	}
 	r.returnInjection(now)
 }
 
 // bindReady asks the kernel, once the lines are connected, to keep the
 // ready bits of this router's input lines.
 func (r *Router) bindReady() {
-	r.ready = rtl.NewReadySet(2 * maxPorts)
+	r.ready = rtl.NewReadySet(3 * maxPorts)
 	r.Inject.Data.Notify(r.ready, 0)
 	r.Eject.Credit.Notify(r.ready, maxPorts)
 	r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
@@ -312,6 +337,9 @@ func (r *Router) bindReady() {
 		if r.in[q].ok {
 			r.in[q].Data.Notify(r.ready, q)
 			r.out[q].Cred.Notify(r.ready, maxPorts+q)
+			if t := r.tx(q); t != nil && t.rx != nil {
+				t.Ack.Notify(r.ready, 2*maxPorts+q)
+			}
 		}
 	}
 }

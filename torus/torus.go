@@ -145,6 +145,16 @@ func (n *Net) CheckCredits() error {
 	return nil
 }
 
+// LinkStats sums the error and retry counts of every router link (zero
+// without bit errors, router.Params.Retry).
+func (n *Net) LinkStats() link.RetryStats {
+	var s link.RetryStats
+	for _, r := range n.Routers {
+		s.Add(r.LinkStats())
+	}
+	return s
+}
+
 // Moved is the last cycle a flit is on a wire, over the whole network.
 func (n *Net) Moved() uint64 {
 	var m uint64
