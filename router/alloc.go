@@ -304,6 +304,7 @@ func (r *Router) sleep(now uint64) {
 	}
 	busy := false
 	var credWake uint // outputs whose credits can unblock a VC
+	var ackWake uint  // outputs whose acknowledgements can (links with retry)
 	for m := r.wait | r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		v := r.inVC(id)
@@ -320,10 +321,14 @@ func (r *Router) sleep(now uint64) {
 			}
 			if v.arrival(v.dep, r.P)+r.p.Delay <= now {
 				credWake = ^uint(0) // it tried: credits anywhere may let it go
+				ackWake = ^uint(0)
 			}
 		case Active:
 			busy = true
 			credWake |= 1 << v.out
+			if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
+				ackWake |= 1 << v.out // its head waits for room in the resend buffer
+			}
 			if op := &r.out[v.out]; op.from == id && op.busyTo > now {
 				wake = min(wake, op.busyTo)
 			} else {
@@ -334,6 +339,7 @@ func (r *Router) sleep(now uint64) {
 	if r.probes {
 		wake = min(wake, r.traceWake(now))
 		credWake = ^uint(0) // the waveform shows credits as they arrive
+		ackWake = ^uint(0)
 	}
 	if credWake &= r.outs; credWake != r.credOn {
 		for m := credWake ^ r.credOn; m != 0; m &= m - 1 {
@@ -347,6 +353,7 @@ func (r *Router) sleep(now uint64) {
 	}
 	if r.retry != 0 {
 		wake = min(wake, r.retryWake(now))
+		r.setAckWake(ackWake & r.retry)
 	}
 	if r.probes {
 		if at, ok := r.Eject.WakeAt(now, false); ok { // its valid falls after the tail

@@ -47,6 +47,7 @@ import (
 
 // VCAcks is one acknowledgement message of a router link with retry.
 type VCAcks struct {
+	At   uint64                 // the cycle it arrives at the sender
 	Next [routing.MaxVCs]uint16 // per VC: every packet before Next was taken whole
 	Nack uint8                  // VCs whose copy failed its CRC: resend from Next on
 	Bad  bool                   // the message fails its own CRC check
@@ -71,12 +72,14 @@ type held struct {
 // output unit, evaluated with its router.
 type txLink struct {
 	rtl.Module
-	Ack     rtl.LineIn[VCAcks]
+	Ack     rtl.LineIn[VCAcks] // acknowledgements without a NACK: read when the router runs
+	Nack    rtl.LineIn[VCAcks] // those with one: they wake the router
 	p       link.Retry
 	wire    link.Wire
 	win     []held // oldest first
 	next    [routing.MaxVCs]uint16
 	redoVCs uint8  // VCs with resends pending
+	due     uint64 // the time-out's deadline (refresh)
 	first   uint64 // packets sent (first copies)
 	stats   link.RetryStats
 	rx      *rxLink // the receiving end (monitors only)
@@ -89,6 +92,7 @@ type txLink struct {
 type rxLink struct {
 	rtl.Module
 	Ack    rtl.LineOut[VCAcks]
+	Nack   rtl.LineOut[VCAcks]
 	wire   link.Wire
 	vcs    int
 	expect [routing.MaxVCs]uint16 // next sequence number taken
@@ -106,9 +110,10 @@ type rxLink struct {
 }
 
 func newTxLink(op *outPort, p link.Retry) *txLink {
-	t := &txLink{p: p, wire: link.NewWire(p.BER)}
+	t := &txLink{p: p, wire: link.NewWire(p.BER), due: math.MaxUint64}
 	t.Init(&op.Module, "retry", t)
 	t.Ack.Init(&t.Module, "ack_in")
+	t.Nack.Init(&t.Module, "nack_in")
 	t.resend.Init(&t.Module, "resend")
 	t.unacked.Init(&t.Module, "unacked", rtl.Width(16))
 	return t
@@ -118,6 +123,7 @@ func newRxLink(ip *inPort, p link.Retry, vcs int) *rxLink {
 	x := &rxLink{wire: link.NewWire(p.BER), vcs: vcs}
 	x.Init(&ip.Module, "retry", x)
 	x.Ack.Init(&x.Module, "ack_out")
+	x.Nack.Init(&x.Module, "nack_out")
 	x.crcErr.Init(&x.Module, "crc_error")
 	x.nack.Init(&x.Module, "nack")
 	return x
@@ -175,6 +181,7 @@ func (t *txLink) push(p *packet.Packet, u uint8, F, n uint32, end uint64) packet
 	t.next[u] = (t.next[u] + 1) & link.SeqMask
 	t.win = append(t.win, held{p: *p, sent: end, flits: n, F: F, vc: u})
 	t.first++
+	t.refresh()
 	t.resend.Set(false)
 	t.unacked.Set(uint16(len(t.win)))
 	return t.onWire(p)
@@ -187,6 +194,7 @@ func (t *txLink) sentFlits(u uint8, n uint32, end uint64) {
 		if e := &t.win[i]; e.vc == u {
 			e.flits += n
 			e.sent = end
+			t.refresh()
 			return
 		}
 	}
@@ -202,14 +210,22 @@ func (t *txLink) onWire(p *packet.Packet) packet.Packet {
 	return q
 }
 
-// recvAcks takes the acknowledgements that arrived: forgets what they
-// acknowledge and marks for resending the VCs they NACK.
+// recvAcks takes the acknowledgements that arrived, in the order they
+// arrived over both lines: forgets what they acknowledge and marks for
+// resending the VCs they NACK.
 func (t *txLink) recvAcks() {
+	now := t.Now()
 	for {
-		a, ok := t.Ack.RecvRef()
+		p, ok := t.Ack.Arrived(0, now)
+		if n, nok := t.Nack.Arrived(0, now); nok && (!ok || n.At < p.At) {
+			p, ok = t.Nack.RecvRef()
+		} else if ok {
+			p, _ = t.Ack.RecvRef()
+		}
 		if !ok {
 			return
 		}
+		a := *p
 		if a.Bad {
 			t.stats.AcksLost++
 			continue
@@ -230,6 +246,7 @@ func (t *txLink) recvAcks() {
 		clear(t.win[k:])
 		t.win = t.win[:k]
 		t.recount()
+		t.refresh()
 		t.unacked.Set(uint16(len(t.win)))
 	}
 }
@@ -247,16 +264,21 @@ func (t *txLink) recount() {
 // deadline is when the time-out fires: the oldest complete packet's last
 // copy left Timeout cycles before (never while resends are pending).
 func (t *txLink) deadline() uint64 {
-	d := uint64(math.MaxUint64)
 	if t.redoVCs != 0 {
-		return d
+		return math.MaxUint64
 	}
+	return t.due
+}
+
+// refresh recomputes the time-out's deadline after the buffer changed, so
+// that the router's every evaluation need not scan it.
+func (t *txLink) refresh() {
+	t.due = math.MaxUint64
 	for i := range t.win {
 		if e := &t.win[i]; e.flits == e.F {
-			d = min(d, e.sent+t.p.Timeout)
+			t.due = min(t.due, e.sent+t.p.Timeout)
 		}
 	}
-	return d
 }
 
 // timeOut resends everything held once the time-out has fired (an
@@ -290,6 +312,7 @@ func (t *txLink) resent(i int, end uint64) packet.Packet {
 	e := &t.win[i]
 	e.redo, e.sent = false, end
 	t.recount()
+	t.refresh()
 	t.stats.Retransmits++
 	t.resend.Set(true)
 	return t.onWire(&e.p)
@@ -339,15 +362,38 @@ func (x *rxLink) flush() {
 		return
 	}
 	lat := x.Ack.Latency()
-	a := VCAcks{Next: x.done, Nack: x.owedNk}
+	a := VCAcks{At: max(x.owedAt, x.Now()) + lat, Next: x.done, Nack: x.owedNk}
 	for m := a.Nack; m != 0; m &= m - 1 {
 		u := bits.TrailingZeros8(m)
 		x.nackAt[u] = x.owedAt + 2*lat // no resend is back before
 	}
 	a.Bad = x.wire.Message(x.Rand(), ackBits(x.vcs))
-	x.Ack.SendAt(&a, x.owedAt+lat)
+	// The two lines are one wire: a NACK goes on the one that wakes the
+	// sender, since it must act on it at once; an ACK can wait until the
+	// sender next looks (Router.setAckWake).
+	if a.Nack != 0 {
+		x.Nack.SendAt(&a, a.At)
+	} else {
+		x.Ack.SendAt(&a, a.At)
+	}
 	x.nack.Set(a.Nack != 0)
 	x.owed, x.owedAt, x.owedNk = false, 0, 0
+}
+
+// unreadBad counts the bad acknowledgements that have arrived and wait
+// on the lazy line to be read: lost already, whenever the router looks.
+func (t *txLink) unreadBad() uint64 {
+	var n uint64
+	now := t.Now()
+	for k := 0; ; k++ {
+		a, ok := t.Ack.Arrived(k, now)
+		if !ok {
+			return n
+		}
+		if a.Bad {
+			n++
+		}
+	}
 }
 
 // untaken counts the packets in t's buffer not yet taken by the receiver.
@@ -371,6 +417,7 @@ func (r *Router) LinkStats() link.RetryStats {
 			continue
 		}
 		st := t.stats
+		st.AcksLost += t.unreadBad()
 		st.Corrupted = t.wire.Corrupted
 		st.Rejected, st.Dropped = t.rx.rejected, t.rx.dropped
 		st.Lost = t.first - t.rx.taken - t.untaken()
@@ -451,6 +498,23 @@ func (r *Router) midPacket(op *outPort) uint8 {
 	return m
 }
 
+// setAckWake lets the acknowledgement lines of the outputs in mask wake
+// the router, and the others not: an acknowledgement matters at once only
+// to a head waiting for room in the resend buffer (or a VC allocation
+// that may be waiting on one). The rest are read when the router next
+// runs, or at the time-out, which reads them before it fires: an
+// acknowledgement then costs no evaluation of its own.
+func (r *Router) setAckWake(mask uint) {
+	if mask == r.ackOn {
+		return
+	}
+	for m := mask ^ r.ackOn; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros(m)
+		r.links.tx[q].Ack.SetWake(mask&(1<<uint(q)) != 0)
+	}
+	r.ackOn = mask
+}
+
 // retryWake is when the retry protocol next needs the router without a
 // message: a resend whose link frees, a time-out.
 func (r *Router) retryWake(now uint64) uint64 {
@@ -458,6 +522,9 @@ func (r *Router) retryWake(now uint64) uint64 {
 	for m := r.retry; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros(m)
 		op := &r.out[q]
+		if r.links.tx[q].redoVCs == 0 {
+			r.redo &^= 1 << uint(q) // acknowledged before they were resent
+		}
 		if r.redo>>uint(q)&1 != 0 {
 			if r.links.tx[q].nextResend(r.midPacket(op)) >= 0 {
 				wake = min(wake, max(op.busyTo, now+1))

@@ -51,6 +51,7 @@ type Router struct {
 	retry  uint        // outputs whose links have retry (bit errors)
 	redo   uint        // of those, outputs with resends pending
 	links  *retryLinks // their retry blocks (nil: perfect links)
+	ackOn  uint        // outputs whose acknowledgement line wakes the router
 	outs   uint        // network outputs that exist (a mesh edge lacks some)
 	credOn uint        // outputs whose credit line wakes the router
 
@@ -184,6 +185,7 @@ func (r *Router) initOut(q int) {
 		if r.p.Retry.BER > 0 {
 			r.retryLinks().tx[q] = newTxLink(op, r.p.Retry)
 			r.retry |= 1 << uint(q)
+			r.ackOn |= 1 << uint(q) // lines wake their receiver until told otherwise
 		}
 	}
 	op.vcs = r.outVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
@@ -204,6 +206,7 @@ func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint6
 	op.peer = ip
 	if t, x := a.tx(int(pa)), b.rx(int(pb)); t != nil && x != nil {
 		rtl.ConnectLine(&x.Ack, &t.Ack, delay)
+		rtl.ConnectLine(&x.Nack, &t.Nack, delay)
 		t.rx = x
 	}
 }
@@ -321,7 +324,7 @@ func (r *Router) receive(now uint64) {
 		}
 	}
 	if r.retry != 0 {
-		r.retryTick(now, w>>16&0xfe)
+		r.retryTick(now, (w>>16|w>>24)&0xfe)
 	}
 	r.returnInjection(now)
 }
@@ -329,7 +332,7 @@ func (r *Router) receive(now uint64) {
 // bindReady asks the kernel, once the lines are connected, to keep the
 // ready bits of this router's input lines.
 func (r *Router) bindReady() {
-	r.ready = rtl.NewReadySet(3 * maxPorts)
+	r.ready = rtl.NewReadySet(4 * maxPorts)
 	r.Inject.Data.Notify(r.ready, 0)
 	r.Eject.Credit.Notify(r.ready, maxPorts)
 	r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
@@ -339,6 +342,7 @@ func (r *Router) bindReady() {
 			r.out[q].Cred.Notify(r.ready, maxPorts+q)
 			if t := r.tx(q); t != nil && t.rx != nil {
 				t.Ack.Notify(r.ready, 2*maxPorts+q)
+				t.Nack.Notify(r.ready, 3*maxPorts+q)
 			}
 		}
 	}

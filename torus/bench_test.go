@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routing"
 )
@@ -16,22 +17,30 @@ import (
 // packets per wall-second, ns per packet-hop (router hops) and heap per
 // node (router, source and sink, with the packets they hold). At one packet rate, light enough that packets seldom block, the
 // cost per hop must not grow with the packet's length: runs move as head
-// and tail events, not flit by flit.
+// and tail events, not flit by flit. The ber=1e-5 run puts every link on
+// the retry protocol (router/retry.go): its cost and memory over perfect
+// links.
 func BenchmarkTorus8x8(b *testing.B) {
 	type run struct {
 		name       string
 		flits, buf int
 		load       float64
+		ber        float64
 	}
-	runs := []run{{"load=0.3/flits=1", 1, 32, 0.3}, {"load=0.3/flits=8", 8, 32, 0.3}}
+	runs := []run{{"load=0.3/flits=1", 1, 32, 0.3, 0}, {"load=0.3/flits=8", 8, 32, 0.3, 0},
+		{"load=0.3/flits=8/ber=1e-5", 8, 32, 0.3, 1e-5}}
 	for _, f := range []int{1, 8, 32} {
 		// VCs of 64 flits, so that a 32-flit packet does not wait for
 		// an empty VC (vct) as it would in a 32-flit one
-		runs = append(runs, run{fmt.Sprintf("rate=0.009375/flits=%d", f), f, 64, 0.009375 * float64(f)})
+		runs = append(runs, run{fmt.Sprintf("rate=0.009375/flits=%d", f), f, 64, 0.009375 * float64(f), 0})
 	}
 	for _, c := range runs {
 		b.Run(c.name, func(b *testing.B) {
 			p := params([]int{8, 8}, true, "dor", routing.Dateline, router.VCT, 2, c.buf)
+			if c.ber > 0 {
+				// 32-byte flits: the wire image the error model draws on
+				p.Router.Retry = link.Retry{BER: c.ber, Window: 8, Timeout: 4 * (uint64(c.flits) + 2*p.LinkDelay)}
+			}
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)

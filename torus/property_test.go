@@ -84,8 +84,13 @@ func TestPropertyDelivery(t *testing.T) {
 // same packets at the same cycles; so does delivering injected packets as
 // they arrive instead of when they may leave (DeferInjection).
 func TestPropertyActivity(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		s := drawSetup(rt)
+	rapid.Check(t, func(rt *rapid.T) { sameWhenAlwaysEvaluated(rt, drawSetup(rt)) })
+}
+
+// sameWhenAlwaysEvaluated checks that s delivers the same packets at the
+// same cycles when every component is evaluated every cycle.
+func sameWhenAlwaysEvaluated(rt *rapid.T, s setup) {
+	{
 		run := func(always bool) []traffic.Delivery {
 			s := s
 			s.eagerInject = always
@@ -104,5 +109,5 @@ func TestPropertyActivity(t *testing.T) {
 		}
 		lazy, eager := run(false), run(true)
 		require.True(rt, slices.Equal(lazy, eager), "deliveries differ with every component evaluated every cycle")
-	})
+	}
 }

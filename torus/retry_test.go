@@ -51,3 +51,10 @@ func TestPropertyRetryDelivers(t *testing.T) {
 		require.GreaterOrEqual(rt, st.Retransmits, st.Rejected, "every rejected copy is resent: %+v", st)
 	})
 }
+
+// TestPropertyRetryActivity: with bit errors the routers' sleep claims
+// stay exact — acknowledgements read lazily, time-outs and resends woken
+// for — whether every component is evaluated every cycle or not.
+func TestPropertyRetryActivity(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) { sameWhenAlwaysEvaluated(rt, retrySetup(rt)) })
+}
