@@ -51,7 +51,7 @@ var table = []spec{
 
 	{key: "link.gbps", doc: "link bandwidth in Gbit/s", rule: floatIn(0, 10000, true)},
 	{key: "link.delay_ns", doc: "channel delay in ns", rule: floatIn(0, maxNS, false)},
-	{key: "link.ber", doc: "bit error rate of every network link (fattree, torus, mesh, ibmesh); above 0 the links check a CRC per packet and resend what fails (link-level retry, go-back-N)", rule: floatIn(0, 0.01, false)},
+	{key: "link.ber", doc: "bit error rate of every network link (fattree, torus, mesh, ibmesh, bgltree); above 0 the links check a CRC per packet and resend what fails (link-level retry, go-back-N)", rule: floatIn(0, 0.01, false)},
 	{key: "link.resend_buffer", doc: "link retry: packets a sender keeps until they are acknowledged (it sends nothing new while full)", rule: intIn(1, 16383)},
 	{key: "link.retry_timeout", doc: "link retry: cycles without an acknowledgement before the sender resends; 0 = auto (4 round trips of a packet)", rule: intIn(0, 1<<30)},
 	{key: "switch.delay_ns", doc: "switch delay in ns", rule: floatIn(0, maxNS, false)},

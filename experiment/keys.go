@@ -38,6 +38,7 @@ var paramKeys = map[string]string{
 	"router.Params.FlitCycles":        "packet.flit_bytes",
 	"router.Params.Delay":             "switch.delay_ns",
 	"router.Params.Retry":             "link.ber",
+	"tree.Params.Retry":               "link.ber",
 	"torus.Params.Routing":            "router.routing",
 	"torus.Params.Dims":               "network.dims",
 	"torus.Params.LinkDelay":          "link.delay_ns",

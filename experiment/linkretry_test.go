@@ -111,3 +111,23 @@ func vcdID(t *testing.T, vcd, name string) string {
 	t.Fatalf("no 1-bit variable %q in the VCD", name)
 	return ""
 }
+
+// The BlueGene/L collective tree with bit errors on its router links: an
+// allreduce completes with the exact result (the run checks every
+// receiver against the fold), nothing is lost, and copies were rejected
+// and resent; it takes longer than on perfect links.
+func TestLinkRetryTree(t *testing.T) {
+	run := func(ber string) experiment.Result {
+		cfg := configWith(t, "network.topology=bgltree", "network.nodes=64", "traffic.pattern=allreduce",
+			"traffic.message_bytes=16384", "link.ber="+ber)
+		r, err := experiment.Run(cfg, experiment.Options{})
+		require.NoError(t, err)
+		require.Empty(t, r.Error)
+		return r
+	}
+	clean, noisy := run("0"), run("1e-4")
+	require.Zero(t, noisy.PacketsLost)
+	require.NotZero(t, noisy.LinkCRCRejected)
+	require.GreaterOrEqual(t, noisy.LinkRetransmissions, noisy.LinkCRCRejected)
+	require.Greater(t, noisy.CompletionCycles, clean.CompletionCycles)
+}

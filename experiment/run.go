@@ -45,7 +45,7 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 		return Result{}, err
 	}
 	if cfg.Link.BER > 0 && !retryTopology(cfg.Network.Topology) {
-		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree, torus, mesh and ibmesh so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
+		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree, torus, mesh, ibmesh and bgltree so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
 	}
 	// The config is converted to cycles once, here; blocks get cycles.
 	n, err := t.Build(cfg, cfg.Timing())
@@ -93,7 +93,7 @@ func (c *CollectiveNet) sim() *rtl.Sim { return c.Sim }
 // retryTopology reports whether topology t's links can have bit errors.
 func retryTopology(t string) bool {
 	switch t {
-	case config.TopologyFatTree, config.TopologyTorus, config.TopologyMesh, config.TopologyIBMesh:
+	case config.TopologyFatTree, config.TopologyTorus, config.TopologyMesh, config.TopologyIBMesh, config.TopologyBGLTree:
 		return true
 	}
 	return false

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"math"
 	"time"
@@ -66,7 +67,7 @@ func buildTree(cfg config.Config, tm config.Timing) (*TreeNet, error) {
 	}
 	tm.PacketCycles = cycles
 	p := tree.Params{Cycles: uint32(cycles), Delay: uint32(max(tm.SwitchDelayCycles, 1)), BufPackets: min(treeBufPackets(cfg), 64),
-		LinkDelay: max(tm.LinkDelayCycles, 1)}
+		LinkDelay: max(tm.LinkDelayCycles, 1), Retry: linkRetry(cfg, tm)}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
 	net, err := tree.New(sim.Top(), "net", shape, p)
 	if err != nil {
@@ -171,3 +172,5 @@ func init() {
 		Weight: func(cfg config.Config) float64 { return float64(cfg.Network.Nodes) },
 	})
 }
+
+func (n *TreeNet) linkStats() link.RetryStats { return n.Net.LinkStats() }

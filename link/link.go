@@ -180,6 +180,34 @@ func (s *Sender) InFlight() (packets, credits int) {
 	return s.unaccepted(), s.Credit.Pending()
 }
 
+// EachUnaccepted calls f for every packet sent and not yet taken by the
+// receiver: those on the line, or on a link with retry those in the
+// resend buffer the receiver has not taken (on the line or to be resent),
+// each once whatever its copies. Each holds a credit.
+func (s *Sender) EachUnaccepted(f func(p *packet.Packet)) {
+	if s.rel == nil {
+		s.Data.Each(func(p packet.Packet) { f(&p) })
+		return
+	}
+	for i := 0; i < s.rel.win.Len(); i++ {
+		if u := s.rel.win.At(i); (u.p.Link-s.rel.rx.expect)&SeqMask <= SeqMask/2 {
+			f(&u.p)
+		}
+	}
+}
+
+// NotifyRetry has the acknowledgement line of a link with retry keep ready
+// bit `bit` of set (rtl.LineIn.Notify), for an owner that ticks its
+// senders only when their lines hold something; no-op without retry.
+func (s *Sender) NotifyRetry(set *rtl.ReadySet, bit int) {
+	if s.rel != nil {
+		s.rel.Ack.Notify(set, bit)
+	}
+}
+
+// Retrying reports whether the link has the retry protocol.
+func (s *Sender) Retrying() bool { return s.rel != nil }
+
 func (s *Sender) unaccepted() int {
 	if s.rel == nil {
 		return s.Data.InFlight()

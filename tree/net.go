@@ -2,6 +2,7 @@ package tree
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
@@ -70,7 +71,14 @@ func New(parent *rtl.Module, name string, s Shape, p Params) (*Net, error) {
 			if !ok {
 				return nil, fmt.Errorf("tree: node %d port %d: node %d has no port back", i, q, j)
 			}
-			link.Connect(&n.Routers[i].out[q].Tx, &n.Routers[j].in[b].Rx, p.LinkDelay)
+			tx, rx := &n.Routers[i].out[q].Tx, &n.Routers[j].in[b].Rx
+			if p.Retry.BER > 0 {
+				if err := link.ConnectRetry(tx, rx, p.LinkDelay, p.Retry); err != nil {
+					return nil, param.Errorf("tree.Params.Retry", "%v", err)
+				}
+				continue
+			}
+			link.Connect(tx, rx, p.LinkDelay)
 		}
 	}
 	return n, nil
@@ -105,6 +113,20 @@ func (n *Net) Errors() uint64 {
 	return e
 }
 
+// LinkStats sums the error and retry counts of the router-to-router links
+// (zero without bit errors, Params.Retry).
+func (n *Net) LinkStats() link.RetryStats {
+	var s link.RetryStats
+	for _, r := range n.Routers {
+		for q := Up; q < Ports; q++ {
+			if r.out[q].ok {
+				s.Add(r.out[q].Tx.Stats())
+			}
+		}
+	}
+	return s
+}
+
 // CheckCredits checks credit conservation on every link and VC between
 // cycles: the sender's credits, those on their way back, the packets on
 // the wire and the packets in the receiver's buffer add up to the buffer.
@@ -130,7 +152,7 @@ func (n *Net) CheckCredits() error {
 
 func (n *Net) check(tx *link.Sender, ip *inPort, path string) error {
 	var wire [VCs]int
-	tx.Data.Each(func(p packet.Packet) { wire[p.VL]++ })
+	tx.EachUnaccepted(func(p *packet.Packet) { wire[p.VL]++ })
 	for v := range VCs {
 		got := int(tx.Returning(v)) + wire[v] + ip.vc[v].n
 		if got != n.P.BufPackets || ip.vc[v].n > n.P.BufPackets {

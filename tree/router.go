@@ -52,6 +52,10 @@ type Params struct {
 	BufPackets int
 	// LinkDelay of the channels (sizes the output staging rings).
 	LinkDelay uint64
+	// Retry gives the router-to-router links bit errors at Retry.BER and
+	// the link-level retry protocol (link.ConnectRetry), as the BlueGene/L
+	// tree links have; BER 0: perfect links.
+	Retry link.Retry
 }
 
 // Check reports a bad parameter in one line.
@@ -72,7 +76,17 @@ func (p Params) Check() error {
 // stageSlots is how many payloads an output keeps on their way: a payload
 // sent on a line must stay put until the far end copies it, LinkDelay
 // cycles later, and a new one goes at most every Cycles cycles.
-func (p Params) stageSlots() int { return int((p.LinkDelay+1+uint64(p.Cycles)-1)/uint64(p.Cycles)) + 1 }
+//
+// On a link with retry a payload also stays put while its packet is in the
+// resend buffer: a resend copies it again, and a packet leaves the buffer
+// only when acknowledged, after the far end took it.
+func (p Params) stageSlots() int {
+	n := int((p.LinkDelay+1+uint64(p.Cycles)-1)/uint64(p.Cycles)) + 1
+	if p.Retry.BER > 0 {
+		n = max(n, p.Retry.Window+1)
+	}
+	return n
+}
 
 // slot is one packet buffer of an input VC: the header, its own copy of
 // the payload, when the head arrived and when the tail leaves.
@@ -140,6 +154,7 @@ type Router struct {
 	errs   uint64 // combines whose sources disagreed on opcode or size
 	credW  uint8  // outputs whose credit line must wake the router
 	credOn uint8  // outputs whose credit line wakes it now
+	retry  uint8  // outputs whose links have the retry protocol
 	// Work masks, bit q·VCs+v: input VCs with packets not sent yet, and
 	// with sent packets whose tails have not left (their slots free at
 	// nextFree the earliest).
@@ -274,12 +289,16 @@ func (r *Router) showALU(now uint64) {
 // ready bits of the router's input lines; credit lines stop waking it
 // until a head waits on them.
 func (r *Router) bindReady() {
-	r.lines = rtl.NewReadySet(16)
+	r.lines = rtl.NewReadySet(24)
 	for q := range Ports {
 		if r.in[q].ok {
 			r.in[q].Rx.Data.Notify(r.lines, q)
 			r.out[q].Tx.Credit.Notify(r.lines, 8+q)
+			r.out[q].Tx.NotifyRetry(r.lines, 16+q)
 			r.out[q].Tx.Settle(false)
+			if r.out[q].Tx.Retrying() {
+				r.retry |= 1 << q
+			}
 		}
 	}
 }
@@ -336,7 +355,9 @@ func (r *Router) receive(now uint64) {
 		}
 		return
 	}
-	for m := w >> 8 & 0xf; m != 0; m &= m - 1 {
+	// Links with retry tick every cycle the router runs: acknowledgements,
+	// resends and time-outs (which wake it) are theirs.
+	for m := (w>>8 | uint64(r.retry)) & 0xf; m != 0; m &= m - 1 {
 		r.out[bits.TrailingZeros64(m)].Tx.Tick(now)
 	}
 }
@@ -468,6 +489,9 @@ func (r *Router) try(q, v int, s *slot, now uint64) bool {
 			r.soon = min(r.soon, free)
 			return false
 		}
+		if !op.Tx.Idle(now) {
+			return false // resends first, or the resend buffer is full: an acknowledgement wakes us
+		}
 		if !op.Tx.Credits.CanSend(1 << v) {
 			r.credW |= 1 << t
 			return false
@@ -557,6 +581,11 @@ func (r *Router) sleep(now uint64) {
 		r.out[q].Tx.Settle(r.credW>>q&1 != 0)
 	}
 	r.credOn = r.credW
+	for m := r.retry; m != 0; m &= m - 1 {
+		if t, ok := r.out[bits.TrailingZeros8(m)].Tx.WakeAt(now, false); ok {
+			wake = min(wake, t) // resends wait for the link
+		}
+	}
 	if r.probes {
 		for q := range Ports {
 			if !r.in[q].ok {
