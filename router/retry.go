@@ -240,7 +240,9 @@ func (t *txLink) recvAcks() {
 			if a.Nack&(1<<e.vc) != 0 {
 				e.redo = true
 			}
-			t.win[k] = *e
+			if k != i {
+				t.win[k] = *e
+			}
 			k++
 		}
 		clear(t.win[k:])
