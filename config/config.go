@@ -41,6 +41,9 @@ type Config struct {
 	Traffic  Traffic `yaml:"traffic" json:"traffic"`
 	Combine  Combine `yaml:"combine" json:"combine"`
 	Run      Run     `yaml:"run" json:"run"`
+	// Faults are links that go down during the run: "PATH@CYCLE", PATH
+	// the waveform path of one of the link's output ports (fault.Parse).
+	Faults []string `yaml:"faults,flow" json:"faults"`
 }
 
 // Network selects and sizes the network.
@@ -234,6 +237,7 @@ func Default() Config {
 			Sources: 1, GroupPercent: 100},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
 		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000, WatchdogCycles: 100000},
+		Faults:  []string{},
 	}
 }
 
@@ -649,6 +653,13 @@ func decodeLeaf(n *yaml.Node, key string, fv reflect.Value) *Error {
 		out := reflect.MakeSlice(fv.Type(), len(n.Content), len(n.Content))
 		for i, el := range n.Content {
 			el = deref(el)
+			if fv.Type().Elem().Kind() == reflect.String {
+				if el.Kind != yaml.ScalarNode || isNull(el) {
+					return &Error{Key: key, Msg: fmt.Sprintf("entry %d: expected a string; got %s", i+1, describe(el))}
+				}
+				out.Index(i).SetString(el.Value)
+				continue
+			}
 			if isNull(el) {
 				return &Error{Key: key, Msg: fmt.Sprintf("entry %d: missing value; expected an integer", i+1)}
 			}
@@ -677,6 +688,9 @@ func typeName(t reflect.Type) string {
 	case reflect.Float64:
 		return "a number"
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "a list of strings"
+		}
 		return "a list of integers"
 	}
 	return t.String()
@@ -749,7 +763,9 @@ func valueNode(s *spec, raw string) (*yaml.Node, *Error) {
 	if s.kind == reflect.Slice && n.Kind == yaml.ScalarNode && !isNull(n) {
 		// "4,4,4", "4x4x4" or a single "8".
 		parts := []string{n.Value}
-		if n.ShortTag() == "!!str" {
+		if s.typ.Elem().Kind() == reflect.String {
+			parts = strings.Split(n.Value, ",")
+		} else if n.ShortTag() == "!!str" {
 			if strings.Contains(n.Value, ",") {
 				parts = strings.Split(n.Value, ",")
 			} else {

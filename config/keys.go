@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/fault"
 	"reflect"
 	"strconv"
 	"strings"
@@ -89,6 +90,8 @@ var table = []spec{
 	{key: "run.workers", doc: "goroutines evaluating one run (the kernel's parallel evaluation; results and VCD are identical for any value): 0 = auto, GOMAXPROCS for networks of at least 16384 components (a 1024-node 8-port fat-tree), else 1", rule: intIn(0, 256)},
 	{key: "run.watchdog_cycles", doc: "deadlock watchdog (torus, mesh): a run with flits in the network and none moved for this many cycles stops, prints the wait-for cycle and exits with status 3; 0 = off", rule: intIn(0, maxCycles)},
 	{key: "run.memory_limit", doc: "MiB a run may take: a network whose estimated state is larger is refused before it is built (0 = the memory the machine has available, MemAvailable)", rule: intIn(0, 1<<30)},
+
+	{key: "faults", doc: "links that go down during the run, each PATH@CYCLE with PATH the waveform path of one of the link's output ports (e.g. top.net.r(1)(0).out(1), top.net.leaf(2).out(5)); the link dies both ways; routing avoids it where a route remains and the run reports the packets left with none (packets_unreachable, unreachable); fattree, torus and mesh, point-to-point traffic", rule: faultsRule()},
 }
 
 type spec struct {
@@ -190,6 +193,9 @@ func shortType(t reflect.Type) string {
 	case reflect.Float64:
 		return "float"
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "list of string"
+		}
 		return "list of int"
 	}
 	return t.String()
@@ -281,6 +287,33 @@ func inputsRule() rule {
 	return rule{allowed: "1..network.ports", cross: true, check: func(c *Config, v reflect.Value) string {
 		if x := v.Int(); x < 1 || x > int64(c.Network.Ports) {
 			return fmt.Sprintf("%d is out of range; allowed 1..%d (network.ports)", x, c.Network.Ports)
+		}
+		return ""
+	}}
+}
+
+// faultsRule: every entry is PATH@CYCLE, on a network built to fail links
+// (fattree, torus, mesh) with point-to-point traffic. Whether PATH names a
+// link is for the network to say when it is built.
+func faultsRule() rule {
+	allowed := "a list of PATH@CYCLE (fattree, torus, mesh; point-to-point traffic)"
+	return rule{allowed: allowed, cross: true, check: func(c *Config, v reflect.Value) string {
+		if v.Len() == 0 {
+			return ""
+		}
+		for i := 0; i < v.Len(); i++ {
+			if _, err := fault.Parse(v.Index(i).String()); err != nil {
+				return fmt.Sprintf("entry %d: %v", i+1, err)
+			}
+		}
+		switch c.Network.Topology {
+		case TopologyFatTree, TopologyTorus, TopologyMesh:
+		default:
+			return fmt.Sprintf("link faults are built for network.topology fattree, torus and mesh; not for %s", c.Network.Topology)
+		}
+		switch c.Traffic.Pattern {
+		case PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD:
+			return fmt.Sprintf("link faults reroute point-to-point traffic only; traffic.pattern %s is a collective", c.Traffic.Pattern)
 		}
 		return ""
 	}}

@@ -32,7 +32,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		return false
 	}
 	first := v.sent == 0
-	if first && r.tapOn>>uint(q)&1 != 0 {
+	if first && r.tapOn>>uint(q)&1 != 0 && !v.drop {
 		r.taps = append(r.taps, TapRecord{At: s, Port: uint8(q), VC: v.ovc, Pkt: pr.p})
 	}
 	v.dep += uint64(n)
@@ -57,6 +57,9 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	tail := v.dep == pr.end
 	switch {
+	case q == 0 && tail && v.drop:
+		v.drop = false
+		r.flt.log.Add(now, r.Path(), &pr.p)
 	case q == 0 && tail:
 		// The sink takes the packet whole: its header now, with the
 		// cycles that bring its tail to the sink when the last flit
@@ -135,6 +138,9 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		ch = ch.Add(routing.Local, 1)
 	} else {
 		ch = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL})
+		if r.flt != nil && now >= r.flt.from && pr.p.Op != packet.Multicast {
+			ch = r.aroundFaults(now, dst, v, ch)
+		}
 	}
 	if pr.p.Op == packet.Multicast {
 		r.multicast(now, q, w, v, pr, ch)

@@ -38,8 +38,12 @@ func ParseSwitching(name string) (Switching, error) {
 
 // Params configure a router.
 type Params struct {
-	Net       *routing.Net
-	Route     routing.Func
+	Net   *routing.Net
+	Route routing.Func
+	// Minimal: Route takes only minimal hops and, with every link up,
+	// always reaches the destination (routing.Spec.Minimal), which lets
+	// the search around dead links stay where they are.
+	Minimal   bool
 	VCs       int       // per network port
 	BufFlits  int       // flits per VC buffer (wormhole: 1 whatever is set)
 	Switching Switching //

@@ -51,6 +51,7 @@ type Router struct {
 	retry  uint        // outputs whose links have retry (bit errors)
 	redo   uint        // of those, outputs with resends pending
 	links  *retryLinks // their retry blocks (nil: perfect links)
+	flt    *faults     // routing around dead links (nil: none go down)
 	ackOn  uint        // outputs whose acknowledgement line wakes the router
 	outs   uint        // network outputs that exist (a mesh edge lacks some)
 	credOn uint        // outputs whose credit line wakes the router

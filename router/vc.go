@@ -25,6 +25,7 @@ type inVC struct {
 	state uint8
 	out   uint8 // output port and VC while Active
 	ovc   uint8
+	drop  bool   // the packet has no route left: it leaves by the ejection port, discarded (faults.go)
 	retry uint64 // earliest cycle an attempt can succeed (0: now)
 }
 

@@ -29,6 +29,10 @@ type Spec struct {
 	Check func(n *Net) error
 	// Adaptive: it may offer more than one port.
 	Adaptive bool
+	// Minimal: it offers only minimal hops and, with every link up,
+	// always reaches the destination (a router with dead links then
+	// searches only where a dead link lies on a minimal path).
+	Minimal bool
 	// Bubble is the mask of VCs that keep the bubble rule on a torus that
 	// escapes by bubble (Escape == Bubble): the VCs its deadlock-freedom
 	// argument rests on. Nil: none.
@@ -36,13 +40,13 @@ type Spec struct {
 }
 
 var specs = []Spec{
-	{Name: "dor", F: DOR, Check: checkDOR, Bubble: allVCs},
-	{Name: "west-first", F: WestFirst, Check: checkMesh2D("west-first"), Adaptive: true},
-	{Name: "north-last", F: NorthLast, Check: checkMesh2D("north-last"), Adaptive: true},
-	{Name: "negative-first", F: NegativeFirst, Check: checkMesh("negative-first"), Adaptive: true},
-	{Name: "planar-adaptive", F: PlanarAdaptive, Check: checkPlanar, Adaptive: true},
-	{Name: "duato", F: Duato, Check: checkDuato, Adaptive: true, Bubble: vcMask(0)},
-	{Name: "bgl", F: BGL, Check: checkBGL, Adaptive: true, Bubble: vcMask(2)},
+	{Name: "dor", F: DOR, Check: checkDOR, Bubble: allVCs, Minimal: true},
+	{Name: "west-first", F: WestFirst, Check: checkMesh2D("west-first"), Adaptive: true, Minimal: true},
+	{Name: "north-last", F: NorthLast, Check: checkMesh2D("north-last"), Adaptive: true, Minimal: true},
+	{Name: "negative-first", F: NegativeFirst, Check: checkMesh("negative-first"), Adaptive: true, Minimal: true},
+	{Name: "planar-adaptive", F: PlanarAdaptive, Check: checkPlanar, Adaptive: true, Minimal: true},
+	{Name: "duato", F: Duato, Check: checkDuato, Adaptive: true, Bubble: vcMask(0), Minimal: true},
+	{Name: "bgl", F: BGL, Check: checkBGL, Adaptive: true, Bubble: vcMask(2), Minimal: true},
 }
 
 // allVCs: every VC is a dor escape VC.

@@ -103,6 +103,7 @@ type Net struct {
 	VCs    int    // virtual channels per port
 	stride [MaxDims]int
 	coord  []uint16 // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
+	dead   []deadLink // links down (Fail), each direction
 }
 
 // NewNet checks and returns a network of the given dimensions.

@@ -65,7 +65,7 @@ func New(parent *rtl.Module, name string, p Params) (*Net, error) {
 		return nil, param.Errorf("torus.Params.LinkDelay", "%d; allowed: at least 1", p.LinkDelay)
 	}
 	rp := p.Router
-	rp.Net, rp.Route, rp.Bubble, rp.Atomic = rn, spec.F, bubbleVCs(rn, spec), spec.Adaptive
+	rp.Net, rp.Route, rp.Bubble, rp.Atomic, rp.Minimal = rn, spec.F, bubbleVCs(rn, spec), spec.Adaptive, spec.Minimal
 	n := &Net{Routing: rn, Spec: spec, delay: p.LinkDelay}
 	n.Init(parent, name, n)
 	n.Routers = make([]*router.Router, rn.Nodes())
