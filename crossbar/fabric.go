@@ -47,6 +47,9 @@ func (s oqxp) fault() error {
 func (s oqxp) buffered(i int) int {
 	in := s.ins[i]
 	n := in.inUse
+	if in.creditAt >= s.Now() {
+		n += int(in.creditN) // discarded: the credit is scheduled, not yet on the line
+	}
 	// Slots freed by done notices the input has not taken yet (it takes
 	// them when it next wakes) but would have by now.
 	now := s.Now()

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/fault"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
@@ -35,6 +36,9 @@ type inPort struct {
 	owed     []credit.Token    // credits to return, one token per cycle
 	used     rtl.Probe[uint16] // slots in use, for the waveform
 	mf       *credit.Granter   // credit mode min-free: grants credits up to the least free crosspoint (= &grant; nil otherwise)
+	drops    *fault.Log        // packets discarded for want of a route (WatchFaults; nil: none expected)
+	creditAt uint64            // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
+	creditN  uint16
 	grant    credit.Granter
 	err      error
 	adaptive bool                           // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
@@ -189,7 +193,11 @@ func (p *inPort) receive(now uint64) {
 		if !ok {
 			return
 		}
-		mask, err := p.sw.Table.Lookup(pk, p.idx)
+		mask, err := p.sw.Table.LookupAt(pk, p.idx, now)
+		if err == ErrUnreachable {
+			p.discard(now, pk)
+			continue
+		}
 		if err != nil {
 			p.fail(fmt.Errorf("%s: packet %#x from node %d: %v", p.Path(), pk.ID, pk.Src, err))
 			continue
@@ -335,6 +343,35 @@ func pickLeast(mask uint64, queued []uint16, random bool, m *rtl.Module) uint64 
 		best &= best - 1
 	}
 	return best & -best
+}
+
+// discard drops a packet with no route left (links went down): it takes
+// no slot, its credit goes back upstream (min-free: its grant is spent
+// and Release returns it, the crosspoints being as free as before;
+// per-link: next cycle), and it is logged.
+func (p *inPort) discard(now uint64, pk *packet.Packet) {
+	if p.mf != nil && !p.mf.Arrive() {
+		p.fail(fmt.Errorf("%s: packet %#x arrived with no credit granted (min-free): credit protocol violated", p.Path(), pk.ID))
+		return
+	}
+	if p.sw.P.CreditMode == credit.PerLink {
+		// As the outputs return the credits of departing packets (sent):
+		// scheduled for the next cycle, merged with theirs, so the line's
+		// values stay in cycle order.
+		if p.Rx.CanSchedule() {
+			p.Rx.ScheduleCredit(now+1, 1)
+			if p.creditAt != now+1 {
+				p.creditAt, p.creditN = now+1, 0
+			}
+			p.creditN++ // held, for the monitors, until the line shows the credit
+		} else {
+			p.owe(1)
+		}
+	}
+	if p.drops == nil {
+		p.drops = &fault.Log{}
+	}
+	p.drops.Add(now, p.Path(), pk)
 }
 
 func (p *inPort) fail(err error) {

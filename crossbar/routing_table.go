@@ -1,6 +1,7 @@
 package crossbar
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -26,7 +27,20 @@ type Table struct {
 	coll   map[uint32]uint64
 	root   map[uint32]int // collective address -> root (up) port, for the combine tree
 	units  int            // combine units on ports ports .. ports+units-1
+	// changes are unicast entries that change from a cycle on (links go
+	// down: SetUnicastFrom), in the order they take effect; nil: none.
+	changes map[uint32][]routeChange
 }
+
+// routeChange is a unicast entry's outputs from cycle from on.
+type routeChange struct {
+	from uint64
+	mask uint64
+}
+
+// ErrUnreachable is LookupAt's answer for a unicast whose route a change
+// removed: no output leads to its destination any more.
+var ErrUnreachable = errors.New("no route left")
 
 // NewTable makes an empty table for a switch of the given radix.
 func NewTable(ports int) *Table {
@@ -108,6 +122,41 @@ func (t *Table) SetUnicast(dst uint32, mask uint64) {
 		t.ucIdx = append(t.ucIdx, 0)
 	}
 	t.ucIdx[dst] = uint8(j)
+}
+
+// SetUnicastFrom changes destination dst's outputs to mask from cycle from
+// on (mask 0: unreachable from then). Changes of one destination are
+// made in the order of their cycles.
+func (t *Table) SetUnicastFrom(from uint64, dst uint32, mask uint64) {
+	if t.changes == nil {
+		t.changes = map[uint32][]routeChange{}
+	}
+	t.changes[dst] = append(t.changes[dst], routeChange{from: from, mask: mask})
+}
+
+// Changing reports whether some entry changes (SetUnicastFrom).
+func (t *Table) Changing() bool { return t.changes != nil }
+
+// LookupAt is Lookup in cycle now, with the changes made by then: a
+// unicast whose entry a change emptied is ErrUnreachable.
+func (t *Table) LookupAt(p *packet.Packet, in int, now uint64) (uint64, error) {
+	if t.changes == nil || p.Op != packet.Unicast {
+		return t.Lookup(p, in)
+	}
+	cs, ok := t.changes[p.Dst]
+	if !ok || cs[0].from > now {
+		return t.Lookup(p, in)
+	}
+	m := cs[0].mask
+	for _, c := range cs[1:] {
+		if c.from <= now {
+			m = c.mask
+		}
+	}
+	if m == 0 {
+		return 0, ErrUnreachable
+	}
+	return m, nil
 }
 
 // unicast returns the outputs of destination dst (0: no route).

@@ -102,6 +102,15 @@ func buildFatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.Faults) > 0 {
+		if n.faults.links, err = parseFaults(cfg); err != nil {
+			return nil, err
+		}
+		if err := n.Net.Fail(n.faults.links); err != nil {
+			return nil, fmt.Errorf("faults: %v", err)
+		}
+		n.faults.logs = n.Net.Dropped()
+	}
 	if err := build(cfg, n.Sim); err != nil {
 		return nil, err
 	}
@@ -227,6 +236,7 @@ func (n *FatTreeNet) result(wall float64) Result {
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.hops[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, hops, wall, n.Net.Err())
+	n.faults.report(&r)
 	return r
 }
 

@@ -28,9 +28,12 @@ type loadNet struct {
 	conserve func() error              // the credit invariant on every link
 	netErr   func() error              // the network's own protocol errors
 	report   func(wall float64) Result // the result of the run so far
+	faults   faultNet                  // links that go down, and what was discarded
 }
 
-func (n *loadNet) measuredDone() bool { return measuredDone(n.Sim, n.Win, n.Srcs, n.Sinks, n.copies) }
+func (n *loadNet) measuredDone() bool {
+	return measuredDone(n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost())
+}
 
 // Harness wraps the netlist for testbenches: done when drained, the credit
 // invariant as a monitor.
@@ -80,10 +83,11 @@ func (n *loadNet) Result(wall float64) Result { return n.report(wall) }
 
 func (n *loadNet) sim() *rtl.Sim { return n.Sim }
 
-// measuredDone reports whether every copy of every measured packet arrived.
-// copies, when not nil, counts the measured copies the sources' counters
-// miss (multicasts to a collective address).
-func measuredDone(sim *rtl.Sim, win traffic.Window, srcs []*traffic.Source, sinks []*traffic.Sink, copies func() uint64) bool {
+// measuredDone reports whether every copy of every measured packet arrived
+// (or, lost of them, was discarded for want of a route). copies, when not
+// nil, counts the measured copies the sources' counters miss (multicasts
+// to a collective address).
+func measuredDone(sim *rtl.Sim, win traffic.Window, srcs []*traffic.Source, sinks []*traffic.Sink, copies func() uint64, lost uint64) bool {
 	// Every source wakes at Win.End, so every kernel mode evaluates that
 	// cycle; deciding only after it keeps the end cycle the same with time
 	// skipping on or off.
@@ -100,7 +104,7 @@ func measuredDone(sim *rtl.Sim, win traffic.Window, srcs []*traffic.Source, sink
 	for _, s := range sinks {
 		got += s.MeasuredReceived
 	}
-	return got == want
+	return got+lost == want
 }
 
 // loadResult fills r (whose topology fields the caller set) from a load run:

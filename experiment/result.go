@@ -64,6 +64,12 @@ type Result struct {
 	PacketsLost         uint64 `json:"packets_lost"`
 	Error               string `json:"error,omitempty"`
 
+	// Links that go down (the config's faults): how many, the packets
+	// discarded for want of a route, and the first fault.Keep of them.
+	LinkFaults         int           `json:"link_faults,omitempty"`
+	PacketsUnreachable uint64        `json:"packets_unreachable,omitempty"`
+	Unreachable        []Unreachable `json:"unreachable,omitempty"`
+
 	// Collectives through the NICs (multicast, namd, software reduce).
 	Multicast              string  `json:"multicast,omitempty"`                 // traffic.multicast
 	Algorithm              string  `json:"algorithm,omitempty"`                 // hardware | sequential | binomial

@@ -190,6 +190,15 @@ func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 		n.Srcs, n.Sinks = append(n.Srcs, src), append(n.Sinks, snk)
 	}
 	n.conserve, n.netErr, n.report = net.CheckCredits, func() error { return nil }, n.result
+	if len(cfg.Faults) > 0 {
+		if n.faults.links, err = parseFaults(cfg); err != nil {
+			return nil, err
+		}
+		if err := net.Fail(n.faults.links); err != nil {
+			return nil, fmt.Errorf("faults: %v", err)
+		}
+		n.faults.logs = net.Dropped()
+	}
 	n.Watch = newWatchdog(net, uint64(cfg.Run.WatchdogCycles))
 	if err := build(cfg, sim); err != nil {
 		return nil, err
@@ -245,6 +254,7 @@ func (n *TorusNet) result(wall float64) Result {
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.linkHop[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, hops, wall, nil)
+	n.faults.report(&r)
 	if n.Watch.stalled {
 		r.Deadlock, r.WaitFor = true, n.Watch.cycle
 		r.fail(fmt.Sprintf("deadlock: no flit has moved since cycle %d; wait-for cycle: %s", n.Watch.since, strings.Join(n.Watch.cycle, " -> ")))

@@ -102,7 +102,7 @@ type Net struct {
 	Escape Escape // torus only
 	VCs    int    // virtual channels per port
 	stride [MaxDims]int
-	coord  []uint16 // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
+	coord  []uint16   // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
 	dead   []deadLink // links down (Fail), each direction
 }
 

@@ -177,6 +177,21 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		r.PacketsInjected, r.PacketsDelivered, r.Cycles, r.MaxQueue)
 	fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, %.3g packet-hops/s, wall %.3fs\n",
 		r.KernelEvals, r.SkippedCycles, r.SimCyclesPerSecond, r.FlitHopsPerS, r.WallSeconds)
+	if r.LinkFaults > 0 {
+		fmt.Fprintf(w, "  %d link fault(s): %d packet(s) unreachable (no route left)", r.LinkFaults, r.PacketsUnreachable)
+		for i, u := range r.Unreachable {
+			if i == 3 {
+				fmt.Fprintf(w, ", … (--json lists %d)", len(r.Unreachable))
+				break
+			}
+			sep := ", e.g. "
+			if i > 0 {
+				sep = "; "
+			}
+			fmt.Fprintf(w, "%s%d→%d at cycle %d in %s", sep, u.Src, u.Dst, u.Cycle, u.Where)
+		}
+		fmt.Fprintln(w)
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", r.Error)
 	}

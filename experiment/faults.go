@@ -1,0 +1,62 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/fault"
+)
+
+// Unreachable is a packet a network discarded because no route to its
+// destination was left (the config's faults): the JSON `unreachable` list.
+type Unreachable struct {
+	ID    uint64 `json:"id"`
+	Src   uint32 `json:"src"`
+	Dst   uint32 `json:"dst"`
+	Born  uint64 `json:"born_cycle"`
+	Cycle uint64 `json:"cycle"` // when it was discarded
+	Where string `json:"where"` // the block that discarded it
+}
+
+// faultNet is what the load runs keep of a network whose links go down:
+// the logs of its discarding blocks.
+type faultNet struct {
+	links []fault.Link
+	logs  []*fault.Log
+}
+
+// parseFaults reads the config's faults list (its syntax was validated).
+func parseFaults(cfg config.Config) ([]fault.Link, error) {
+	links, err := fault.ParseAll(cfg.Faults)
+	if err != nil {
+		return nil, fmt.Errorf("faults: %v", err)
+	}
+	return links, nil
+}
+
+// measuredLost is the measured packets discarded so far: the drain waits
+// for them no longer.
+func (f *faultNet) measuredLost() uint64 {
+	var n uint64
+	for _, l := range f.logs {
+		n += l.Measured
+	}
+	return n
+}
+
+// report puts the faults and the discarded packets into r; a run is
+// drained when every measured packet was delivered or discarded.
+func (f *faultNet) report(r *Result) {
+	if len(f.links) == 0 {
+		return
+	}
+	drops, n, measured := fault.Merge(f.logs)
+	r.LinkFaults, r.PacketsUnreachable = len(f.links), n
+	for _, d := range drops {
+		r.Unreachable = append(r.Unreachable, Unreachable{ID: d.Pkt.ID, Src: d.Pkt.Src, Dst: d.Pkt.Dst, Born: d.Pkt.Born, Cycle: d.At, Where: d.Where})
+	}
+	r.Drained = r.MeasuredRecv+measured == r.MeasuredSent
+	if r.Error == "" {
+		r.Stable = r.Drained && float64(r.PacketsInjected) >= 0.98*float64(r.MeasuredSent)
+	}
+}

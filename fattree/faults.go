@@ -1,0 +1,183 @@
+package fattree
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hwcoll/hwcoll/fault"
+)
+
+// upLink is a switch-to-switch link, named by its lower end: up port k+j of
+// switch (l, w); it goes down at cycle at.
+type upLink struct {
+	l, w, j int
+	at      uint64
+}
+
+// Fail takes down, from their cycles on, the switch-to-switch links that
+// links name by one of their output ports (fault.Link), both ways, and
+// reprograms the routing tables for each cycle a link goes down, as a
+// fabric manager would at once: a switch's adaptive up routes keep only the
+// up ports through which the destination is still reachable down a live
+// path, and a destination with none is unreachable there (its packets are
+// discarded at the switch and logged). Node links cannot fail here.
+func (net *Net) Fail(links []fault.Link) error {
+	var dead []upLink
+	for _, f := range links {
+		u, err := net.linkOf(f.Path)
+		if err != nil {
+			return err
+		}
+		u.at = f.At
+		dead = append(dead, u)
+	}
+	for _, lv := range net.sw {
+		for _, s := range lv {
+			if err := s.WatchFaults(); err != nil {
+				return err
+			}
+		}
+	}
+	var cycles []uint64
+	for _, u := range dead {
+		cycles = append(cycles, u.at)
+	}
+	slices.Sort(cycles)
+	cycles = slices.Compact(cycles)
+	prev, cur := net.newReach(), net.newReach()
+	for i := 0; i < net.P.Nodes; i++ {
+		net.routes(i, nil, 0, prev)
+		for _, c := range cycles {
+			net.routes(i, dead, c, cur)
+			for l := range cur.mask {
+				for w, m := range cur.mask[l] {
+					if m != prev.mask[l][w] {
+						net.sw[l][w].Table.SetUnicastFrom(c, uint32(i), m)
+					}
+				}
+			}
+			prev, cur = cur, prev
+		}
+	}
+	return nil
+}
+
+// reach is the scratch of routes: per level and switch, whether the
+// destination is reachable from there and the outputs toward it.
+type reach struct {
+	ok   [][]bool
+	mask [][]uint64
+}
+
+func (net *Net) newReach() *reach {
+	r := &reach{ok: make([][]bool, net.n), mask: make([][]uint64, net.n)}
+	for l := range r.ok {
+		r.ok[l], r.mask[l] = make([]bool, net.per), make([]uint64, net.per)
+	}
+	return r
+}
+
+// alive reports whether up link j of (l, w) is up at cycle now.
+func alive(dead []upLink, l, w, j int, now uint64) bool {
+	for _, u := range dead {
+		if u.l == l && u.w == w && u.j == j && u.at <= now {
+			return false
+		}
+	}
+	return true
+}
+
+// routes fills r with every switch's outputs toward node i with the links
+// of dead down at cycle now: an ancestor of i sends down its one port if
+// the path below is live (else i is unreachable from it); any other switch
+// sends up every live port whose parent reaches i. Levels are done top
+// down (a switch's answer depends on its parents'), ancestors' down paths
+// bottom up.
+func (net *Net) routes(i int, dead []upLink, now uint64, r *reach) {
+	k := net.k
+	for l := 0; l < net.n; l++ {
+		for w := range net.sw[l] {
+			if !net.Reaches(l, w, i) {
+				if l == net.n-1 {
+					r.ok[l][w], r.mask[l][w] = false, 0 // no parent to go up to
+				}
+				continue
+			}
+			ok := l == 0
+			if l > 0 {
+				c := net.digit(i, l)
+				cw, _ := net.Child(l, w, c)
+				ok = r.ok[l-1][cw] && alive(dead, l-1, cw, net.digit(w, l-1), now)
+			}
+			r.ok[l][w], r.mask[l][w] = ok, 0
+			if ok {
+				r.mask[l][w] = 1 << uint(net.digit(i, l))
+			}
+		}
+	}
+	for l := net.n - 2; l >= 0; l-- {
+		for w := range net.sw[l] {
+			if net.Reaches(l, w, i) {
+				continue
+			}
+			var m uint64
+			for j := 0; j < k; j++ {
+				pw, _ := net.Parent(l, w, j)
+				if r.ok[l+1][pw] && alive(dead, l, w, j, now) {
+					m |= 1 << uint(k+j)
+				}
+			}
+			r.ok[l][w], r.mask[l][w] = m != 0, m
+		}
+	}
+}
+
+// linkOf finds the switch-to-switch link whose output port has path p
+// (with or without the top module's name): an up port below the top, or
+// a down port above the leaves.
+func (net *Net) linkOf(path string) (upLink, error) {
+	p := strings.TrimPrefix(path, "top.")
+	k := net.k
+	for l := range net.sw {
+		for w, s := range net.sw[l] {
+			rest, found := strings.CutPrefix(p, strings.TrimPrefix(s.Path(), "top.")+".out(")
+			if !found {
+				continue
+			}
+			num, found := strings.CutSuffix(rest, ")")
+			o, err := strconv.Atoi(num)
+			switch {
+			case !found || err != nil || o < 0 || o >= 2*k:
+			case o >= k && l < net.n-1:
+				return upLink{l: l, w: w, j: o - k}, nil
+			case o < k && l > 0:
+				cw, port := net.Child(l, w, o)
+				return upLink{l: l - 1, w: cw, j: port - k}, nil
+			}
+			return upLink{}, net.badLink(path)
+		}
+	}
+	return upLink{}, net.badLink(path)
+}
+
+func (net *Net) badLink(p string) error {
+	ex := fmt.Sprintf("%s.out(%d)", net.sw[0][0].Path(), net.k)
+	if net.n > 1 {
+		ex += fmt.Sprintf(" (an up port, out(%d..%d), below the top; a down port, out(0..%d), above the leaves)", net.k, 2*net.k-1, net.k-1)
+	}
+	return fmt.Errorf("%q names no switch-to-switch link of this fat-tree (node links cannot fail); allowed: a switch output such as %s", p, ex)
+}
+
+// Dropped is every switch input's log of packets discarded for want of a
+// route (after Fail).
+func (net *Net) Dropped() []*fault.Log {
+	var logs []*fault.Log
+	for _, lv := range net.sw {
+		for _, s := range lv {
+			logs = append(logs, s.Dropped()...)
+		}
+	}
+	return logs
+}
