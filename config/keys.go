@@ -91,7 +91,7 @@ var table = []spec{
 	{key: "run.watchdog_cycles", doc: "deadlock watchdog (torus, mesh): a run with flits in the network and none moved for this many cycles stops, prints the wait-for cycle and exits with status 3; 0 = off", rule: intIn(0, maxCycles)},
 	{key: "run.memory_limit", doc: "MiB a run may take: a network whose estimated state is larger is refused before it is built (0 = the memory the machine has available, MemAvailable)", rule: intIn(0, 1<<30)},
 
-	{key: "faults", doc: "links that go down during the run, each PATH@CYCLE with PATH the waveform path of one of the link's output ports (e.g. top.net.r(1)(0).out(1), top.net.leaf(2).out(5)); the link dies both ways; routing avoids it where a route remains and the run reports the packets left with none (packets_unreachable, unreachable); fattree, torus and mesh, point-to-point traffic", rule: faultsRule()},
+	{key: "faults", doc: "links that go down during the run, each PATH@CYCLE with PATH the waveform path of one of the link's output ports (torus, mesh: top.net.r(1)(0).out(1); fattree: top.leaf(2).out(5)); the link dies both ways; routing avoids it where a route remains and the run reports the packets left with none (packets_unreachable, unreachable); fattree, torus and mesh, point-to-point traffic", rule: faultsRule()},
 }
 
 type spec struct {

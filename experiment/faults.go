@@ -60,3 +60,18 @@ func (f *faultNet) report(r *Result) {
 		r.Stable = r.Drained && float64(r.PacketsInjected) >= 0.98*float64(r.MeasuredSent)
 	}
 }
+
+// faultsOnFatTree refuses link faults on a fat-tree run they are not built
+// for, naming what is allowed.
+func faultsOnFatTree(cfg config.Config) error {
+	switch {
+	case len(cfg.Faults) == 0:
+	case cfg.NIC.Model != config.NICNone:
+		return fmt.Errorf("faults: link faults on a fat-tree are built for open-loop sources; allowed: nic.model %s, not %s", config.NICNone, cfg.NIC.Model)
+	case cfg.Network.CreditMode == config.CreditPerCrosspoint:
+		return fmt.Errorf("faults: per-crosspoint look-ahead routes by the next switch's table, which a fault changes under a packet on its way; allowed: network.credit_mode %s | %s", config.CreditMinFree, config.CreditPerLink)
+	case cfg.Network.Organization != config.OrgOQXP:
+		return fmt.Errorf("faults: link faults on a fat-tree are built for its crosspoint switches; allowed: network.organization %s, not %s", config.OrgOQXP, cfg.Network.Organization)
+	}
+	return nil
+}

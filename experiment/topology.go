@@ -108,8 +108,8 @@ func init() {
 	Register(Topology{
 		Name: config.TopologyFatTree,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
-			if len(cfg.Faults) > 0 && cfg.NIC.Model != config.NICNone {
-				return nil, fmt.Errorf("faults: link faults on a fat-tree are built for open-loop sources (nic.model %s); not with nic.model %s", config.NICNone, cfg.NIC.Model)
+			if err := faultsOnFatTree(cfg); err != nil {
+				return nil, err
 			}
 			if n, err := buildNIC(cfg, tm); n != nil || err != nil {
 				return n, err

@@ -35,7 +35,7 @@ func Parse(s string) (Link, error) {
 	if !ok || path == "" || at == "" {
 		return Link{}, fmt.Errorf("%q is not PATH@CYCLE (e.g. top.net.r(1)(0).out(1)@20000)", s)
 	}
-	c, err := strconv.ParseUint(strings.ReplaceAll(at, "_", ""), 10, 64)
+	c, err := strconv.ParseUint(strings.ReplaceAll(strings.TrimSpace(at), "_", ""), 10, 64)
 	if err != nil {
 		return Link{}, fmt.Errorf("%q: cycle %q is not a cycle number (0 or more)", s, at)
 	}
