@@ -65,8 +65,13 @@ type Drop struct {
 	Pkt   packet.Packet
 }
 
-// Keep is how many drops a Log keeps whole; it counts all of them.
-const Keep = 64
+// Keep is how many drops Merge lists; PerBlock how many each block's Log
+// keeps whole (it counts all of them), so that a network discarding
+// everywhere holds a bounded sample, not a record per packet.
+const (
+	Keep     = 64
+	PerBlock = 8
+)
 
 // Log is the drops of one block (a router, a switch input): each block
 // has its own, so parallel evaluation needs no lock.
@@ -85,18 +90,18 @@ func (l *Log) Add(at uint64, where string, p *packet.Packet) {
 	if p.Measured {
 		l.Measured++
 	}
-	if len(l.recs) < Keep || l.KeepAll {
+	if len(l.recs) < PerBlock || l.KeepAll {
 		d := Drop{At: at, Where: where, Pkt: *p}
 		d.Pkt.Payload = nil
 		l.recs = append(l.recs, d)
 	}
 }
 
-// Drops is the drops kept (the first Keep, or all with KeepAll).
+// Drops is the drops kept (the first PerBlock, or all with KeepAll).
 func (l *Log) Drops() []Drop { return l.recs }
 
-// Merge collects the drops of several blocks' logs into one list, earliest
-// first (ties by packet id), at most Keep of them, and their counts.
+// Merge collects the drops the logs kept into one list, earliest first
+// (ties by packet id), at most Keep of them, and the counts of all drops.
 func Merge(logs []*Log) (all []Drop, n, measured uint64) {
 	for _, l := range logs {
 		if l == nil {

@@ -51,13 +51,14 @@ func TestLogAndMerge(t *testing.T) {
 	}
 	require.Equal(t, uint64(Keep+10), a.N)
 	require.Equal(t, uint64((Keep+10)/2), a.Measured)
-	require.Len(t, a.Drops(), Keep)
+	require.Len(t, a.Drops(), PerBlock)
 	require.Nil(t, a.Drops()[0].Pkt.Payload, "payloads are not kept")
 	require.Len(t, b.Drops(), Keep+10)
 	all, n, m := Merge([]*Log{&a, nil, &b})
 	require.Equal(t, uint64(2*(Keep+10)), n)
 	require.Equal(t, a.Measured, m)
 	require.Len(t, all, Keep)
+	require.Equal(t, "b", all[Keep-1].Where, "a kept %d, b all", PerBlock)
 	for i := 1; i < len(all); i++ {
 		require.True(t, all[i-1].At < all[i].At || all[i-1].At == all[i].At && all[i-1].Pkt.ID < all[i].Pkt.ID)
 	}

@@ -70,6 +70,9 @@ type Search struct {
 // the choices that still lead to dst. minimal says that f only takes
 // minimal paths and, with every link up, always reaches dst.
 func (n *Net) Alive(f Func, minimal bool, node, dst int, c Choices, now uint64, s *Search) Choices {
+	if minimal && !n.deadInBox(node, dst, now) {
+		return c // every minimal hop stays in a box with no dead link
+	}
 	for ports := c.Ports(); ports != 0; ports &= ports - 1 {
 		p := Port(bits.TrailingZeros8(ports))
 		if p == Local {
@@ -89,6 +92,9 @@ func (n *Net) Alive(f Func, minimal bool, node, dst int, c Choices, now uint64, 
 // minimal, a router whose minimal box toward dst holds no dead link
 // reaches it without search.
 func (n *Net) Reachable(f Func, minimal bool, node, dst int, now uint64, s *Search) bool {
+	if node == dst || minimal && !n.deadInBox(node, dst, now) {
+		return true // the common case: no search, no scratch
+	}
 	if s.seen == nil {
 		s.seen = map[int32]struct{}{}
 	}

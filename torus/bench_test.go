@@ -5,6 +5,9 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/fault"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routing"
@@ -19,20 +22,22 @@ import (
 // cost per hop must not grow with the packet's length: runs move as head
 // and tail events, not flit by flit. The ber=1e-5 run puts every link on
 // the retry protocol (router/retry.go): its cost and memory over perfect
-// links.
+// links. The dead=2 run has two links down (dimension order discards the
+// packets whose path crosses them): the cost of routing around faults.
 func BenchmarkTorus8x8(b *testing.B) {
 	type run struct {
 		name       string
 		flits, buf int
 		load       float64
 		ber        float64
+		dead       int // links down from the start
 	}
-	runs := []run{{"load=0.3/flits=1", 1, 32, 0.3, 0}, {"load=0.3/flits=8", 8, 32, 0.3, 0},
-		{"load=0.3/flits=8/ber=1e-5", 8, 32, 0.3, 1e-5}}
+	runs := []run{{"load=0.3/flits=1", 1, 32, 0.3, 0, 0}, {"load=0.3/flits=8", 8, 32, 0.3, 0, 0},
+		{"load=0.3/flits=8/ber=1e-5", 8, 32, 0.3, 1e-5, 0}, {"load=0.3/flits=8/dead=2", 8, 32, 0.3, 0, 2}}
 	for _, f := range []int{1, 8, 32} {
 		// VCs of 64 flits, so that a 32-flit packet does not wait for
 		// an empty VC (vct) as it would in a 32-flit one
-		runs = append(runs, run{fmt.Sprintf("rate=0.009375/flits=%d", f), f, 64, 0.009375 * float64(f), 0})
+		runs = append(runs, run{fmt.Sprintf("rate=0.009375/flits=%d", f), f, 64, 0.009375 * float64(f), 0, 0})
 	}
 	for _, c := range runs {
 		b.Run(c.name, func(b *testing.B) {
@@ -45,6 +50,12 @@ func BenchmarkTorus8x8(b *testing.B) {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			bn := newBench(b, setup{p: p, pattern: "uniform", load: c.load, flits: c.flits, stop: 1 << 62, seed: 1, noBoard: true})
+			if c.dead > 0 {
+				// Two links of router (1)(1) down: every decision there
+				// and upstream searches around them.
+				links := []fault.Link{{Path: "top.net.r(1)(1).out(1)"}, {Path: "top.net.r(1)(1).out(3)"}}
+				require.NoError(b, bn.net.Fail(links[:c.dead]))
+			}
 			bn.sim.Run(2000) // warm up
 			runtime.GC()
 			runtime.ReadMemStats(&m1)
