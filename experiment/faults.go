@@ -51,7 +51,7 @@ func (f *faultNet) report(r *Result) {
 		return
 	}
 	drops, n, measured := fault.Merge(f.logs)
-	r.LinkFaults, r.PacketsUnreachable = len(f.links), n
+	r.LinkFaults, r.PacketsUnreachable, r.MeasuredUnreach = len(f.links), n, measured
 	for _, d := range drops {
 		r.Unreachable = append(r.Unreachable, Unreachable{ID: d.Pkt.ID, Src: d.Pkt.Src, Dst: d.Pkt.Dst, Born: d.Pkt.Born, Cycle: d.At, Where: d.Where})
 	}

@@ -24,6 +24,9 @@ func TestLinkFaultsFatTree(t *testing.T) {
 	require.Equal(t, 4, r.LinkFaults)
 	require.True(t, r.Drained, "every measured packet delivered or reported")
 	require.NotZero(t, r.PacketsUnreachable)
+	require.NotZero(t, r.MeasuredUnreach)
+	require.LessOrEqual(t, r.MeasuredUnreach, r.PacketsUnreachable)
+	require.Equal(t, r.MeasuredSent, r.MeasuredRecv+r.MeasuredUnreach, "every measured packet delivered or unreachable")
 	require.NotEmpty(t, r.Unreachable)
 	for _, u := range r.Unreachable {
 		require.GreaterOrEqual(t, u.Cycle, uint64(last), "%+v: unreachable before leaf 0 was cut off", u)

@@ -67,7 +67,8 @@ type Result struct {
 	// Links that go down (the config's faults): how many, the packets
 	// discarded for want of a route, and the first fault.Keep of them.
 	LinkFaults         int           `json:"link_faults,omitempty"`
-	PacketsUnreachable uint64        `json:"packets_unreachable,omitempty"`
+	PacketsUnreachable uint64        `json:"packets_unreachable,omitempty"`  // every packet of the run
+	MeasuredUnreach    uint64        `json:"measured_unreachable,omitempty"` // of those, born in the window
 	Unreachable        []Unreachable `json:"unreachable,omitempty"`
 
 	// Collectives through the NICs (multicast, namd, software reduce).
