@@ -70,6 +70,10 @@ func TestLinkFaultsTorus(t *testing.T) {
 	}
 	duato := run("router.routing=duato", "router.vcs=3")
 	require.True(t, duato.Drained)
+	two := run("router.routing=duato", "router.vcs=3", "run.workers=2")
+	a, _ := json.Marshal(wallFree(duato, true))
+	b, _ := json.Marshal(wallFree(two, true))
+	require.JSONEq(t, string(a), string(b), "run.workers=2 gives another result")
 	require.Less(t, duato.PacketsUnreachable, dor.PacketsUnreachable)
 	var s routing.Search
 	for _, u := range duato.Unreachable {
