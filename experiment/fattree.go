@@ -235,7 +235,7 @@ func (n *FatTreeNet) result(wall float64) Result {
 		Nodes: len(n.Srcs), Levels: n.Net.Levels(), CreditMode: cfg.Network.CreditMode, Note: FatTreeNote,
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.hops[s.Node] }
-	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, hops, wall, n.Net.Err())
+	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost(), hops, wall, n.Net.Err())
 	n.faults.report(&r)
 	return r
 }

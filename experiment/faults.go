@@ -44,8 +44,8 @@ func (f *faultNet) measuredLost() uint64 {
 	return n
 }
 
-// report puts the faults and the discarded packets into r; a run is
-// drained when every measured packet was delivered or discarded.
+// report puts the faults and the discarded packets into r (loadResult
+// counted the measured ones as drained).
 func (f *faultNet) report(r *Result) {
 	if len(f.links) == 0 {
 		return
@@ -54,10 +54,6 @@ func (f *faultNet) report(r *Result) {
 	r.LinkFaults, r.PacketsUnreachable, r.MeasuredUnreach = len(f.links), n, measured
 	for _, d := range drops {
 		r.Unreachable = append(r.Unreachable, Unreachable{ID: d.Pkt.ID, Src: d.Pkt.Src, Dst: d.Pkt.Dst, Born: d.Pkt.Born, Cycle: d.At, Where: d.Where})
-	}
-	r.Drained = r.MeasuredRecv+measured == r.MeasuredSent
-	if r.Error == "" {
-		r.Stable = r.Drained && float64(r.PacketsInjected) >= 0.98*float64(r.MeasuredSent)
 	}
 }
 

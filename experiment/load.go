@@ -108,10 +108,12 @@ func measuredDone(sim *rtl.Sim, win traffic.Window, srcs []*traffic.Source, sink
 }
 
 // loadResult fills r (whose topology fields the caller set) from a load run:
-// srcs are the sources that generate traffic, hops(s) the link traversals of
-// the packets sink s received, err the network's own error.
+// srcs are the sources that generate traffic, lost the measured packets
+// discarded for want of a route (link faults; they count as drained),
+// hops(s) the link traversals of the packets sink s received, err the
+// network's own error.
 func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, win traffic.Window,
-	srcs []*traffic.Source, sinks []*traffic.Sink, copies func() uint64, hops func(*traffic.Sink) uint64, wall float64, err error) {
+	srcs []*traffic.Source, sinks []*traffic.Sink, copies func() uint64, lost uint64, hops func(*traffic.Sink) uint64, wall float64, err error) {
 	cyc := float64(tm.PacketCycles)
 	m := float64(win.End - win.Start)
 	r.Name, r.Seed, r.Cycles, r.OfferedLoad = cfg.Name, cfg.Seed, sim.Now(), cfg.Traffic.Load
@@ -150,7 +152,7 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 		r.Fanout = float64(fanout) / float64(mcast)
 	}
 	r.setLatency(lat.Summary(tm.PeriodPS))
-	r.Drained = recv == fanout
+	r.Drained = recv+lost == fanout
 	// Stable: everything measured came out, and the sources injected what
 	// they generated (their queues did not grow by more than 2% of it).
 	r.Stable = r.Drained && float64(injected) >= 0.98*float64(born)

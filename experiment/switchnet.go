@@ -141,6 +141,6 @@ func (n *SwitchNet) result(wall float64) Result {
 	}
 	// Each packet crosses two links: source→switch and switch→sink.
 	hops := func(s *traffic.Sink) uint64 { return 2 * s.Received }
-	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs[:cfg.Network.Inputs], n.Sinks, nil, hops, wall, n.Sw.Err())
+	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs[:cfg.Network.Inputs], n.Sinks, nil, 0, hops, wall, n.Sw.Err())
 	return r
 }

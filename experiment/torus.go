@@ -253,7 +253,7 @@ func (n *TorusNet) result(wall float64) Result {
 		Escape: cfg.Router.Escape, VCs: cfg.Router.VCs, VCBufferFlits: cfg.Router.VCBufferFlits, PacketFlits: n.flits,
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.linkHop[s.Node] }
-	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, hops, wall, nil)
+	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost(), hops, wall, nil)
 	n.faults.report(&r)
 	if n.Watch.stalled {
 		r.Deadlock, r.WaitFor = true, n.Watch.cycle
