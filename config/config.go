@@ -62,6 +62,10 @@ type Network struct {
 	VLs             int    `yaml:"vls" json:"vls"`
 	VLPolicy        string `yaml:"vl_policy" json:"vl_policy"`
 	TreeBuilder     string `yaml:"tree_builder" json:"tree_builder"`
+	MinKind         string `yaml:"min_kind" json:"min_kind"`
+	IrregularFile   string `yaml:"irregular_file" json:"irregular_file"`
+	Switches        int    `yaml:"switches" json:"switches"`
+	Degree          int    `yaml:"degree" json:"degree"`
 
 	// inputsSet records that inputs was given explicitly (YAML or Set);
 	// until then Inputs follows Ports.
@@ -158,6 +162,12 @@ const (
 	TopologyMesh    = "mesh"
 	TopologyIBMesh  = "ibmesh"
 	TopologyBGLTree = "bgltree"
+	TopologyMIN     = "min"
+	TopologyIrreg   = "irregular"
+
+	// IrregularRandom as network.irregular_file draws the network instead
+	// of reading one.
+	IrregularRandom = "random"
 
 	OrgOQXP   = "oq-xp"
 	OrgIQFIFO = "iq-fifo"
@@ -227,6 +237,10 @@ func Default() Config {
 			VLs:             1,
 			VLPolicy:        VLPolicySL2VL,
 			TreeBuilder:     BuilderGreedy,
+			MinKind:         "omega",
+			IrregularFile:   IrregularRandom,
+			Switches:        16,
+			Degree:          4,
 		},
 		Link:   Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
 		Switch: Switch{DelayNS: 90},

@@ -54,7 +54,7 @@ func TestDefaultValidates(t *testing.T) {
 	require.Equal(t, "hwcoll", c.Name)
 	require.Equal(t, int64(1), c.Seed)
 	require.Equal(t, 250.0, c.ClockMHz)
-	require.Equal(t, Network{Topology: "switch", Ports: 8, Inputs: 8, Organization: "oq-xp", XPBufferPackets: 4, CreditMode: "min-free", FanoutSplitting: "on", Iterations: 1, CombineUnits: 1, Nodes: 256, Dims: []int{8, 8}, VLs: 1, VLPolicy: "sl2vl", TreeBuilder: "greedy"}, c.Network)
+	require.Equal(t, Network{Topology: "switch", Ports: 8, Inputs: 8, Organization: "oq-xp", XPBufferPackets: 4, CreditMode: "min-free", FanoutSplitting: "on", Iterations: 1, CombineUnits: 1, Nodes: 256, Dims: []int{8, 8}, VLs: 1, VLPolicy: "sl2vl", TreeBuilder: "greedy", MinKind: "omega", IrregularFile: "random", Switches: 16, Degree: 4}, c.Network)
 	require.Equal(t, Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8}, c.Link)
 	require.Equal(t, Switch{DelayNS: 90}, c.Switch)
 	require.Equal(t, Packet{Bytes: 256, FlitBytes: 32}, c.Packet)
@@ -375,7 +375,7 @@ func TestEveryEnum(t *testing.T) {
 			require.NoError(t, c.Set(k.Key+"="+v))
 		}
 	}
-	require.Equal(t, 17, n) // + combine.op, combine.type, combine.float_mode
+	require.Equal(t, 18, n) // + combine.op, combine.type, combine.float_mode
 }
 
 func TestSet(t *testing.T) {

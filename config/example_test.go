@@ -20,7 +20,7 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// 32 32 5 4 205
-	// network.topolgy: unknown key (did you mean network.topology?); allowed keys in network: topology, ports, inputs, organization, xp_buffer_packets, credit_mode, fanout_splitting, iterations, combine_units, nodes, dims, vls, vl_policy, tree_builder
+	// network.topolgy: unknown key (did you mean network.topology?); allowed keys in network: topology, ports, inputs, organization, xp_buffer_packets, credit_mode, fanout_splitting, iterations, combine_units, nodes, dims, vls, vl_policy, tree_builder, min_kind, irregular_file, switches, degree
 	// network.ports: 1 is out of range; allowed 2..256
 }
 
@@ -49,7 +49,7 @@ func ExampleKeys() {
 		fmt.Printf("%s = %s (%s)\n", k.Key, k.Default, k.Allowed)
 	}
 	// Output:
-	// network.topology = switch (switch | fattree | torus | mesh | ibmesh | bgltree)
+	// network.topology = switch (switch | fattree | torus | mesh | ibmesh | bgltree | min | irregular)
 	// network.ports = 8 (2..256)
 	// network.inputs = 8 (1..network.ports)
 }

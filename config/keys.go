@@ -34,7 +34,7 @@ var table = []spec{
 	{key: "seed", doc: "random seed; every random stream derives from it", rule: anyInt()},
 	{key: "clock_mhz", doc: "switch clock in MHz; every ns value is converted to cycles of this clock", rule: floatIn(0, 10000, true)},
 
-	{key: "network.topology", doc: "network to build", rule: oneOf(TopologySwitch, TopologyFatTree, TopologyTorus, TopologyMesh, TopologyIBMesh, TopologyBGLTree)},
+	{key: "network.topology", doc: "network to build", rule: oneOf(TopologySwitch, TopologyFatTree, TopologyTorus, TopologyMesh, TopologyIBMesh, TopologyBGLTree, TopologyMIN, TopologyIrreg)},
 	{key: "network.ports", doc: "switch radix (switch, fattree)", rule: intIn(2, 256)},
 	{key: "network.inputs", doc: "active input ports of a single switch (switch only; e.g. 2 for a 2x8 switch); follows network.ports unless set explicitly", rule: inputsRule()},
 	{key: "network.organization", doc: "switch organization: output-queued with crosspoint buffers, input-queued FIFO, or virtual output queues", rule: oneOf(OrgOQXP, OrgIQFIFO, OrgVOQ)},
@@ -50,6 +50,11 @@ var table = []spec{
 
 	{key: "network.tree_builder", doc: "fattree collective spanning trees: greedy climbs through the least loaded parent (load = trees through a switch), simple always through the last up port", rule: oneOf(BuilderGreedy, BuilderSimple)},
 
+	{key: "network.min_kind", doc: "min: the multistage network of network.nodes hosts (a power of network.ports) on network.ports x network.ports switches: omega (a perfect shuffle before every stage), butterfly (the k-ary n-fly), cube (the indirect k-ary n-cube), unidirectional, at most 7 ports a side; bmin, bidirectional (turnaround routing; a k-ary n-tree), at most 3", rule: oneOf("omega", "butterfly", "cube", "bmin")},
+	{key: "network.irregular_file", doc: "irregular: an edge-list file of the network (lines 'switches N', 'hosts H', 'root R', then one cable 'A B' per line, # comments; a path relative to the working directory; ./random for a file of that name); random = a random network of network.switches switches of network.degree cables, drawn with the seed", rule: anyString()},
+	{key: "network.switches", doc: "irregular, random: number of switches (one host each)", rule: intIn(1, 4096)},
+	{key: "network.degree", doc: "irregular, random: cables per switch, at most (the network is connected, and cables are added while two switches with free ports and no cable between them remain)", rule: intIn(1, 6)},
+
 	{key: "link.gbps", doc: "link bandwidth in Gbit/s", rule: floatIn(0, 10000, true)},
 	{key: "link.delay_ns", doc: "channel delay in ns", rule: floatIn(0, maxNS, false)},
 	{key: "link.ber", doc: "bit error rate of every network link (fattree, torus, mesh, ibmesh, bgltree); above 0 the links check a CRC per packet and resend what fails (link-level retry, go-back-N)", rule: floatIn(0, 0.01, false)},
@@ -59,7 +64,7 @@ var table = []spec{
 	{key: "router.switching", doc: "direct networks' flow control: vct (a packet advances only when the next VC can hold all of it), wormhole (one-flit VC buffers; a blocked header holds its worm across routers), buffered-wormhole (router.vc_buffer_flits per VC, no guarantee a packet fits)", rule: oneOf("vct", "wormhole", "buffered-wormhole")},
 	{key: "router.vcs", doc: "virtual channels per router port (torus, mesh)", rule: intIn(1, 8)},
 	{key: "router.vc_buffer_flits", doc: "flits per VC buffer (vct, buffered-wormhole; vct needs a whole packet, the bubble rule two)", rule: intIn(1, 16384)},
-	{key: "router.routing", doc: "routing function of the direct networks (dor = dimension order; west-first, north-last, negative-first: the turn model on meshes; planar-adaptive: meshes, 3 VCs; duato: adaptive + a dimension-order escape VC; bgl: BlueGene/L minimal adaptive on VCs 0-1 + bubble escape VC 2); updown, source, table are for min and irregular networks", rule: oneOf("dor", "west-first", "north-last", "negative-first", "planar-adaptive", "duato", "bgl", "updown", "source", "table")},
+	{key: "router.routing", doc: "routing function of the direct networks (dor = dimension order; west-first, north-last, negative-first: the turn model on meshes; planar-adaptive: meshes, 3 VCs; duato: adaptive + a dimension-order escape VC; bgl: BlueGene/L minimal adaptive on VCs 0-1 + bubble escape VC 2); updown (up*/down*: adaptive among the legal shortest routes; a bmin's turnaround routing), table (the same routes fixed per switch and destination), source (the table's routes, carried in the header) are for min and irregular networks", rule: oneOf("dor", "west-first", "north-last", "negative-first", "planar-adaptive", "duato", "bgl", "updown", "source", "table")},
 	{key: "router.escape", doc: "deadlock avoidance on a torus's escape (deterministic) VCs: dateline VC classes, the bubble rule (enter a ring with room for two packets), or none (unsafe, to show deadlock)", rule: oneOf("dateline", "bubble", "none")},
 	{key: "packet.bytes", doc: "packet size in bytes; messages are split into packets of at most this size", rule: intIn(8, 65536)},
 	{key: "packet.flit_bytes", doc: "flit size in bytes (torus, mesh): the unit of flow control; a flit holds a link ceil(flit_bytes / link bytes per cycle) cycles", rule: intIn(1, 65536)},

@@ -42,6 +42,7 @@ var paramKeys = map[string]string{
 	"torus.Params.Routing":            "router.routing",
 	"torus.Params.Dims":               "network.dims",
 	"torus.Params.LinkDelay":          "link.delay_ns",
+	"torus.Params.Graph":              "network.topology",
 	"routing.Escape":                  "router.escape",
 	"ibmesh.Params.Dims":              "network.dims",
 	"ibmesh.Params.VLs":               "network.vls",

@@ -86,6 +86,10 @@ type Result struct {
 	NodeLinkLoad           float64 `json:"node_link_load,omitempty"`            // link time all nodes injected, per node
 	ReductionChecked       bool    `json:"reduction_checked,omitempty"`         // the result equals the functional model
 
+	// Switch-based networks (min, irregular): what was built, e.g. "omega
+	// MIN of 64 hosts, 6 stages of 2×2 switches".
+	Shape string `json:"shape,omitempty"`
+
 	// Direct networks (torus, mesh).
 	Dims          []int    `json:"dims,omitempty"`
 	Switching     string   `json:"switching,omitempty"`

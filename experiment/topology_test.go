@@ -12,7 +12,7 @@ import (
 // collective from the defaults, says what it ran on, and an unknown
 // topology is refused naming the key and the topologies built.
 func TestTopologiesRegistered(t *testing.T) {
-	require.Equal(t, []string{"switch", "fattree", "torus", "mesh", "ibmesh", "bgltree"}, experiment.Topologies())
+	require.Equal(t, []string{"switch", "fattree", "min", "irregular", "torus", "mesh", "ibmesh", "bgltree"}, experiment.Topologies())
 	for _, name := range []string{"switch", "fattree"} {
 		for _, pat := range []string{"uniform", "allreduce"} {
 			cfg := configWith(t, "network.topology="+name, "network.nodes=16", "network.ports=8", "traffic.pattern="+pat,

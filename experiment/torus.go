@@ -136,13 +136,29 @@ func BuildTorus(cfg config.Config) (*TorusNet, error) {
 }
 
 func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
-	sw, err := router.ParseSwitching(cfg.Router.Switching)
-	if err != nil {
-		return nil, err
-	}
 	esc, err := routing.ParseEscape(cfg.Router.Escape)
 	if err != nil {
 		return nil, fmt.Errorf("router.escape: %v", err)
+	}
+	return buildRouted(cfg, tm, func(sim *rtl.Sim, tp torus.Params) (*torus.Net, func(*packet.Packet), error) {
+		tp.Dims, tp.Torus, tp.Escape = cfg.Network.Dims, cfg.Network.Topology == config.TopologyTorus, esc
+		tp.Routing = cfg.Router.Routing
+		net, err := torus.New(sim.Top(), "net", tp)
+		return net, nil, err
+	})
+}
+
+// netlist builds a router network of cfg under sim from the routers' and
+// links' parameters tp; header, when not nil, completes every packet's
+// header at its source (a source route).
+type netlist func(sim *rtl.Sim, tp torus.Params) (net *torus.Net, header func(*packet.Packet), err error)
+
+// buildRouted is a point-to-point load run on a network of router blocks
+// (package torus's netlist): a source and a sink at every node.
+func buildRouted(cfg config.Config, tm config.Timing, makeNet netlist) (*TorusNet, error) {
+	sw, err := router.ParseSwitching(cfg.Router.Switching)
+	if err != nil {
+		return nil, err
 	}
 	flits := (cfg.Packet.Bytes + cfg.Packet.FlitBytes - 1) / cfg.Packet.FlitBytes
 	P := tm.BytesCycles(uint64(cfg.Packet.FlitBytes))
@@ -154,9 +170,8 @@ func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 		return nil, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
 	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
-	net, err := torus.New(sim.Top(), "net", torus.Params{
-		Dims: cfg.Network.Dims, Torus: cfg.Network.Topology == config.TopologyTorus, Escape: esc,
-		Routing: cfg.Router.Routing, LinkDelay: max(tm.LinkDelayCycles, 1),
+	net, header, err := makeNet(sim, torus.Params{
+		LinkDelay: max(tm.LinkDelayCycles, 1),
 		Router: router.Params{VCs: cfg.Router.VCs, BufFlits: cfg.Router.VCBufferFlits, Switching: sw,
 			FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets,
 			Retry: linkRetry(cfg, tm)},
@@ -176,6 +191,7 @@ func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 	for i := 0; i < nodes; i++ {
 		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), credit.PerLink, 1, injectPackets)
 		src.Pat, src.Bytes, src.Cycles, src.Win = pat, uint32(cfg.Packet.Bytes), uint32(tm.PacketCycles), n.Win
+		src.Header = header
 		if src.Proc, err = traffic.NewProcess(cfg.Traffic.Process, rate); err != nil {
 			return nil, err
 		}
@@ -251,6 +267,9 @@ func (n *TorusNet) result(wall float64) Result {
 		Topology: cfg.Network.Topology, Ports: n.Net.Routing.Ports(), Inputs: len(n.Srcs), Nodes: len(n.Srcs),
 		Note: TorusNote, Dims: cfg.Network.Dims, Switching: cfg.Router.Switching, Routing: cfg.Router.Routing,
 		Escape: cfg.Router.Escape, VCs: cfg.Router.VCs, VCBufferFlits: cfg.Router.VCBufferFlits, PacketFlits: n.flits,
+	}
+	if n.Net.Routing.Graph() {
+		r.Shape, r.Dims, r.Escape, r.Note = n.Net.String(), nil, "", SwitchedNote
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.linkHop[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost(), hops, wall, nil)

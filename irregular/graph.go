@@ -30,8 +30,9 @@ import (
 	"strings"
 )
 
-// MaxPorts is the most ports a switch has: the router block's limit.
-const MaxPorts = 8
+// MaxPorts is the most ports a switch has: the router block's 8 less its
+// local port, which a switch leaves unused (its hosts have adapters).
+const MaxPorts = 7
 
 // MaxSwitches bounds a network (its routing tables are switches² entries).
 const MaxSwitches = 4096

@@ -137,7 +137,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if dst := int(pr.p.Dst); dst == r.Node {
 		ch = ch.Add(routing.Local, 1)
 	} else {
-		ch = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL})
+		ch = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL, Hop: pr.p.Hops, Path: pr.p.Mask})
 		if r.flt != nil && now >= r.flt.from && pr.p.Op != packet.Multicast {
 			ch = r.aroundFaults(now, dst, v, ch)
 		}
@@ -361,7 +361,7 @@ func (r *Router) sleep(now uint64) {
 		wake = min(wake, r.retryWake(now))
 		r.setAckWake(ackWake & r.retry)
 	}
-	if r.probes {
+	if r.probes && r.Eject != nil {
 		if at, ok := r.Eject.WakeAt(now, false); ok { // its valid falls after the tail
 			wake = min(wake, at)
 		}
@@ -445,6 +445,9 @@ func (r *Router) traceWake(now uint64) uint64 {
 				}
 			}
 		}
+	}
+	if r.Inject == nil {
+		return wake
 	}
 	if at, ok := r.Inject.TailDone(now); ok {
 		wake = min(wake, at)

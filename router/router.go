@@ -114,8 +114,8 @@ type outPort struct {
 	cred   rtl.ProbeArray[uint16]
 }
 
-// New makes node's router under parent; ports without a neighbour in
-// p.Net (a mesh's edges) are left out.
+// New makes node's router under parent; ports joined to nothing in p.Net
+// (a mesh's edges, a switch's unused ports) are left out.
 func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
@@ -132,10 +132,8 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	nvc := 1 + (np-1)*p.VCs
 	r.inVCs, r.outVCs = make([]inVC, nvc), make([]outVC, nvc)
 	for q := 0; q < np; q++ {
-		if q != 0 {
-			if _, ok := p.Net.Neighbor(node, routing.Port(q)); !ok {
-				continue
-			}
+		if !p.Net.HasPort(node, routing.Port(q)) { // a switch's port 0: no node (Inject, Eject nil)
+			continue
 		}
 		r.initIn(q)
 		r.initOut(q)
@@ -282,7 +280,7 @@ func (r *Router) receive(now uint64) {
 			r.arrive(0, v)
 		}
 	}
-	if r.probes {
+	if r.probes && r.Inject != nil {
 		r.Inject.Settle(now) // the waveform's valid falls after the tail
 	}
 	retry := r.retry != 0
@@ -310,7 +308,7 @@ func (r *Router) receive(now uint64) {
 			r.links.rx[q].flush()
 		}
 	}
-	if w&(1<<maxPorts) != 0 || r.probes { // the sink's credits; the waveform's valid
+	if w&(1<<maxPorts) != 0 || r.probes && r.Eject != nil { // the sink's credits; the waveform's valid
 		r.Eject.Tick(now)
 	}
 	for m := w >> 8 & 0xfe; m != 0; m &= m - 1 {
@@ -334,9 +332,11 @@ func (r *Router) receive(now uint64) {
 // ready bits of this router's input lines.
 func (r *Router) bindReady() {
 	r.ready = rtl.NewReadySet(4 * maxPorts)
-	r.Inject.Data.Notify(r.ready, 0)
-	r.Eject.Credit.Notify(r.ready, maxPorts)
-	r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
+	if r.Inject != nil {
+		r.Inject.Data.Notify(r.ready, 0)
+		r.Eject.Credit.Notify(r.ready, maxPorts)
+		r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
+	}
 	for q := 1; q < len(r.in); q++ {
 		if r.in[q].ok {
 			r.in[q].Data.Notify(r.ready, q)

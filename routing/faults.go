@@ -18,12 +18,13 @@ func (n *Net) Fail(node int, p Port, at uint64) error {
 	if p == Local || int(p) >= n.Ports() {
 		return fmt.Errorf("port %d of router %d is not a network port; allowed 1..%d", p, node, n.Ports()-1)
 	}
-	j, ok := n.Neighbor(node, p)
-	if !ok {
+	if _, _, ok := n.Link(node, p); !ok {
 		return fmt.Errorf("router %d has no link on port %v (a mesh edge)", node, p)
 	}
 	n.fail(node, p, at)
-	n.fail(j, p.Opposite(), at)
+	if j, pj, ok := n.reverse(node, p); ok {
+		n.fail(j, pj, at)
+	}
 	return nil
 }
 

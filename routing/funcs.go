@@ -13,6 +13,11 @@ type Request struct {
 	// SL is the packet's service level (an InfiniBand SL-to-VL mapping
 	// picks its VC from it; the library's functions ignore it).
 	SL uint8
+	// Hop is the links the packet has crossed, and Path the route its
+	// header carries (source routing: packet.Packet.Mask), for functions
+	// that read the route from the header rather than compute it.
+	Hop  uint8
+	Path uint64
 }
 
 // Func is a routing function: the ports and virtual channels the packet

@@ -24,6 +24,10 @@ const MaxDims = 3
 // MaxVCs is the most virtual channels per port a Choices value can name.
 const MaxVCs = 8
 
+// MaxPorts is the most ports a router has, Local included: a Choices
+// value holds 8 bits for each.
+const MaxPorts = 8
+
 // Port is a router port.
 type Port uint8
 
@@ -104,6 +108,7 @@ type Net struct {
 	stride [MaxDims]int
 	coord  []uint16   // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
 	dead   []deadLink // links down (Fail), each direction
+	graph  *graph     // routers joined as listed (NewGraph); nil: a k-ary n-cube or n-mesh
 }
 
 // NewNet checks and returns a network of the given dimensions.
@@ -139,10 +144,20 @@ func NewNet(dims []int, torus bool, escape Escape, vcs int) (*Net, error) {
 }
 
 // Nodes is the number of routers.
-func (n *Net) Nodes() int { return n.stride[MaxDims-1] * n.K[MaxDims-1] }
+func (n *Net) Nodes() int {
+	if n.graph != nil {
+		return len(n.graph.out) / n.graph.ports
+	}
+	return n.stride[MaxDims-1] * n.K[MaxDims-1]
+}
 
 // Ports is the number of router ports, Local included.
-func (n *Net) Ports() int { return 1 + 2*n.N }
+func (n *Net) Ports() int {
+	if n.graph != nil {
+		return n.graph.ports
+	}
+	return 1 + 2*n.N
+}
 
 // Coord is node's coordinate in dimension d.
 func (n *Net) Coord(node, d int) int { return int(n.coord[node*MaxDims+d]) }
@@ -150,6 +165,10 @@ func (n *Net) Coord(node, d int) int { return int(n.coord[node*MaxDims+d]) }
 // Neighbor is the router that port p of node leads to, and whether there is
 // one (a mesh edge has none).
 func (n *Net) Neighbor(node int, p Port) (int, bool) {
+	if n.graph != nil {
+		j, _, ok := n.Link(node, p)
+		return j, ok
+	}
 	d := p.Dim()
 	c, k := n.Coord(node, d), n.K[d]
 	next := c + 1
@@ -189,7 +208,8 @@ func (n *Net) ringOffset(o, d int) int {
 	return o
 }
 
-// Hops is the minimal number of hops from node to dst.
+// Hops is the minimal number of hops from node to dst (a k-ary n-cube or
+// n-mesh; a graph's hops are its routing's).
 func (n *Net) Hops(node, dst int) int {
 	h := 0
 	for d := 0; d < n.N; d++ {

@@ -4,6 +4,11 @@
 // port 0 joined to its node's source and sink by links of the channel delay.
 // Node i is the router whose coordinates are i's mixed-radix digits,
 // dimension 0 the fastest (routing.Net).
+//
+// The same netlist joins the routers of any routing.Net graph
+// (Params.Graph): the switch-based networks of packages multistage and
+// irregular, whose hosts 0..Hosts−1 are 2-port adapter routers and whose
+// switches follow them.
 package torus
 
 import (
@@ -29,6 +34,19 @@ type Params struct {
 	Spec      *routing.Spec
 	Router    router.Params // Net, Route and Bubble are filled in by New
 	LinkDelay uint64        // channel delay in cycles (≥ 1)
+	// Graph, when set, is the network instead of Dims/Torus/Escape: a
+	// routing.NewGraph routed by Spec (required with it).
+	Graph *Graph
+}
+
+// Graph is a switch-based network for New: its routers, how to route and
+// name them, and how many are hosts.
+type Graph struct {
+	Net   *routing.Net
+	Hosts int                     // routers 0..Hosts−1 have a node on port 0
+	Name  func(router int) string // a router's instance name
+	Hops  func(src, dst int) int  // routers from host src to host dst, both ends included
+	Shape string                  // e.g. "omega MIN of 64 hosts"
 }
 
 // Net is a built network.
@@ -39,11 +57,15 @@ type Net struct {
 	Routers []*router.Router
 	delay   uint64
 	inj     []*link.Sender // per node: its source's sender (ConnectNode)
+	graph   *Graph         // nil: a k-ary n-cube or n-mesh
 }
 
 // New makes the network under parent. A bad shape or a routing function
 // that cannot route it deadlock-free is an error naming the parameter.
 func New(parent *rtl.Module, name string, p Params) (*Net, error) {
+	if p.Graph != nil {
+		return newGraph(parent, name, p)
+	}
 	var spec routing.Spec
 	if p.Spec != nil {
 		spec = *p.Spec
@@ -68,22 +90,44 @@ func New(parent *rtl.Module, name string, p Params) (*Net, error) {
 	rp.Net, rp.Route, rp.Bubble, rp.Atomic, rp.Minimal = rn, spec.F, bubbleVCs(rn, spec), spec.Adaptive, spec.Minimal
 	n := &Net{Routing: rn, Spec: spec, delay: p.LinkDelay}
 	n.Init(parent, name, n)
+	return n, n.build(rp, n.routerName)
+}
+
+// newGraph is New for a switch-based network.
+func newGraph(parent *rtl.Module, name string, p Params) (*Net, error) {
+	g := p.Graph
+	if p.Spec == nil || g.Net == nil || !g.Net.Graph() || g.Hosts < 1 || g.Hosts > g.Net.Nodes() {
+		return nil, param.Errorf("torus.Params.Graph", "needs a routing.NewGraph network, 1..routers hosts and a Spec")
+	}
+	if p.LinkDelay < 1 {
+		return nil, param.Errorf("torus.Params.LinkDelay", "%d; allowed: at least 1", p.LinkDelay)
+	}
+	rp := p.Router
+	rp.Net, rp.Route, rp.Atomic, rp.Minimal = g.Net, p.Spec.F, p.Spec.Adaptive, p.Spec.Minimal
+	n := &Net{Routing: g.Net, Spec: *p.Spec, delay: p.LinkDelay, graph: g}
+	n.Init(parent, name, n)
+	return n, n.build(rp, g.Name)
+}
+
+// build makes a router per node of the network and joins them.
+func (n *Net) build(rp router.Params, name func(int) string) error {
+	rn := n.Routing
 	n.Routers = make([]*router.Router, rn.Nodes())
 	for i := range n.Routers {
-		r, err := router.New(&n.Module, n.routerName(i), i, rp)
+		r, err := router.New(&n.Module, name(i), i, rp)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.Routers[i] = r
 	}
 	for i, r := range n.Routers {
 		for q := 1; q < rn.Ports(); q++ {
-			if j, ok := rn.Neighbor(i, routing.Port(q)); ok {
-				router.Connect(r, routing.Port(q), n.Routers[j], routing.Port(q).Opposite(), p.LinkDelay)
+			if j, pj, ok := rn.Link(i, routing.Port(q)); ok {
+				router.Connect(r, routing.Port(q), n.Routers[j], pj, n.delay)
 			}
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // routerName is r(x)(y)(z): the router's coordinates.
@@ -128,12 +172,23 @@ func (n *Net) DeferInjection() {
 	}
 }
 
-// Nodes is the number of nodes.
-func (n *Net) Nodes() int { return len(n.Routers) }
+// Nodes is the number of nodes (a switch-based network's hosts).
+func (n *Net) Nodes() int {
+	if n.graph != nil {
+		return n.graph.Hosts
+	}
+	return len(n.Routers)
+}
 
-// Hops is the routers a packet from src to dst crosses on a minimal path:
-// every one on the way, both ends included.
-func (n *Net) Hops(src, dst int) int { return n.Routing.Hops(src, dst) + 1 }
+// Hops is the routers a packet from src to dst crosses on a minimal path
+// (a switch-based network's: on its routing's path): every one on the
+// way, both ends included.
+func (n *Net) Hops(src, dst int) int {
+	if n.graph != nil {
+		return n.graph.Hops(src, dst)
+	}
+	return n.Routing.Hops(src, dst) + 1
+}
 
 // CheckCredits checks every network link's credit conservation.
 func (n *Net) CheckCredits() error {
@@ -166,6 +221,9 @@ func (n *Net) Moved() uint64 {
 
 // String describes the shape, e.g. "8×8 torus".
 func (n *Net) String() string {
+	if n.graph != nil {
+		return n.graph.Shape
+	}
 	s := ""
 	for d := 0; d < n.Routing.N; d++ {
 		if d > 0 {

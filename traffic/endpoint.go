@@ -30,6 +30,9 @@ type Source struct {
 	Win       Window
 	StopAt    uint64                        // no births from this cycle on (0: never)
 	Lookahead func(p *packet.Packet) uint64 // downstream crosspoints (per-crosspoint credits)
+	// Header, when set, completes a packet's header at its birth with what
+	// the network reads there (a source route).
+	Header func(p *packet.Packet)
 
 	queue ring.Ring[packet.Packet]
 	next  uint64 // next birth
@@ -129,6 +132,9 @@ func (s *Source) birth(t uint64) {
 	p := s.queue.PushRef()
 	*p = packet.Packet{ID: packet.MakeID(s.Node, s.count), Src: s.Node, Bytes: s.Bytes, Cycles: s.Cycles, Born: t}
 	s.Pat.Fill(s.Rand(), s.Node, p)
+	if s.Header != nil {
+		s.Header(p)
+	}
 	s.count++
 	s.MaxQueue = max(s.MaxQueue, s.queue.Len())
 	s.Born++

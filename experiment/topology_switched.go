@@ -1,0 +1,126 @@
+package experiment
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/irregular"
+	"github.com/hwcoll/hwcoll/multistage"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/torus"
+	"github.com/hwcoll/hwcoll/traffic"
+)
+
+// SwitchedNote goes into every min and irregular result: how hosts attach.
+const SwitchedNote = "open-loop packet sources and sinks at the hosts (no NIC overheads); each host joins its switch through an adapter, a 2-port router (the injection and consumption channels), so a route crosses both adapters; injection FIFO of 4 packets per host"
+
+// buildMIN is a point-to-point load run on a multistage network.
+func buildMIN(cfg config.Config, tm config.Timing) (*TorusNet, error) {
+	kind, err := multistage.ParseKind(cfg.Network.MinKind)
+	if err != nil {
+		return nil, fmt.Errorf("network.min_kind: %v", err)
+	}
+	if k := cfg.Network.Ports; k > multistage.MaxRadix(kind) {
+		return nil, fmt.Errorf("network.ports: a %s's switches have 2..%d ports a side (the router block has %d ports, one its local); got %d", kind, multistage.MaxRadix(kind), routing.MaxPorts, k)
+	}
+	m, err := multistage.New(kind, cfg.Network.Ports, cfg.Network.Nodes, cfg.Router.VCs)
+	if err != nil {
+		return nil, fmt.Errorf("network.nodes: %v", err)
+	}
+	spec, err := m.Spec(cfg.Router.Routing)
+	if err != nil {
+		return nil, fmt.Errorf("router.routing: %v", err)
+	}
+	shape := fmt.Sprintf("%s MIN of %d hosts, %d stages of %d×%d switches", kind, m.Hosts, m.Stages, m.K, m.K)
+	return buildRouted(cfg, tm, switchedNet(&spec, m.Header, &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: shape}))
+}
+
+// irregularGraph is cfg's irregular network: read from network.irregular_file,
+// or random with the seed.
+func irregularGraph(cfg config.Config) (*irregular.Graph, error) {
+	if f := cfg.Network.IrregularFile; f != config.IrregularRandom {
+		r, err := os.Open(f)
+		if err != nil {
+			return nil, fmt.Errorf("network.irregular_file: %v", err)
+		}
+		defer r.Close()
+		g, err := irregular.Parse(r)
+		if err != nil {
+			return nil, fmt.Errorf("network.irregular_file: %s: %v", f, err)
+		}
+		return g, nil
+	}
+	rnd := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x1e6a)) // its own stream: the graph does not shift the traffic's
+	g, err := irregular.Random(cfg.Network.Switches, cfg.Network.Degree, 1, rnd)
+	if err != nil {
+		return nil, fmt.Errorf("network.degree: %v", err)
+	}
+	return g, nil
+}
+
+// buildIrregular is a point-to-point load run on an irregular network.
+func buildIrregular(cfg config.Config, tm config.Timing) (*TorusNet, error) {
+	g, err := irregularGraph(cfg)
+	if err != nil {
+		return nil, err
+	}
+	nw, err := irregular.NewNetwork(g, cfg.Router.VCs)
+	if err != nil {
+		return nil, fmt.Errorf("network.irregular_file: %v", err)
+	}
+	spec, err := nw.Spec(cfg.Router.Routing)
+	if err != nil {
+		return nil, fmt.Errorf("router.routing: %v", err)
+	}
+	shape := fmt.Sprintf("irregular network of %d switches (%d cables), %d hosts", g.Switches, len(g.Cables), nw.Hosts())
+	return buildRouted(cfg, tm, switchedNet(&spec, nw.Header, &torus.Graph{Net: nw.Net, Hosts: nw.Hosts(), Name: nw.RouterName, Hops: nw.Hops, Shape: shape}))
+}
+
+// switchedNet is the netlist of a switch-based network; source routing
+// has the sources write the route into the header.
+func switchedNet(spec *routing.Spec, header func(*packet.Packet), g *torus.Graph) netlist {
+	if spec.Name != "source" {
+		header = nil
+	}
+	return func(sim *rtl.Sim, tp torus.Params) (*torus.Net, func(*packet.Packet), error) {
+		tp.Spec, tp.Graph = spec, g
+		net, err := torus.New(sim.Top(), "net", tp)
+		return net, header, err
+	}
+}
+
+func init() {
+	for _, t := range []struct {
+		name  string
+		build func(config.Config, config.Timing) (*TorusNet, error)
+	}{{config.TopologyMIN, buildMIN}, {config.TopologyIrreg, buildIrregular}} {
+		Register(Topology{
+			Name: t.name,
+			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+				if err := refuseNIC(cfg); err != nil {
+					return nil, err
+				}
+				if !slices.Contains(traffic.NodePatterns, cfg.Traffic.Pattern) {
+					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
+				}
+				return asNetwork(t.build(cfg, tm))
+			},
+			Describe: func(r Result) string {
+				return fmt.Sprintf("%s: %s routing, %s, %d VCs of %d flits, %d-flit packets",
+					r.Shape, r.Routing, r.Switching, r.VCs, r.VCBufferFlits, r.PacketFlits)
+			},
+			Weight: func(cfg config.Config) float64 {
+				if cfg.Network.Topology == config.TopologyMIN {
+					return 4 * float64(cfg.Network.Nodes) * 3
+				}
+				return 4 * float64(cfg.Network.Switches) * 2
+			},
+		})
+	}
+}

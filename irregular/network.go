@@ -1,0 +1,241 @@
+package irregular
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// Routings are the routing functions of an irregular network
+// (router.routing).
+var Routings = []string{"updown", "table", "source"}
+
+// MaxSourceHops is the most switches a source route names: 3 bits each in
+// the header's 64-bit route field.
+const MaxSourceHops = 21
+
+// Network is an irregular network's routers for the router block (the
+// WORMulSim paper §3.4: a switch-based network, hosts and switches): the
+// hosts' adapters first (host h of switch s is router s×Hosts+h, port 0
+// its node, port 1 the cable to its switch), then the switches (switch s
+// is router Hosts×Switches+s; its graph port p is router port p+1, and its
+// port 0 has no node).
+type Network struct {
+	G     *Graph
+	U     *UpDown
+	Net   *routing.Net
+	hosts int
+	// downIn[s]: the router input ports of switch s whose arrivals came
+	// down (their far end is the up end): such packets may only go down.
+	downIn []uint8
+	// table[(s×Switches+t)×2+wentDown]: the graph port switch s sends a
+	// packet for switch t on (table routing and source routes).
+	table []uint8
+}
+
+// NewNetwork joins g's hosts and switches and fills the up*/down* tables.
+func NewNetwork(g *Graph, vcs int) (*Network, error) {
+	n := &Network{G: g, U: NewUpDown(g), hosts: g.Switches * g.Hosts}
+	net, err := routing.NewGraph(n.hosts+g.Switches, n.hosts, MaxPorts+1, vcs)
+	if err != nil {
+		return nil, err
+	}
+	n.Net = net
+	n.downIn = make([]uint8, g.Switches)
+	for s := 0; s < g.Switches; s++ {
+		sw := n.hosts + s
+		for h := 0; h < g.Hosts; h++ {
+			host := s*g.Hosts + h
+			if err := join2(net, host, 1, sw, routing.Port(h+1)); err != nil {
+				return nil, err
+			}
+		}
+		for i, e := range g.peer[s] {
+			p := g.Hosts + i
+			if err := net.Join(sw, routing.Port(p+1), n.hosts+e.Sw, routing.Port(e.Port+1)); err != nil {
+				return nil, err
+			}
+			if n.U.Up(s, e.Sw) { // e.Sw → s goes down
+				n.downIn[s] |= 1 << uint(p+1)
+			}
+		}
+	}
+	n.fillTable()
+	return n, nil
+}
+
+// join2 joins a cable both ways.
+func join2(net *routing.Net, a int, pa routing.Port, b int, pb routing.Port) error {
+	if err := net.Join(a, pa, b, pb); err != nil {
+		return err
+	}
+	return net.Join(b, pb, a, pa)
+}
+
+// fillTable is the routing step of table routing: for every switch,
+// destination and phase, one of the ports up*/down* allows, the
+// destinations spread over them (t mod their count). Any choice keeps the
+// route legal: a packet sent up arrives with a legal route left, one sent
+// down with an all-down route left.
+func (n *Network) fillTable() {
+	S := n.G.Switches
+	n.table = make([]uint8, S*S*2)
+	for s := 0; s < S; s++ {
+		for t := 0; t < S; t++ {
+			for down := 0; down < 2; down++ {
+				m := n.U.Route(s, t, down == 1)
+				if m == 0 {
+					continue
+				}
+				k := t % bits.OnesCount8(m)
+				for ; k > 0; k-- {
+					m &= m - 1
+				}
+				n.table[(s*S+t)*2+down] = uint8(bits.TrailingZeros8(m))
+			}
+		}
+	}
+}
+
+// Hosts is the number of hosts.
+func (n *Network) Hosts() int { return n.hosts }
+
+// switchOf is the switch a host hangs on and its port there.
+func (n *Network) switchOf(host int) (sw, port int) { return host / n.G.Hosts, host % n.G.Hosts }
+
+// Hops is the routers from host src to host dst on an up*/down* route,
+// both adapters included.
+func (n *Network) Hops(src, dst int) int {
+	if src == dst {
+		return 1
+	}
+	s, _ := n.switchOf(src)
+	t, _ := n.switchOf(dst)
+	return n.U.Hops(s, t) + 3
+}
+
+// RouterName is a router's instance name: host(i) or sw(s).
+func (n *Network) RouterName(i int) string {
+	if i < n.hosts {
+		return rtl.Idx("host", i)
+	}
+	return rtl.Idx("sw", i-n.hosts)
+}
+
+// Spec is the named routing function (Routings).
+//
+//   - updown: up*/down*, adaptive among the shortest legal routes, any VC.
+//   - table: the same routes fixed by a table per switch, indexed by the
+//     destination and by whether the packet came down (Autonet's tables
+//     are indexed by input port and destination; the phase is what the
+//     input port says here).
+//   - source: the table's routes, computed at the source and carried in
+//     the header (SourceRoute), one 3-bit port per switch.
+//
+// All three take only legal up*/down* routes, so their channel dependency
+// graph is acyclic (UpDown) on every VC: deadlock-free under any switching.
+// Minimal among the legal routes, not in the graph.
+func (n *Network) Spec(name string) (routing.Spec, error) {
+	switch name {
+	case "updown":
+		return routing.Spec{Name: name, F: n.updown, Adaptive: true}, nil
+	case "table":
+		return routing.Spec{Name: name, F: n.byTable}, nil
+	case "source":
+		if h := n.maxHops(); h > MaxSourceHops {
+			return routing.Spec{}, fmt.Errorf("source routes of up to %d switches do not fit the header's %d; allowed: updown | table", h, MaxSourceHops)
+		}
+		return routing.Spec{Name: name, F: n.bySource}, nil
+	}
+	return routing.Spec{}, fmt.Errorf("%q does not route an irregular network; allowed: updown | table | source", name)
+}
+
+// maxHops is the most switches on a route.
+func (n *Network) maxHops() int {
+	h := 0
+	for s := 0; s < n.G.Switches; s++ {
+		for t := 0; t < n.G.Switches; t++ {
+			h = max(h, n.U.Hops(s, t)+1)
+		}
+	}
+	return h
+}
+
+// all is every VC of the network.
+func (n *Network) all() uint8 { return uint8(1<<uint(n.Net.VCs) - 1) }
+
+// atHost is the choice of a host's adapter (toward its switch) and of the
+// destination's switch (toward the host); ok false elsewhere.
+func (n *Network) atHost(r routing.Request) (routing.Choices, int, int, bool) {
+	if r.Node < n.hosts {
+		return routing.Choices(0).Add(1, n.all()), 0, 0, true
+	}
+	s := r.Node - n.hosts
+	t, h := n.switchOf(r.Dst)
+	if s == t {
+		return routing.Choices(0).Add(routing.Port(h+1), n.all()), s, t, true
+	}
+	return 0, s, t, false
+}
+
+func (n *Network) updown(_ *routing.Net, r routing.Request) routing.Choices {
+	c, s, t, ok := n.atHost(r)
+	if ok {
+		return c
+	}
+	m := n.U.Route(s, t, n.downIn[s]>>uint(r.In)&1 != 0)
+	for ; m != 0; m &= m - 1 {
+		c = c.Add(routing.Port(bits.TrailingZeros8(m)+1), n.all())
+	}
+	return c
+}
+
+// next is the table's graph port at switch s toward switch t.
+func (n *Network) next(s, t int, in routing.Port) int {
+	return int(n.table[(s*n.G.Switches+t)*2+int(n.downIn[s]>>uint(in)&1)])
+}
+
+func (n *Network) byTable(_ *routing.Net, r routing.Request) routing.Choices {
+	c, s, t, ok := n.atHost(r)
+	if ok {
+		return c
+	}
+	return c.Add(routing.Port(n.next(s, t, r.In)+1), n.all())
+}
+
+// SourceRoute is the header route from host src to host dst: switch i of
+// the path (i = 0 the source's) leaves by the router port in bits
+// 3i..3i+2. It follows the table, so source routes are the table's.
+func (n *Network) SourceRoute(src, dst int) uint64 {
+	s, _ := n.switchOf(src)
+	t, h := n.switchOf(dst)
+	var path uint64
+	in := routing.Port(1 + src%n.G.Hosts) // from its host: the up phase
+	for i := 0; ; i++ {
+		if s == t {
+			return path | uint64(h+1)<<(3*i)
+		}
+		p := n.next(s, t, in)
+		path |= uint64(p+1) << (3 * i)
+		e := n.G.Peer(s, p)
+		s, in = e.Sw, routing.Port(e.Port+1)
+	}
+}
+
+// Header sets a packet's source route (traffic.Source.Header).
+func (n *Network) Header(p *packet.Packet) {
+	if p.Op == packet.Unicast && int(p.Dst) != int(p.Src) {
+		p.Mask = n.SourceRoute(int(p.Src), int(p.Dst))
+	}
+}
+
+func (n *Network) bySource(_ *routing.Net, r routing.Request) routing.Choices {
+	if r.Node < n.hosts {
+		return routing.Choices(0).Add(1, n.all())
+	}
+	// The adapter's link was hop 0: switch i of the path sees Hop i+1.
+	return routing.Choices(0).Add(routing.Port(r.Path>>(3*(uint(r.Hop)-1))&7), n.all())
+}
