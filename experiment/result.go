@@ -88,7 +88,8 @@ type Result struct {
 
 	// Switch-based networks (min, irregular): what was built, e.g. "omega
 	// MIN of 64 hosts, 6 stages of 2×2 switches".
-	Shape string `json:"shape,omitempty"`
+	Shape   string `json:"shape,omitempty"`
+	MinKind string `json:"min_kind,omitempty"` // min: omega | butterfly | cube | bmin
 
 	// Direct networks (torus, mesh).
 	Dims          []int    `json:"dims,omitempty"`

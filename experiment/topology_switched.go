@@ -27,7 +27,7 @@ func buildMIN(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 		return nil, fmt.Errorf("network.min_kind: %v", err)
 	}
 	if k := cfg.Network.Ports; k > multistage.MaxRadix(kind) {
-		return nil, fmt.Errorf("network.ports: a %s's switches have 2..%d ports a side (the router block has %d ports, one its local); got %d", kind, multistage.MaxRadix(kind), routing.MaxPorts, k)
+		return nil, fmt.Errorf("network.ports: %d; the switches of a %s MIN have 2..%d ports a side (the router block has %d ports, one its local)", k, kind, multistage.MaxRadix(kind), routing.MaxPorts)
 	}
 	m, err := multistage.New(kind, cfg.Network.Ports, cfg.Network.Nodes, cfg.Router.VCs)
 	if err != nil {

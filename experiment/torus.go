@@ -268,11 +268,15 @@ func (n *TorusNet) result(wall float64) Result {
 		Note: TorusNote, Dims: cfg.Network.Dims, Switching: cfg.Router.Switching, Routing: cfg.Router.Routing,
 		Escape: cfg.Router.Escape, VCs: cfg.Router.VCs, VCBufferFlits: cfg.Router.VCBufferFlits, PacketFlits: n.flits,
 	}
-	if n.Net.Routing.Graph() {
-		r.Shape, r.Dims, r.Escape, r.Note = n.Net.String(), nil, "", SwitchedNote
-	}
 	hops := func(s *traffic.Sink) uint64 { return n.linkHop[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost(), hops, wall, nil)
+	if n.Net.Routing.Graph() {
+		r.Shape, r.Dims, r.Escape, r.Note = n.Net.String(), nil, "", SwitchedNote
+		r.Organization, r.CreditMode, r.XPBuffer = "", "", 0 // no crossbar switches here
+		if cfg.Network.Topology == config.TopologyMIN {
+			r.MinKind, r.Ports = cfg.Network.MinKind, cfg.Network.Ports // k, as configured
+		}
+	}
 	n.faults.report(&r)
 	if n.Watch.stalled {
 		r.Deadlock, r.WaitFor = true, n.Watch.cycle

@@ -200,12 +200,12 @@ func TestParseErrors(t *testing.T) {
 		{"switches 3\n0 1 2\n", `line 2: "0 1 2": expected a cable`},
 		{"switches 0\n", "line 1: switches 0; allowed 1..4096"},
 		{"switches 2\nswitches 2\n", "line 2: switches given twice"},
-		{"switches 3\nhosts 8\n", "line 2: hosts 8; allowed 1..7"},
+		{"switches 3\nhosts 8\n", "line 2: hosts 8; allowed 1..6"},
 		{"switches 3\nhosts two\n", `line 2: hosts "two": not a number`},
 		{"switches 3\n0 1\nhosts 2\n", "line 3: hosts must come before the cables"},
 		{"switches 3\nroot 3\n0 1\n1 2\n", "root 3 is out of range; allowed 0..2"},
 		{"switches 3\n0 1\n", "switch 2 is not connected to switch 0"},
-		{"switches 9\nhosts 2\n0 1\n0 2\n0 3\n0 4\n0 5\n0 6\n0 7\n", "line 9: switch 0 would have 9 ports (2 hosts and 7 cables); allowed at most 8"},
+		{"switches 9\nhosts 2\n0 1\n0 2\n0 3\n0 4\n0 5\n0 6\n0 7\n", "line 8: switch 0 would have 8 ports (2 hosts and 6 cables); allowed at most 7"},
 	} {
 		_, err := Parse(strings.NewReader(c.file))
 		require.ErrorContains(t, err, c.want, "%q", c.file)
@@ -215,7 +215,7 @@ func TestParseErrors(t *testing.T) {
 		n, d, h int
 		want    string
 	}{
-		{0, 2, 1, "0 switches"}, {5, 1, 1, "degree 1 cannot connect 5"}, {5, 7, 2, "degree 7 with 2 hosts; allowed 1..6"}, {5, 2, 0, "0 hosts"},
+		{0, 2, 1, "0 switches"}, {5, 1, 1, "degree 1 cannot connect 5"}, {5, 7, 2, "degree 7 with 2 hosts; allowed 1..5"}, {5, 2, 0, "0 hosts"},
 	} {
 		_, err := Random(c.n, c.d, c.h, rand.New(rand.NewPCG(1, 1)))
 		require.ErrorContains(t, err, c.want)

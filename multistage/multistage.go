@@ -88,7 +88,7 @@ func MaxRadix(kind Kind) int {
 // must be a power of k (at least k).
 func New(kind Kind, k, hosts, vcs int) (*Network, error) {
 	if k < 2 || k > MaxRadix(kind) {
-		return nil, fmt.Errorf("%d×%d switches; a %s's have 2..%d ports a side (the router block has %d ports, one its local)", k, k, kind, MaxRadix(kind), routing.MaxPorts)
+		return nil, fmt.Errorf("%d×%d switches; a %s MIN's have 2..%d ports a side (the router block has %d ports, one its local)", k, k, kind, MaxRadix(kind), routing.MaxPorts)
 	}
 	n := &Network{Kind: kind, K: k, Hosts: hosts, pow: []int{1}}
 	for x := 1; x < hosts; x *= k {

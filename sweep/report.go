@@ -482,7 +482,7 @@ func (m *Manifest) windows(e Experiment, rows []Row) string {
 	}
 	net := switchesOf(rows, same)
 	switch r.Topology {
-	case "torus", "mesh", "ibmesh":
+	case "torus", "mesh", "ibmesh", "min", "irregular":
 		net = routersOf(rows, same)
 	case "bgltree":
 		net = "BG/L collective tree"
@@ -511,6 +511,18 @@ func routersOf(rows []Row, same func(func(Row) string) string) string {
 		dims = append(dims, strconv.Itoa(k))
 	}
 	net := strings.Join(dims, "×") + " " + r.Topology + " of VC routers"
+	switch r.Topology {
+	case "min":
+		net = "MINs of VC routers"
+		if v := same(func(x Row) string { return x.Shape }); v != "" {
+			net = v + ", VC routers"
+		}
+	case "irregular":
+		net = "irregular networks of VC routers"
+		if v := same(func(x Row) string { return x.Shape }); v != "" {
+			net = v + ", VC routers"
+		}
+	}
 	var desc []string
 	if v := same(func(x Row) string { return x.Switching }); v != "" {
 		desc = append(desc, v)

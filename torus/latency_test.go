@@ -2,13 +2,17 @@ package torus_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/irregular"
+	"github.com/hwcoll/hwcoll/multistage"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/torus"
 	"github.com/hwcoll/hwcoll/traffic"
@@ -111,5 +115,77 @@ func TestZeroLoadLatency(t *testing.T) {
 				require.Equal(t, want, got, "%d → %d (%d routers)", src, dst, net.Hops(src, dst))
 			}
 		})
+	}
+}
+
+// TestZeroLoadLatencySwitched is TestZeroLoadLatency on switch-based
+// networks (torus.Graph): a MIN of each kind and an irregular network,
+// each packet crossing its route's routers, adapters included.
+func TestZeroLoadLatencySwitched(t *testing.T) {
+	irr, err := irregular.Parse(strings.NewReader("switches 4\nhosts 2\nroot 1\n0 1\n1 2\n2 3\n3 0\n0 2\n"))
+	require.NoError(t, err)
+	type shape struct {
+		name string
+		g    func(vcs int) (*torus.Graph, routing.Spec)
+	}
+	shapes := []shape{{"irregular", func(vcs int) (*torus.Graph, routing.Spec) {
+		n, err := irregular.NewNetwork(irr, vcs)
+		require.NoError(t, err)
+		s, err := n.Spec("table")
+		require.NoError(t, err)
+		return &torus.Graph{Net: n.Net, Hosts: n.Hosts(), Name: n.RouterName, Hops: n.Hops}, s
+	}}}
+	for _, kind := range []multistage.Kind{multistage.Omega, multistage.Butterfly, multistage.Cube, multistage.BMIN} {
+		shapes = append(shapes, shape{kind.String(), func(vcs int) (*torus.Graph, routing.Spec) {
+			m, err := multistage.New(kind, 2, 8, vcs)
+			require.NoError(t, err)
+			s, err := m.Spec("updown")
+			require.NoError(t, err)
+			return &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops}, s
+		}})
+	}
+	for _, sh := range shapes {
+		for _, c := range []struct {
+			sw              router.Switching
+			buf, F, L, D, P int
+		}{
+			{router.VCT, 8, 8, 2, 3, 1},
+			{router.Wormhole, 1, 4, 3, 2, 2},
+			{router.BufferedWormhole, 3, 8, 1, 2, 1},
+		} {
+			t.Run(fmt.Sprintf("%s-%s-buf%d", sh.name, c.sw, c.buf), func(t *testing.T) {
+				for _, pair := range [][2]int{{0, 7}, {7, 6}, {3, 3}, {5, 1}} {
+					src, dst := pair[0], pair[1]
+					g, spec := sh.g(2)
+					p := torus.Params{Graph: g, Spec: &spec, LinkDelay: uint64(c.L),
+						Router: router.Params{VCs: 2, BufFlits: c.buf, Switching: c.sw, FlitCycles: uint32(c.P),
+							Delay: uint64(c.D), PacketFlits: c.F, InjectPackets: 2}}
+					sim := rtl.NewSim(rtl.Options{Seed: 3})
+					net, err := torus.New(sim.Top(), "net", p)
+					require.NoError(t, err)
+					var snk *traffic.Sink
+					for i := 0; i < net.Nodes(); i++ {
+						s := traffic.NewScript(sim.Top(), rtl.Idx("src", i), uint32(i), credit.PerLink, 1, 2)
+						k := traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i))
+						k.Record = true
+						if i == src {
+							s.Pkts = []packet.Packet{{ID: packet.MakeID(uint32(src), 0), Src: uint32(src), Dst: uint32(dst),
+								Bytes: uint32(c.F * 32), Cycles: uint32(c.F * c.P), Born: 10}}
+							s.At = []uint64{10}
+						}
+						if i == dst {
+							snk = k
+						}
+						net.ConnectNode(i, s.Tx, k.Rx)
+					}
+					require.NoError(t, sim.Build())
+					sim.Run(3000)
+					require.Len(t, snk.Log, 1)
+					got := int(snk.Log[0].Tail + 1 - 10)
+					want := refLatency(net.Hops(src, dst), c.F, min(c.buf, map[bool]int{true: 1, false: c.buf}[c.sw == router.Wormhole]), c.L, c.D, c.P)
+					require.Equal(t, want, got, "%d → %d (%d routers)", src, dst, net.Hops(src, dst))
+				}
+			})
+		}
 	}
 }

@@ -27,6 +27,7 @@ func TestBadInput(t *testing.T) {
 	badJSONL := writeFile(t, dir, "bad.jsonl", "{\"name\":\"a\",\"offered_load\":0.1}\n{\"name\":\n")
 	unknownJSONL := writeFile(t, dir, "unknown.jsonl", "{\"bogus\":1}\n")
 	emptyJSONL := writeFile(t, dir, "empty.jsonl", "\n")
+	badIrregular := writeFile(t, dir, "net.txt", "switches 4\n0 1\n0 9\n")
 
 	cases := []struct {
 		name string
@@ -66,6 +67,14 @@ func TestBadInput(t *testing.T) {
 		{"fault at a negative cycle", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(0)(0).out(1)@-5"}, []string{"faults", "not a cycle number"}},
 		{"fault on no link", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(9)(9).out(1)@0"}, []string{"faults", "names no router-to-router link", "top.net.r(0)(0).out(1)"}},
 		{"fault on a mesh edge", []string{"run", "--set", "network.topology=mesh", "--set", "faults=top.net.r(7)(0).out(1)@0"}, []string{"faults", "names no router-to-router link"}},
+		{"min radix too large", []string{"run", "--set", "network.topology=min", "--set", "router.routing=updown"}, []string{"network.ports", "omega", "2..7"}},
+		{"min hosts not a power", []string{"run", "--set", "network.topology=min", "--set", "router.routing=updown", "--set", "network.ports=4", "--set", "network.nodes=100"}, []string{"network.nodes", "100 hosts is not a power of 4"}},
+		{"min routed by dor", []string{"run", "--set", "network.topology=min", "--set", "network.ports=2"}, []string{"router.routing", `"dor" does not route a MIN`, "updown | table | source"}},
+		{"irregular routed by dor", []string{"run", "--set", "network.topology=irregular"}, []string{"router.routing", "updown | table | source"}},
+		{"irregular file missing", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=updown", "--set", "network.irregular_file=" + missing}, []string{"network.irregular_file", "nonexistent.yaml"}},
+		{"irregular file bad line", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=updown", "--set", "network.irregular_file=" + badIrregular}, []string{"network.irregular_file", "line 3", "switch 9"}},
+		{"irregular degree 1", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=table", "--set", "network.degree=1"}, []string{"network.degree", "degree 1 cannot connect 16 switches"}},
+		{"irregular collective", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=table", "--set", "traffic.pattern=allreduce"}, []string{"traffic.pattern", "allreduce", "uniform"}},
 		{"fault on a node link", []string{"run", "--set", "network.topology=fattree", "--set", "faults=top.leaf(0).out(0)@0"}, []string{"faults", "node links cannot fail", "top.leaf(0).out(4)"}},
 		{"fault on a lone switch", []string{"run", "--set", "faults=top.sw.out(1)@0"}, []string{"faults", "fattree, torus and mesh", "not for switch"}},
 		{"fault under a collective", []string{"run", "--set", "network.topology=fattree", "--set", "traffic.pattern=allreduce", "--set", "faults=top.leaf(0).out(4)@0"}, []string{"faults", "point-to-point", "allreduce"}},
