@@ -2,15 +2,19 @@ package torus_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/fault"
+	"github.com/hwcoll/hwcoll/irregular"
 	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/multistage"
 	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/torus"
 )
 
 // BenchmarkTorus8x8 runs the 8×8 torus (dor, dateline, vct, 2 VCs,
@@ -102,6 +106,68 @@ func BenchmarkTorusScale(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(hops(bn)-h0), "ns/pkt-hop")
 			b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(k*k*k), "heap-B/node")
+		})
+	}
+}
+
+// BenchmarkSwitched runs the switch-based networks (torus.Graph) at
+// uniform load 0.3 with 8-flit packets (vct, 2 VCs of 32 flits, P = 1,
+// L = 2, D = 2): omega MINs of 64 and 4096 hosts (2×2 and 4×4 switches),
+// a 64-host bmin, and random irregular networks of 16 and 1024 switches
+// of degree 4 (table routing). It reports ns per packet-hop (every router
+// hop, adapters included) and heap per host (adapters, switches, sources
+// and sinks): the cost per hop should stay flat from 64 to 4096 hosts.
+func BenchmarkSwitched(b *testing.B) {
+	type shape struct {
+		name string
+		make func() (*torus.Graph, routing.Spec)
+	}
+	minNet := func(kind multistage.Kind, k, hosts int) func() (*torus.Graph, routing.Spec) {
+		return func() (*torus.Graph, routing.Spec) {
+			m, err := multistage.New(kind, k, hosts, 2)
+			require.NoError(b, err)
+			s, err := m.Spec("updown")
+			require.NoError(b, err)
+			return &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops}, s
+		}
+	}
+	irrNet := func(switches int) func() (*torus.Graph, routing.Spec) {
+		return func() (*torus.Graph, routing.Spec) {
+			g, err := irregular.Random(switches, 4, 1, rand.New(rand.NewPCG(1, 2)))
+			require.NoError(b, err)
+			n, err := irregular.NewNetwork(g, 2)
+			require.NoError(b, err)
+			s, err := n.Spec("table")
+			require.NoError(b, err)
+			return &torus.Graph{Net: n.Net, Hosts: n.Hosts(), Name: n.RouterName, Hops: n.Hops}, s
+		}
+	}
+	for _, c := range []shape{
+		{"omega/hosts=64", minNet(multistage.Omega, 2, 64)},
+		{"omega/hosts=256", minNet(multistage.Omega, 4, 256)},
+		{"omega/hosts=1024", minNet(multistage.Omega, 4, 1024)},
+		{"omega/hosts=4096", minNet(multistage.Omega, 4, 4096)},
+		{"bmin/hosts=64", minNet(multistage.BMIN, 2, 64)},
+		{"irregular/switches=16", irrNet(16)},
+		{"irregular/switches=1024", irrNet(1024)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			g, spec := c.make()
+			p := params(nil, false, "", routing.Dateline, router.VCT, 2, 32)
+			p.Graph, p.Spec = g, &spec
+			bn := newBench(b, setup{p: p, pattern: "uniform", load: 0.3, flits: 8, stop: 1 << 62, seed: 1, noBoard: true})
+			bn.sim.Run(2000)
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			h0 := hops(bn)
+			b.ResetTimer()
+			bn.sim.Run(uint64(b.N) * 100)
+			b.StopTimer()
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(hops(bn)-h0), "ns/pkt-hop")
+			b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(g.Hosts), "heap-B/host")
 		})
 	}
 }
