@@ -30,6 +30,13 @@
 //     c = max(t_a, previous completion) + o_r (nic.recv_overhead_ns).
 //     The receive side takes packets at link rate (an infinite buffer): the
 //     credit returns as the head arrives.
+//   - Per-packet NIC work (the WORMulSim paper §4.1's t_nic_send and
+//     t_nic_recv; Sender.PacketOverhead, Receiver.PacketOverhead, 0 by
+//     default): the sending NIC works t_nic_send on each packet before it
+//     may go on the link (the first after o_s, each next one after the
+//     last went); the receiving NIC works t_nic_recv on each packet from
+//     the cycle after its tail, one packet at a time, and a message has
+//     arrived when its last packet is done.
 //   - Latency is per message: c − birth. At zero load, over h switches with
 //     channel delay d, switch delay S, full-packet cycles P_full and last-
 //     packet cycles P_last:
@@ -177,11 +184,15 @@ type Sender struct {
 	Tx       *link.Sender
 	Node     uint32
 	Shape    Shape
-	Overhead uint64          // o_s in cycles
-	Proc     traffic.Process // message births; nil: an idle sender
-	Pat      traffic.Pattern // the destination of each message (unicast only)
-	Win      traffic.Window
-	StopAt   uint64 // no births from this cycle on (0: never)
+	Overhead uint64 // o_s in cycles
+	// PacketOverhead is t_nic_send (the WORMulSim paper §4.1): the NIC
+	// works this many cycles on each packet before it may go on the link,
+	// one packet at a time (0: packets follow each other at link rate).
+	PacketOverhead uint64
+	Proc           traffic.Process // message births; nil: an idle sender
+	Pat            traffic.Pattern // the destination of each message (unicast only)
+	Win            traffic.Window
+	StopAt         uint64 // no births from this cycle on (0: never)
 
 	queue   ring.Ring[message]
 	next    uint64 // next birth
@@ -196,11 +207,14 @@ type Sender struct {
 
 	// Host (Attach) runs the node's host program; done brings the
 	// Receiver's completions, held in hostq until their cycle.
-	Host  Host
-	done  rtl.LineIn[Completion]
-	fed   bool
-	hostq []Completion
-	hostf int
+	Host Host
+	// hostAt is the cycle the Host asked to be woken (WakeHost; never:
+	// none), for a Waker.
+	hostAt uint64
+	done   rtl.LineIn[Completion]
+	fed    bool
+	hostq  []Completion
+	hostf  int
 
 	// Counters, read between cycles.
 	Born, BornInWindow               uint64 // births of the Proc (messages, or a Host's operations)
@@ -214,7 +228,7 @@ type Sender struct {
 // NewSender makes the send side of node under parent, with counters for the
 // downstream input's credits.
 func NewSender(parent *rtl.Module, name string, node uint32, sh Shape, overhead uint64, mode credit.Mode, counters int, capacity uint16) *Sender {
-	s := &Sender{Node: node, Shape: sh, Overhead: overhead}
+	s := &Sender{Node: node, Shape: sh, Overhead: overhead, hostAt: never}
 	s.Init(parent, name, s)
 	s.Tx = link.NewSender(&s.Module, "tx", mode, counters, capacity)
 	return s
@@ -253,6 +267,12 @@ func (s *Sender) Eval() {
 			tc = s.hostq[s.hostf].At
 		}
 		if tb == ^uint64(0) && tc == ^uint64(0) {
+			if s.hostAt <= now { // a wake-up after every birth and completion due
+				t := s.hostAt
+				s.hostAt = never
+				s.Host.(Waker).Wake(s, t)
+				continue
+			}
 			break
 		}
 		if tb <= tc {
@@ -295,6 +315,7 @@ func (s *Sender) Eval() {
 			s.InjectedCyclesIn += uint64(pk.Cycles)
 		}
 		s.seq++
+		s.ready = now + s.PacketOverhead
 		if s.seq == s.Shape.Packets {
 			s.Sent++
 			if s.Win.In(now) {
@@ -326,6 +347,7 @@ func (s *Sender) Eval() {
 	if s.hostf < len(s.hostq) {
 		wake = min(wake, max(s.hostq[s.hostf].At, now+1))
 	}
+	wake = min(wake, s.hostAt)
 	if at, ok := s.Tx.WakeAt(now, s.active); ok {
 		wake = min(wake, at)
 	}
@@ -343,7 +365,24 @@ func (s *Sender) start() {
 		return
 	}
 	s.active = true
-	s.ready = max(s.queue.Peek().at, s.free) + s.Overhead
+	s.ready = max(s.queue.Peek().at, s.free) + s.Overhead + s.PacketOverhead
+}
+
+// never is no cycle.
+const never = ^uint64(0)
+
+// Waker is a Host that also runs at cycles it asks for (WakeHost): a
+// program that computes, or waits out its own send overhead.
+type Waker interface {
+	Host
+	Wake(s *Sender, t uint64)
+}
+
+// WakeHost has the Sender call its Host's Wake at cycle at (the Host must
+// be a Waker), after the births and completions due by then; one request
+// at a time, the earliest kept. From the Host's calls, or before the run.
+func (s *Sender) WakeHost(at uint64) {
+	s.hostAt = min(s.hostAt, at)
 }
 
 func (s *Sender) birth(t uint64) {
@@ -421,9 +460,13 @@ type Receiver struct {
 	Node     uint32
 	Shape    Shape
 	Overhead uint64 // o_r in cycles
-	Win      traffic.Window
-	Record   bool
-	Log      []Completion
+	// PacketOverhead is t_nic_recv (the WORMulSim paper §4.1): the NIC
+	// works this many cycles on each packet after its tail arrived, one
+	// packet at a time; a message has arrived when its last packet is done.
+	PacketOverhead uint64
+	Win            traffic.Window
+	Record         bool
+	Log            []Completion
 	// Links, when set, gives the links a packet from src crossed; their sum
 	// over the packets received is Hops (for packet-hop rates).
 	Links func(src uint32) uint64
@@ -441,6 +484,7 @@ type Receiver struct {
 	pool  []*partial
 	bits  [][]uint64
 	hostc uint64 // completion of the last message (the host is one message at a time)
+	nicc  uint64 // the NIC is done with the last packet then (PacketOverhead)
 
 	// Counters, read between cycles.
 	Received, ReceivedInWindow    uint64 // packets (by tail)
@@ -522,6 +566,7 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 	if r.Links != nil {
 		r.Hops += r.Links(p.Src)
 	}
+	r.nicc = max(tail+1, r.nicc) + r.PacketOverhead
 	n := r.Shape.Packets
 	if uint32(p.Seq) >= n {
 		r.BadSeq++
@@ -552,8 +597,9 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		return
 	}
 	// The last packet: the message has arrived the cycle after its tail
-	// (packets come serially on the link, so this tail is the latest).
-	c := max(tail+1, r.hostc) + r.Overhead
+	// (packets come serially on the link, so this tail is the latest),
+	// once the NIC has worked on it.
+	c := max(r.nicc, r.hostc) + r.Overhead
 	r.hostc = c
 	r.Completed++
 	if m.measured {
@@ -562,7 +608,7 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 	}
 	if r.Record || r.fed {
 		done := Completion{Src: p.Src, Msg: p.Msg, Born: m.born, At: c, Op: p.Op, Dst: p.Dst,
-			Measured: m.measured, Sent: m.sent, Arrived: tail + 1}
+			Measured: m.measured, Sent: m.sent, Arrived: r.nicc}
 		if r.Record {
 			r.Log = append(r.Log, done)
 		}
