@@ -108,6 +108,10 @@ type NIC struct {
 	SendOverheadNS float64 `yaml:"send_overhead_ns" json:"send_overhead_ns"`
 	RecvOverheadNS float64 `yaml:"recv_overhead_ns" json:"recv_overhead_ns"`
 	Model          string  `yaml:"model" json:"model"`
+	// SendPacketNS and RecvPacketNS are the NIC's work per packet on each
+	// side (the WORMulSim paper §4.1's t_nic_send, t_nic_recv).
+	SendPacketNS float64 `yaml:"send_packet_ns" json:"send_packet_ns"`
+	RecvPacketNS float64 `yaml:"recv_packet_ns" json:"recv_packet_ns"`
 }
 
 // Traffic selects the workload.
@@ -128,6 +132,8 @@ type Traffic struct {
 	// group holds.
 	Sources      int `yaml:"sources" json:"sources"`
 	GroupPercent int `yaml:"group_percent" json:"group_percent"`
+	// Program is the program run by traffic.pattern program.
+	Program string `yaml:"program" json:"program"`
 }
 
 // Combine configures the switches' combine units (the OQ-router paper §2, Fig. 2): the
@@ -197,6 +203,7 @@ const (
 	PatternBarrier    = "barrier"
 	PatternBroadcast  = "broadcast"
 	PatternNAMD       = "namd"
+	PatternProgram    = "program"
 
 	ProcessBernoulli = "bernoulli"
 	ProcessPoisson   = "poisson"
@@ -247,7 +254,7 @@ func Default() Config {
 		Router: Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
 		Packet: Packet{Bytes: 256, FlitBytes: 32},
 		NIC:    NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
-		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64,
+		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64, Program: "one-to-all",
 			Sources: 1, GroupPercent: 100},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
 		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000, WatchdogCycles: 100000},

@@ -71,8 +71,10 @@ var table = []spec{
 	{key: "nic.send_overhead_ns", doc: "NIC send overhead per message in ns", rule: floatIn(0, maxNS, false)},
 	{key: "nic.recv_overhead_ns", doc: "NIC receive overhead per message in ns", rule: floatIn(0, maxNS, false)},
 	{key: "nic.model", doc: "endpoints of fattree point-to-point and multicast load runs: none = open-loop packet sources and sinks (no overheads), overhead = NICs paying the per-message overheads; namd and software collectives always use NICs", rule: oneOf(NICNone, NICOverhead)},
+	{key: "nic.send_packet_ns", doc: "NIC send work per packet in ns (t_nic_send): each packet goes this long after the last one, the first after the send overhead (program runs)", rule: floatIn(0, maxNS, false)},
+	{key: "nic.recv_packet_ns", doc: "NIC receive work per packet in ns (t_nic_recv), one packet at a time after its tail arrived; a message has arrived when its last packet is done (program runs)", rule: floatIn(0, maxNS, false)},
 
-	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternShuffle, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD)},
+	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternShuffle, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD, PatternProgram)},
 	{key: "traffic.load", doc: "offered injection rate per source as a fraction of link bandwidth", rule: floatIn(0, 1, true)},
 	{key: "traffic.process", doc: "injection process", rule: oneOf(ProcessBernoulli, ProcessPoisson)},
 	{key: "traffic.fanout", doc: "mean multicast fanout (destinations per multicast)", rule: intIn(1, maxNodes)},
@@ -83,6 +85,7 @@ var table = []spec{
 	{key: "traffic.io_load", doc: "bgltree: point-to-point load from every compute node to its pset's I/O node on the system VC while the collective runs, as a fraction of link bandwidth (0: none)", rule: floatIn(0, 1, false)},
 	{key: "traffic.sources", doc: "ibmesh multicast: nodes that send a message to their group, drawn with the seed (0 = all)", rule: intIn(0, maxNodes)},
 	{key: "traffic.group_percent", doc: "ibmesh multicast: each source's group, as a percentage of the nodes, drawn with the seed (100 = every other node)", rule: intIn(1, 100)},
+	{key: "traffic.program", doc: "traffic.pattern program: the program every node runs on its NIC (torus, mesh, min, irregular): ping-pong (node 0 and the last node), one-to-all and all-to-one (node 0 and every other, one message each), multi-multicast (traffic.sources sources, 0 = all, each to traffic.fanout destinations drawn with the seed, binomial trees), ring-allreduce (2(N-1) steps of one message to the right neighbour), alltoall; every message is traffic.message_bytes; the run ends when every node's program has", rule: oneOf("ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall")},
 
 	{key: "combine.elements_per_cycle", doc: "combine unit ALU rate: a reduction packet of n elements holds the unit ceil(n/rate) cycles", rule: intIn(1, 65536)},
 	{key: "combine.op", doc: "reduction operator of reduce/allreduce runs (bitwise ones on integer types only)", rule: oneOf("sum", "min", "max", "and", "or", "xor")},

@@ -88,6 +88,7 @@ type Result struct {
 
 	// Switch-based networks (min, irregular): what was built, e.g. "omega
 	// MIN of 64 hosts, 6 stages of 2×2 switches".
+	Program string `json:"program,omitempty"` // traffic.pattern program: the program run
 	Shape   string `json:"shape,omitempty"`
 	MinKind string `json:"min_kind,omitempty"` // min: omega | butterfly | cube | bmin
 

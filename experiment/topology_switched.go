@@ -20,8 +20,8 @@ import (
 // SwitchedNote goes into every min and irregular result: how hosts attach.
 const SwitchedNote = "open-loop packet sources and sinks at the hosts (no NIC overheads); each host joins its switch through an adapter, a 2-port router (the injection and consumption channels), so a route crosses both adapters; injection FIFO of 4 packets per host"
 
-// buildMIN is a point-to-point load run on a multistage network.
-func buildMIN(cfg config.Config, tm config.Timing) (*TorusNet, error) {
+// minNetlist is the netlist of cfg's multistage network.
+func minNetlist(cfg config.Config) (netlist, error) {
 	kind, err := multistage.ParseKind(cfg.Network.MinKind)
 	if err != nil {
 		return nil, fmt.Errorf("network.min_kind: %v", err)
@@ -38,7 +38,7 @@ func buildMIN(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 		return nil, fmt.Errorf("router.routing: %v", err)
 	}
 	shape := fmt.Sprintf("%s MIN of %d hosts, %d stages of %d×%d switches", kind, m.Hosts, m.Stages, m.K, m.K)
-	return buildRouted(cfg, tm, switchedNet(&spec, m.Header, &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: shape}))
+	return switchedNet(&spec, m.Header, &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: shape}), nil
 }
 
 // irregularGraph is cfg's irregular network: read from network.irregular_file,
@@ -64,8 +64,8 @@ func irregularGraph(cfg config.Config) (*irregular.Graph, error) {
 	return g, nil
 }
 
-// buildIrregular is a point-to-point load run on an irregular network.
-func buildIrregular(cfg config.Config, tm config.Timing) (*TorusNet, error) {
+// irregularNetlist is the netlist of cfg's irregular network.
+func irregularNetlist(cfg config.Config) (netlist, error) {
 	g, err := irregularGraph(cfg)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func buildIrregular(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 		return nil, fmt.Errorf("router.routing: %v", err)
 	}
 	shape := fmt.Sprintf("irregular network of %d switches (%d cables), %d hosts", g.Switches, len(g.Cables), nw.Hosts())
-	return buildRouted(cfg, tm, switchedNet(&spec, nw.Header, &torus.Graph{Net: nw.Net, Hosts: nw.Hosts(), Name: nw.RouterName, Hops: nw.Hops, Shape: shape}))
+	return switchedNet(&spec, nw.Header, &torus.Graph{Net: nw.Net, Hosts: nw.Hosts(), Name: nw.RouterName, Hops: nw.Hops, Shape: shape}), nil
 }
 
 // switchedNet is the netlist of a switch-based network; source routing
@@ -97,19 +97,27 @@ func switchedNet(spec *routing.Spec, header func(*packet.Packet), g *torus.Graph
 
 func init() {
 	for _, t := range []struct {
-		name  string
-		build func(config.Config, config.Timing) (*TorusNet, error)
-	}{{config.TopologyMIN, buildMIN}, {config.TopologyIrreg, buildIrregular}} {
+		name    string
+		netlist func(config.Config) (netlist, error)
+	}{{config.TopologyMIN, minNetlist}, {config.TopologyIrreg, irregularNetlist}} {
 		Register(Topology{
 			Name: t.name,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if err := refuseNIC(cfg); err != nil {
 					return nil, err
 				}
-				if !slices.Contains(traffic.NodePatterns, cfg.Traffic.Pattern) {
-					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
+				program := cfg.Traffic.Pattern == config.PatternProgram
+				if !program && !slices.Contains(traffic.NodePatterns, cfg.Traffic.Pattern) {
+					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s | program", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
 				}
-				return asNetwork(t.build(cfg, tm))
+				nl, err := t.netlist(cfg)
+				if err != nil {
+					return nil, err
+				}
+				if program {
+					return asNetwork(buildProgram(cfg, tm, nl))
+				}
+				return asNetwork(buildRouted(cfg, tm, nl))
 			},
 			Describe: func(r Result) string {
 				return fmt.Sprintf("%s: %s routing, %s, %d VCs of %d flits, %d-flit packets",

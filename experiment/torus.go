@@ -136,16 +136,25 @@ func BuildTorus(cfg config.Config) (*TorusNet, error) {
 }
 
 func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
+	nl, err := torusNetlist(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return buildRouted(cfg, tm, nl)
+}
+
+// torusNetlist is the netlist of cfg's torus or mesh.
+func torusNetlist(cfg config.Config) (netlist, error) {
 	esc, err := routing.ParseEscape(cfg.Router.Escape)
 	if err != nil {
 		return nil, fmt.Errorf("router.escape: %v", err)
 	}
-	return buildRouted(cfg, tm, func(sim *rtl.Sim, tp torus.Params) (*torus.Net, func(*packet.Packet), error) {
+	return func(sim *rtl.Sim, tp torus.Params) (*torus.Net, func(*packet.Packet), error) {
 		tp.Dims, tp.Torus, tp.Escape = cfg.Network.Dims, cfg.Network.Topology == config.TopologyTorus, esc
 		tp.Routing = cfg.Router.Routing
 		net, err := torus.New(sim.Top(), "net", tp)
 		return net, nil, err
-	})
+	}, nil
 }
 
 // netlist builds a router network of cfg under sim from the routers' and
@@ -153,21 +162,32 @@ func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
 // header at its source (a source route).
 type netlist func(sim *rtl.Sim, tp torus.Params) (net *torus.Net, header func(*packet.Packet), err error)
 
-// buildRouted is a point-to-point load run on a network of router blocks
-// (package torus's netlist): a source and a sink at every node.
-func buildRouted(cfg config.Config, tm config.Timing, makeNet netlist) (*TorusNet, error) {
+// routed is a network of router blocks built for a run: its simulation,
+// netlist, timing (PacketCycles the full packet's link time) and flits
+// per full packet.
+type routed struct {
+	sim    *rtl.Sim
+	net    *torus.Net
+	header func(*packet.Packet)
+	tm     config.Timing
+	flits  int
+	P      uint64 // link cycles of a flit
+}
+
+// buildNet builds cfg's network of router blocks with makeNet.
+func buildNet(cfg config.Config, tm config.Timing, makeNet netlist) (routed, error) {
 	sw, err := router.ParseSwitching(cfg.Router.Switching)
 	if err != nil {
-		return nil, err
+		return routed{}, err
 	}
 	flits := (cfg.Packet.Bytes + cfg.Packet.FlitBytes - 1) / cfg.Packet.FlitBytes
 	P := tm.BytesCycles(uint64(cfg.Packet.FlitBytes))
 	if P > 1<<16 || uint64(flits)*P > 1<<31 {
-		return nil, fmt.Errorf("packet.flit_bytes: %d-byte flits take %d cycles on the link; too long", cfg.Packet.FlitBytes, P)
+		return routed{}, fmt.Errorf("packet.flit_bytes: %d-byte flits take %d cycles on the link; too long", cfg.Packet.FlitBytes, P)
 	}
 	tm.PacketCycles = uint64(flits) * P // what a packet holds a link here
-	if m := uint64(cfg.Run.MeasureCycles); m < tm.PacketCycles {
-		return nil, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
+	if m := uint64(cfg.Run.MeasureCycles); m < tm.PacketCycles && cfg.Traffic.Pattern != config.PatternProgram {
+		return routed{}, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
 	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
 	net, header, err := makeNet(sim, torus.Params{
@@ -177,8 +197,20 @@ func buildRouted(cfg config.Config, tm config.Timing, makeNet netlist) (*TorusNe
 			Retry: linkRetry(cfg, tm)},
 	})
 	if err != nil {
+		return routed{}, err
+	}
+	return routed{sim: sim, net: net, header: header, tm: tm, flits: flits, P: P}, nil
+}
+
+// buildRouted is a point-to-point load run on a network of router blocks
+// (package torus's netlist): a source and a sink at every node.
+func buildRouted(cfg config.Config, tm config.Timing, makeNet netlist) (*TorusNet, error) {
+	rt, err := buildNet(cfg, tm, makeNet)
+	if err != nil {
 		return nil, err
 	}
+	sim, net, header, flits := rt.sim, rt.net, rt.header, rt.flits
+	tm = rt.tm
 	nodes := net.Nodes()
 	pat, err := traffic.NewNodePattern(cfg.Traffic.Pattern, nodes)
 	if err != nil {
@@ -293,8 +325,15 @@ func init() {
 				if err := refuseNIC(cfg); err != nil {
 					return nil, err
 				}
+				if cfg.Traffic.Pattern == config.PatternProgram {
+					nl, err := torusNetlist(cfg)
+					if err != nil {
+						return nil, err
+					}
+					return asNetwork(buildProgram(cfg, tm, nl))
+				}
 				if IsCollective(cfg.Traffic.Pattern) || cfg.Traffic.Pattern == config.PatternMulticast || cfg.Traffic.Pattern == config.PatternNAMD {
-					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
+					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s | program", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
 				}
 				return asNetwork(buildTorus(cfg, tm))
 			},

@@ -190,9 +190,12 @@ type Sender struct {
 	// one packet at a time (0: packets follow each other at link rate).
 	PacketOverhead uint64
 	Proc           traffic.Process // message births; nil: an idle sender
-	Pat            traffic.Pattern // the destination of each message (unicast only)
-	Win            traffic.Window
-	StopAt         uint64 // no births from this cycle on (0: never)
+	// Header, when set, completes each packet's header with what the
+	// network reads there (a source route).
+	Header func(p *packet.Packet)
+	Pat    traffic.Pattern // the destination of each message (unicast only)
+	Win    traffic.Window
+	StopAt uint64 // no births from this cycle on (0: never)
 
 	queue   ring.Ring[message]
 	next    uint64 // next birth
@@ -305,6 +308,9 @@ func (s *Sender) Eval() {
 			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op,
 			Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
 			Born: m.born, Sent: now, Measured: m.measured,
+		}
+		if s.Header != nil {
+			s.Header(&pk)
 		}
 		s.Tx.Send(now, pk, 1)
 		s.pkts++

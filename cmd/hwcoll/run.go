@@ -136,6 +136,20 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 	if r.Error != "" {
 		state = a.paint("ERROR", red)
 	}
+	if r.Pattern == config.PatternProgram {
+		fmt.Fprintf(w, "%s  %s %s; program %s on %d nodes\n", state, r.Name, experiment.Describe(r), r.Program, r.Nodes)
+		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d messages (%d packets), message latency avg %.1f max %.0f cycles; %d cycles\n",
+			r.CompletionCycles, r.CompletionNS, r.MessagesSent, r.PacketsInjected, r.LatencyAvgCycles, r.LatencyMaxCycles, r.Cycles)
+		fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, wall %.3fs\n",
+			r.KernelEvals, r.SkippedCycles, r.SimCyclesPerSecond, r.WallSeconds)
+		if r.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", r.Error)
+		}
+		if vcdPath != "" {
+			fmt.Fprintf(w, "  trace: gtkwave %s %s\n", vcdPath, gtkwPath(vcdPath))
+		}
+		return
+	}
 	if experiment.IsCollective(r.Pattern) || r.Topology == config.TopologyIBMesh {
 		how := fmt.Sprintf("%d combine unit(s) per switch", r.CombineUnits)
 		switch {

@@ -1,0 +1,146 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/nic"
+	"github.com/hwcoll/hwcoll/program"
+	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/stats"
+	"github.com/hwcoll/hwcoll/torus"
+)
+
+// ProgramNote goes into every program result: what the nodes run.
+const ProgramNote = "every node runs its program on a NIC (package program): send posts one message of traffic.message_bytes and keeps the host busy for the send overhead; the NIC pays the send overhead per message and nic.send_packet_ns per packet; the receiving NIC pays nic.recv_packet_ns per packet and the receive overhead per message; recv waits for the message"
+
+// ProgramNet is a program run (traffic.pattern program) on a network of
+// router blocks: a NIC at every node, running the node's program.
+type ProgramNet struct {
+	Sim       *rtl.Sim
+	Cfg       config.Config
+	Timing    config.Timing
+	Net       *torus.Net
+	Prog      *program.Program
+	Runner    *program.Runner
+	Senders   []*nic.Sender
+	Receivers []*nic.Receiver
+	Watch     *Watchdog
+	flits     int
+}
+
+// buildProgram builds cfg's program run on the netlist nl.
+func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet, error) {
+	rt, err := buildNet(cfg, tm, nl)
+	if err != nil {
+		return nil, err
+	}
+	nodes := rt.net.Nodes()
+	prog, err := program.New(cfg.Traffic.Program, nodes, program.Options{
+		Sources: cfg.Traffic.Sources, Destinations: cfg.Traffic.Fanout, Seed: uint64(cfg.Seed)})
+	if err != nil {
+		key := "traffic.program"
+		switch {
+		case strings.Contains(err.Error(), "sources"):
+			key = "traffic.sources"
+		case strings.Contains(err.Error(), "destinations"):
+			key = "traffic.fanout"
+		}
+		return nil, fmt.Errorf("%s: %v", key, err)
+	}
+	fb, P := uint64(cfg.Packet.FlitBytes), rt.P
+	shape, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, func(b uint64) uint64 { return (b + fb - 1) / fb * P })
+	if err != nil {
+		return nil, err
+	}
+	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits}
+	for i := 0; i < nodes; i++ {
+		tx := nic.NewSender(rt.sim.Top(), rtl.Idx("nic_tx", i), uint32(i), shape, rt.tm.SendOverheadCycles, credit.PerLink, 1, injectPackets)
+		tx.PacketOverhead, tx.Header = rt.tm.Cycles(cfg.NIC.SendPacketNS), rt.header
+		rx := nic.NewReceiver(rt.sim.Top(), rtl.Idx("nic_rx", i), uint32(i), shape, rt.tm.RecvOverheadCycles)
+		rx.PacketOverhead = rt.tm.Cycles(cfg.NIC.RecvPacketNS)
+		node := i
+		rx.Links = func(src uint32) uint64 { return uint64(rt.net.Hops(int(src), node)) + 1 }
+		n.Runner.Attach(i, tx, rx)
+		rt.net.ConnectNode(i, tx.Tx, rx.Rx)
+		n.Senders, n.Receivers = append(n.Senders, tx), append(n.Receivers, rx)
+	}
+	n.Watch = newWatchdog(rt.net, uint64(cfg.Run.WatchdogCycles))
+	if err := build(cfg, rt.sim); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *ProgramNet) sim() *rtl.Sim { return n.Sim }
+
+// Trace records the selected signals of the run into w.
+func (n *ProgramNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }
+
+// Run runs every node's program to its end (or run.max_cycles, or a
+// deadlock the watchdog sees).
+func (n *ProgramNet) Run() Result {
+	start := time.Now()
+	n.Sim.RunUntil(func() bool { return n.Runner.Done() || n.Watch.Stalled() }, uint64(n.Cfg.Run.MaxCycles))
+	return n.result(time.Since(start).Seconds())
+}
+
+func (n *ProgramNet) result(wall float64) Result {
+	cfg := n.Cfg
+	r := Result{
+		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), Topology: cfg.Network.Topology, Nodes: len(n.Senders),
+		Inputs: len(n.Senders), Ports: n.Net.Routing.Ports(), Pattern: cfg.Traffic.Pattern, Program: cfg.Traffic.Program,
+		Note: ProgramNote, Dims: cfg.Network.Dims, Switching: cfg.Router.Switching, Routing: cfg.Router.Routing,
+		Escape: cfg.Router.Escape, VCs: cfg.Router.VCs, VCBufferFlits: cfg.Router.VCBufferFlits, PacketFlits: n.flits,
+		PacketCycles: n.Timing.PacketCycles, WallSeconds: wall, Process: "program",
+	}
+	if n.Net.Routing.Graph() {
+		r.Shape, r.Dims, r.Escape = n.Net.String(), nil, ""
+		if cfg.Network.Topology == config.TopologyMIN {
+			r.MinKind, r.Ports = cfg.Network.MinKind, cfg.Network.Ports
+		}
+	}
+	var lat stats.Latency
+	var hops uint64
+	var err error
+	for i, tx := range n.Senders {
+		rx := n.Receivers[i]
+		r.PacketsInjected += tx.Injected
+		r.MessagesPosted += tx.Posted
+		r.MessagesSent += tx.Sent
+		r.PacketsDelivered += rx.Received
+		hops += rx.Hops
+		lat.Merge(&rx.Lat)
+		if e := rx.Err(); e != nil && err == nil {
+			err = e
+		}
+	}
+	if lat.N() > 0 { // message latency: post to completion at the receiver
+		r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles = lat.Avg(), lat.Quantile(0.5), lat.Quantile(0.99)
+		r.LatencyMaxCycles, r.LatencyAvgNS = float64(lat.Max()), n.Timing.NS(lat.Avg())
+	}
+	r.Drained = n.Runner.Done()
+	if r.Drained {
+		r.CompletionCycles = n.Runner.Completion()
+		r.CompletionNS = n.Timing.NS(float64(r.CompletionCycles))
+	}
+	r.kernel(n.Sim, wall, hops)
+	if err == nil {
+		err = n.Net.CheckCredits()
+	}
+	r.Stable = err == nil && r.Drained
+	switch {
+	case n.Watch.stalled:
+		r.Deadlock, r.WaitFor = true, n.Watch.cycle
+		r.fail(fmt.Sprintf("deadlock: no flit has moved since cycle %d; wait-for cycle: %s", n.Watch.since, strings.Join(n.Watch.cycle, " -> ")))
+	case !r.Drained:
+		r.fail(fmt.Sprintf("program %s did not end within run.max_cycles (%d): %s", cfg.Traffic.Program, cfg.Run.MaxCycles, strings.Join(n.Runner.Blocked(3), "; ")))
+	case err != nil:
+		r.fail(err.Error())
+	}
+	return r
+}

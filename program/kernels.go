@@ -1,0 +1,149 @@
+package program
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Kernels are the programs shipped (traffic.program).
+var Kernels = []string{"ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall"}
+
+// Options parameterize the kernels that need more than the node count.
+type Options struct {
+	// Sources and Destinations: multi-multicast's sources (0: every node)
+	// and destinations per source (at most nodes−1).
+	Sources, Destinations int
+	Seed                  uint64 // multi-multicast's draw of sources and destinations
+}
+
+// New builds the named kernel on nodes nodes.
+//
+//   - ping-pong: node 0 sends to node nodes−1, which sends back.
+//   - one-to-all: node 0 sends to nodes 1, 2, … in turn (the WORMulSim
+//     paper §7 Table 1).
+//   - all-to-one: every other node sends to node 0, which receives them
+//     in node order (Table 1: 63 nodes to node 0 on 8×8).
+//   - multi-multicast: Sources sources (drawn with the seed) each send to
+//     Destinations destinations (drawn) along a binomial tree of the
+//     source and its destinations, every tree at once (Table 2: 32
+//     destinations, 4-byte messages).
+//   - ring-allreduce: 2(nodes−1) steps; in each, every node sends a chunk
+//     (one message) to its right neighbour and receives one from its left
+//     (reduce-scatter, then allgather).
+//   - alltoall: every node sends one message to every other, to node+k
+//     for k = 1, 2, …, then receives from node−k in the same order.
+func New(name string, nodes int, o Options) (*Program, error) {
+	switch name {
+	case "ping-pong":
+		return Build(name, nodes, func(r *Rank) {
+			switch r.ID {
+			case 0:
+				r.Send(r.N-1, 0)
+				r.Recv(r.N-1, 0)
+			case r.N - 1:
+				r.Recv(0, 0)
+				r.Send(0, 0)
+			}
+		})
+	case "one-to-all":
+		return Build(name, nodes, func(r *Rank) {
+			if r.ID != 0 {
+				r.Recv(0, 0)
+				return
+			}
+			for d := 1; d < r.N; d++ {
+				r.Send(d, 0)
+			}
+		})
+	case "all-to-one":
+		return Build(name, nodes, func(r *Rank) {
+			if r.ID != 0 {
+				r.Send(0, 0)
+				return
+			}
+			for s := 1; s < r.N; s++ {
+				r.Recv(s, 0)
+			}
+		})
+	case "multi-multicast":
+		return multiMulticast(nodes, o)
+	case "ring-allreduce":
+		return Build(name, nodes, func(r *Rank) {
+			right, left := (r.ID+1)%r.N, (r.ID-1+r.N)%r.N
+			for step := 0; step < 2*(r.N-1); step++ {
+				r.Send(right, step)
+				r.Recv(left, step)
+			}
+		})
+	case "alltoall":
+		return Build(name, nodes, func(r *Rank) {
+			for k := 1; k < r.N; k++ {
+				r.Send((r.ID+k)%r.N, 0)
+			}
+			for k := 1; k < r.N; k++ {
+				r.Recv((r.ID-k+r.N)%r.N, 0)
+			}
+		})
+	}
+	return nil, fmt.Errorf("%q is not a program; allowed: %s", name, strings.Join(Kernels, " | "))
+}
+
+// multiMulticast draws the groups and sends along a binomial tree in each:
+// group member i (the source is 0) receives from i with its highest bit
+// cleared and sends to i + 2^k for every 2^k above i's highest bit, the
+// farthest first; the tag is the source.
+func multiMulticast(nodes int, o Options) (*Program, error) {
+	S, D := o.Sources, o.Destinations
+	if S == 0 {
+		S = nodes
+	}
+	switch {
+	case S < 1 || S > nodes:
+		return nil, fmt.Errorf("%d sources on %d nodes; allowed 1..%d (0: every node)", o.Sources, nodes, nodes)
+	case D < 1 || D > nodes-1:
+		return nil, fmt.Errorf("%d destinations on %d nodes; allowed 1..%d", D, nodes, nodes-1)
+	}
+	rnd := rand.New(rand.NewPCG(o.Seed, 0x6d6d))
+	srcs := rnd.Perm(nodes)[:S]
+	groups := make([][]int, S) // member order: the source, then its destinations
+	for g, s := range srcs {
+		members := []int{s}
+		for _, d := range rnd.Perm(nodes) {
+			if d != s && len(members) <= D {
+				members = append(members, d)
+			}
+		}
+		groups[g] = members
+	}
+	return Build("multi-multicast", nodes, func(r *Rank) {
+		for g, members := range groups {
+			for i, m := range members {
+				if m == r.ID {
+					binomial(r, members, i, srcs[g])
+				}
+			}
+		}
+	})
+}
+
+// binomial is member i's part of a binomial-tree multicast over members.
+func binomial(r *Rank, members []int, i, tag int) {
+	n := len(members)
+	if i != 0 {
+		hi := 1
+		for hi*2 <= i {
+			hi *= 2
+		}
+		r.recv(members[i-hi], tag)
+	}
+	top := 1
+	for top < n {
+		top *= 2
+	}
+	for d := top / 2; d >= 1 && d > i; d /= 2 {
+		if i+d < n {
+			r.send(members[i+d], tag)
+		}
+	}
+}
