@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"runtime"
 	"testing"
 
@@ -159,6 +160,48 @@ func BenchmarkIBMeshAllSource(b *testing.B) {
 			b.ReportMetric(wall/float64(b.N), "run-s")
 			b.ReportMetric(hops/wall, "packet-hops/s")
 			b.ReportMetric(heap, "heap-B/node")
+		})
+	}
+}
+
+// BenchmarkProgramTables runs the WORMulSim paper's Table 1 and 2
+// workloads (configs/programs.yaml: an 8×8 mesh, wormhole, 1300 ns
+// overheads): one-to-all and all-to-one with 4 to 1024-byte messages, and
+// multiple multicast from 1 to 64 sources to 32 destinations with 4-byte
+// messages. One op is one whole run, built and run to completion; it
+// reports the simulated completion cycles beside the wall time (the paper:
+// 0.17–43 s a run on a 99 MHz workstation).
+func BenchmarkProgramTables(b *testing.B) {
+	cfg0, err := config.Load("../configs/programs.yaml")
+	require.NoError(b, err)
+	type run struct {
+		name string
+		sets []string
+	}
+	var runs []run
+	for _, prog := range []string{"one-to-all", "all-to-one"} {
+		for _, bytes := range []int{4, 64, 256, 1024} {
+			runs = append(runs, run{fmt.Sprintf("table1/%s/bytes=%d", prog, bytes), []string{"traffic.program=" + prog, fmt.Sprintf("traffic.message_bytes=%d", bytes)}})
+		}
+	}
+	for _, s := range []int{1, 16, 32, 64} {
+		runs = append(runs, run{fmt.Sprintf("table2/sources=%d", s), []string{"traffic.program=multi-multicast", "traffic.message_bytes=4", "traffic.fanout=32", fmt.Sprintf("traffic.sources=%d", s)}})
+	}
+	for _, c := range runs {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := cfg0
+			for _, s := range c.sets {
+				require.NoError(b, cfg.Set(s))
+			}
+			var r Result
+			for i := 0; i < b.N; i++ {
+				var err error
+				r, err = Run(cfg, Options{})
+				require.NoError(b, err)
+				require.Empty(b, r.Error)
+			}
+			b.ReportMetric(float64(r.CompletionCycles), "sim-cycles")
+			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/run")
 		})
 	}
 }

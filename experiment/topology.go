@@ -92,6 +92,9 @@ func init() {
 			if err := refuseNIC(cfg); err != nil {
 				return nil, err
 			}
+			if err := refuseProgram(cfg); err != nil {
+				return nil, err
+			}
 			if IsCollective(cfg.Traffic.Pattern) {
 				return asNetwork(buildCollective(cfg, tm))
 			}
@@ -111,6 +114,9 @@ func init() {
 			if err := faultsOnFatTree(cfg); err != nil {
 				return nil, err
 			}
+			if err := refuseProgram(cfg); err != nil {
+				return nil, err
+			}
 			if n, err := buildNIC(cfg, tm); n != nil || err != nil {
 				return n, err
 			}
@@ -126,4 +132,12 @@ func init() {
 		// Several hops per packet.
 		Weight: func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) },
 	})
+}
+
+// refuseProgram refuses traffic.pattern program where no program runs.
+func refuseProgram(cfg config.Config) error {
+	if cfg.Traffic.Pattern == config.PatternProgram {
+		return fmt.Errorf("traffic.pattern: program runs on network.topology torus, mesh, min and irregular; not on %s", cfg.Network.Topology)
+	}
+	return nil
 }

@@ -326,7 +326,12 @@ func (n *IBNet) Run() Result {
 func init() {
 	Register(Topology{
 		Name:  config.TopologyIBMesh,
-		Build: func(cfg config.Config, tm config.Timing) (Network, error) { return asNetwork(buildIB(cfg, tm)) },
+		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+			if err := refuseProgram(cfg); err != nil {
+				return nil, err
+			}
+			return asNetwork(buildIB(cfg, tm))
+		},
 		Describe: func(r Result) string {
 			how := "hardware multicast (MFT by union)"
 			if r.Multicast == config.MulticastSoftware {

@@ -165,7 +165,12 @@ func (n *TreeNet) Run() Result {
 func init() {
 	Register(Topology{
 		Name:  config.TopologyBGLTree,
-		Build: func(cfg config.Config, tm config.Timing) (Network, error) { return asNetwork(buildTree(cfg, tm)) },
+		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+			if err := refuseProgram(cfg); err != nil {
+				return nil, err
+			}
+			return asNetwork(buildTree(cfg, tm))
+		},
 		Describe: func(r Result) string {
 			return fmt.Sprintf("BG/L collective tree: %d compute nodes and their I/O nodes, %d levels, 2 VCs, class-routed ALU combining", r.Nodes, r.Levels)
 		},
