@@ -76,6 +76,9 @@ func irregularNetlist(cfg config.Config) (netlist, error) {
 	}
 	spec, err := nw.Spec(cfg.Router.Routing)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "the routing table") { // the file's route lines
+			return nil, fmt.Errorf("network.irregular_file: %s: %v", cfg.Network.IrregularFile, err)
+		}
 		return nil, fmt.Errorf("router.routing: %v", err)
 	}
 	shape := fmt.Sprintf("irregular network of %d switches (%d cables), %d hosts", g.Switches, len(g.Cables), nw.Hosts())

@@ -12,12 +12,19 @@
 //	root 0        # the up*/down* root switch (default 0)
 //	0 1           # a cable between switches 0 and 1
 //	1 2
+//	route 0 2 1   # optional: switch 0 sends packets for switch 2 on port 1
 //
 // Switches are numbered 0..switches−1; a switch's ports are its hosts'
 // first (0..hosts−1), then its cables in the order of the file. Two cables
 // may join the same two switches (parallel links); a cable from a switch to
 // itself may not. A switch has at most MaxPorts ports, and the network must
 // be connected.
+//
+// Route lines, anywhere after "switches", load table routing's entries
+// (router.routing table): "route S T P" sends every packet at switch S for
+// a host of switch T out of S's port P (a cable port, hosts ≤ P). The
+// entries given replace the up*/down* routing step's; NewNetwork refuses
+// a table whose routes loop or whose channel dependencies form a cycle.
 package irregular
 
 import (
@@ -46,8 +53,13 @@ type Graph struct {
 	Hosts    int // per switch
 	Root     int // the up*/down* root
 	Cables   [][2]End
+	Routes   []Route // table entries loaded from the file
 	peer     [][]End // per switch, per port ≥ Hosts: the far end
 }
+
+// Route is a loaded table entry: switch S sends packets for switch T out
+// of its port P.
+type Route struct{ S, T, P, Line int }
 
 // Ports is switch s's port count (hosts and cables).
 func (g *Graph) Ports(s int) int { return g.Hosts + len(g.peer[s]) }
@@ -110,8 +122,26 @@ func Parse(r io.Reader) (*Graph, error) {
 		bad := func(format string, a ...any) error {
 			return fmt.Errorf("line %d: %s", line, fmt.Sprintf(format, a...))
 		}
+		if f[0] == "route" {
+			if g == nil {
+				return nil, bad("a route before \"switches N\"; the file must say how many switches first")
+			}
+			if len(f) != 4 {
+				return nil, bad("%q: expected \"route S T P\"", clip(text))
+			}
+			var v [3]int
+			for i := range v {
+				n, err := strconv.Atoi(f[i+1])
+				if err != nil {
+					return nil, bad("route: %q is not a number", clip(f[i+1]))
+				}
+				v[i] = n
+			}
+			g.Routes = append(g.Routes, Route{S: v[0], T: v[1], P: v[2], Line: line})
+			continue
+		}
 		if len(f) != 2 {
-			return nil, bad("%q: expected a cable \"A B\" or one of switches N, hosts H, root R", clip(text))
+			return nil, bad("%q: expected a cable \"A B\", a \"route S T P\" or one of switches N, hosts H, root R", clip(text))
 		}
 		switch f[0] {
 		case "switches", "hosts", "root":
@@ -183,7 +213,30 @@ func Parse(r io.Reader) (*Graph, error) {
 	if err := g.check(); err != nil {
 		return nil, err
 	}
-	return g, nil
+	return g, g.checkRoutes()
+}
+
+// checkRoutes checks the loaded routes' switches and ports.
+func (g *Graph) checkRoutes() error {
+	seen := map[[2]int]int{}
+	for _, r := range g.Routes {
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("line %d: route %d %d %d: %s", r.Line, r.S, r.T, r.P, fmt.Sprintf(format, a...))
+		}
+		switch {
+		case r.S < 0 || r.S >= g.Switches || r.T < 0 || r.T >= g.Switches:
+			return bad("switches are 0..%d", g.Switches-1)
+		case r.S == r.T:
+			return bad("a switch routes to its own hosts by itself")
+		case r.P < g.Hosts || r.P >= g.Ports(r.S):
+			return bad("switch %d's cable ports are %d..%d", r.S, g.Hosts, g.Ports(r.S)-1)
+		}
+		if l, dup := seen[[2]int{r.S, r.T}]; dup {
+			return bad("switch %d's route to switch %d is given on line %d already", r.S, r.T, l)
+		}
+		seen[[2]int{r.S, r.T}] = r.Line
+	}
+	return nil
 }
 
 func clip(s string) string {
@@ -200,6 +253,9 @@ func (g *Graph) Write(w io.Writer) error {
 	fmt.Fprintf(bw, "switches %d\nhosts %d\nroot %d\n", g.Switches, g.Hosts, g.Root)
 	for _, c := range g.Cables {
 		fmt.Fprintf(bw, "%d %d\n", c[0].Sw, c[1].Sw)
+	}
+	for _, r := range g.Routes {
+		fmt.Fprintf(bw, "route %d %d %d\n", r.S, r.T, r.P)
 	}
 	return bw.Flush()
 }

@@ -233,6 +233,7 @@ func FuzzParse(f *testing.F) {
 		"switches 3\nroot 2\nhosts 3\n0 1\n1 2\n",
 		"switches 3\n0 1\n",
 		"switches x\n",
+		"switches 4\n0 1\n1 2\n2 3\n3 0\nroute 0 2 1\nroute 1 2 2\n",
 	} {
 		f.Add(s)
 	}
@@ -251,6 +252,12 @@ func FuzzParse(f *testing.F) {
 		back, err := Parse(&b)
 		require.NoError(t, err)
 		require.Equal(t, g.Cables, back.Cables)
+		require.Len(t, back.Routes, len(g.Routes))
+		n, err := NewNetwork(g, 1) // a loaded table is checked, not trusted
+		require.NoError(t, err)
+		if _, err := n.Spec("table"); err != nil {
+			require.Regexp(t, "^the routing table (loops|can deadlock)", err.Error())
+		}
 		u := NewUpDown(g)
 		for s := 0; s < g.Switches; s++ {
 			for d := 0; d < g.Switches; d++ {

@@ -3,6 +3,8 @@ package irregular
 import (
 	"fmt"
 	"math/bits"
+	"slices"
+	"strings"
 
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
@@ -34,6 +36,11 @@ type Network struct {
 	// table[(s×Switches+t)×2+wentDown]: the graph port switch s sends a
 	// packet for switch t on (table routing and source routes).
 	table []uint8
+	// tableHops[s×Switches+t]: the switch hops of the table's route from
+	// s to t, when the file loaded entries (their routes need not be
+	// up*/down*'s); used by Hops once a table or source Spec is made.
+	tableHops []uint16
+	useTable  bool
 }
 
 // NewNetwork joins g's hosts and switches and fills the up*/down* tables.
@@ -64,7 +71,93 @@ func NewNetwork(g *Graph, vcs int) (*Network, error) {
 		}
 	}
 	n.fillTable()
+	for _, r := range g.Routes { // the file's entries replace the routing step's, in both phases
+		i := (r.S*g.Switches + r.T) * 2
+		n.table[i], n.table[i+1] = uint8(r.P), uint8(r.P)
+	}
 	return n, nil
+}
+
+// checkTable refuses a table whose routes loop or can deadlock: it walks
+// every route (the phase from the input port, as the router reads it) and
+// looks for a cycle among the channels (switch, output port) the routes
+// hold one after another.
+func (n *Network) checkTable() error {
+	S := n.G.Switches
+	n.tableHops = make([]uint16, S*S)
+	next := map[int32][]int32{} // channel dependencies
+	seen := map[[2]int32]bool{}
+	for s := 0; s < S; s++ {
+		for t := 0; t < S; t++ {
+			if s == t {
+				continue
+			}
+			cur, in, prev := s, routing.Port(1), int32(-1) // from a host: the up phase
+			path := []int{s}
+			for cur != t {
+				if len(path) > 2*S {
+					return fmt.Errorf("the routing table loops from switch %d toward switch %d: %v", s, t, path[:min(len(path), 8)])
+				}
+				p := n.next(cur, t, in)
+				ch := int32(cur*MaxPorts + p)
+				if prev >= 0 && !seen[[2]int32{prev, ch}] {
+					seen[[2]int32{prev, ch}] = true
+					next[prev] = append(next[prev], ch)
+				}
+				e := n.G.Peer(cur, p)
+				cur, in, prev = e.Sw, routing.Port(e.Port+1), ch
+				path = append(path, cur)
+			}
+			n.tableHops[s*S+t] = uint16(len(path) - 1)
+		}
+	}
+	if c := channelCycle(next); c != nil {
+		var names []string
+		for _, ch := range c {
+			names = append(names, fmt.Sprintf("switch %d port %d", ch/MaxPorts, ch%MaxPorts))
+		}
+		return fmt.Errorf("the routing table can deadlock: its routes hold channels in a cycle, %s", strings.Join(names, " → "))
+	}
+	return nil
+}
+
+// channelCycle is a cycle of the dependency graph, first channel repeated
+// at the end (nil: acyclic), found depth first from the lowest channel.
+func channelCycle(next map[int32][]int32) []int32 {
+	keys := make([]int32, 0, len(next))
+	for k := range next {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	color := map[int32]uint8{} // 0 white, 1 on the stack, 2 done
+	var stack []int32
+	var visit func(x int32) []int32
+	visit = func(x int32) []int32 {
+		color[x] = 1
+		stack = append(stack, x)
+		for _, y := range next[x] {
+			switch color[y] {
+			case 1:
+				i := slices.Index(stack, y)
+				return append(slices.Clone(stack[i:]), y)
+			case 0:
+				if c := visit(y); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[x] = 2
+		return nil
+	}
+	for _, k := range keys {
+		if color[k] == 0 {
+			if c := visit(k); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
 }
 
 // join2 joins a cable both ways.
@@ -114,6 +207,9 @@ func (n *Network) Hops(src, dst int) int {
 	}
 	s, _ := n.switchOf(src)
 	t, _ := n.switchOf(dst)
+	if n.useTable {
+		return int(n.tableHops[s*n.G.Switches+t]) + 3
+	}
 	return n.U.Hops(s, t) + 3
 }
 
@@ -131,7 +227,10 @@ func (n *Network) RouterName(i int) string {
 //   - table: the same routes fixed by a table per switch, indexed by the
 //     destination and by whether the packet came down (Autonet's tables
 //     are indexed by input port and destination; the phase is what the
-//     input port says here).
+//     input port says here). Entries loaded from the file (Graph.Routes)
+//     replace the routing step's; such a table is refused unless every
+//     route arrives and its channel dependency graph is acyclic
+//     (checkTable), which is then its deadlock-freedom argument.
 //   - source: the table's routes, computed at the source and carried in
 //     the header (SourceRoute), one 3-bit port per switch.
 //
@@ -142,9 +241,16 @@ func (n *Network) Spec(name string) (routing.Spec, error) {
 	switch name {
 	case "updown":
 		return routing.Spec{Name: name, F: n.updown, Adaptive: true}, nil
-	case "table":
-		return routing.Spec{Name: name, F: n.byTable}, nil
-	case "source":
+	case "table", "source":
+		if len(n.G.Routes) > 0 {
+			if err := n.checkTable(); err != nil {
+				return routing.Spec{}, err
+			}
+			n.useTable = true
+		}
+		if name == "table" {
+			return routing.Spec{Name: name, F: n.byTable}, nil
+		}
 		if h := n.maxHops(); h > MaxSourceHops {
 			return routing.Spec{}, fmt.Errorf("source routes of up to %d switches do not fit the header's %d; allowed: updown | table", h, MaxSourceHops)
 		}
@@ -158,7 +264,11 @@ func (n *Network) maxHops() int {
 	h := 0
 	for s := 0; s < n.G.Switches; s++ {
 		for t := 0; t < n.G.Switches; t++ {
-			h = max(h, n.U.Hops(s, t)+1)
+			if n.useTable {
+				h = max(h, int(n.tableHops[s*n.G.Switches+t])+1)
+			} else {
+				h = max(h, n.U.Hops(s, t)+1)
+			}
 		}
 	}
 	return h

@@ -1,6 +1,7 @@
 package irregular
 
 import (
+	"bytes"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -117,4 +118,74 @@ func TestNetworkNames(t *testing.T) {
 	require.Equal(t, 4, n.Hops(0, 3))
 	_, err = n.Spec("dor")
 	require.EqualError(t, err, `"dor" does not route an irregular network; allowed: updown | table | source`)
+}
+
+// Tables loaded from the file: the routing step's own entries written out
+// and read back route as before; a ring routed all one way is refused as
+// able to deadlock; a table that sends a packet back and forth is refused
+// as looping; bad route lines name their line.
+func TestLoadedTables(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		g := drawGraph(t)
+		n, err := NewNetwork(g, 1)
+		require.NoError(t, err)
+		S := g.Switches
+		for s := 0; s < S; s++ {
+			for d := 0; d < S; d++ {
+				if s != d && n.table[(s*S+d)*2] == n.table[(s*S+d)*2+1] {
+					g.Routes = append(g.Routes, Route{S: s, T: d, P: int(n.table[(s*S+d)*2])})
+				}
+			}
+		}
+		var b bytes.Buffer
+		require.NoError(t, g.Write(&b))
+		back, err := Parse(&b)
+		require.NoError(t, err)
+		require.Len(t, back.Routes, len(g.Routes))
+		m, err := NewNetwork(back, 1)
+		require.NoError(t, err)
+		_, err = m.Spec("table")
+		require.NoError(t, err, "the routing step's own table is deadlock-free")
+		require.Equal(t, n.table, m.table)
+		for src := 0; src < m.Hosts(); src++ {
+			for dst := 0; dst < m.Hosts(); dst++ {
+				require.Equal(t, n.Hops(src, dst), m.Hops(src, dst))
+			}
+		}
+	})
+	ring := "switches 4\n0 1\n1 2\n2 3\n3 0\n" // switch s: port 1 to s−1... ports in file order
+	clockwise := ring
+	for s := 0; s < 4; s++ {
+		for d := 1; d < 4; d++ {
+			// the cable to s+1: switch 0's first cable (0 1), others' second
+			p := 2
+			if s == 0 {
+				p = 1
+			}
+			clockwise += "route " + itoa(s) + " " + itoa((s+d)%4) + " " + itoa(p) + "\n"
+		}
+	}
+	g, err := Parse(strings.NewReader(clockwise))
+	require.NoError(t, err)
+	n, err := NewNetwork(g, 1)
+	require.NoError(t, err)
+	_, err = n.Spec("table")
+	require.ErrorContains(t, err, "the routing table can deadlock: its routes hold channels in a cycle, switch")
+	g, err = Parse(strings.NewReader(ring + "route 0 2 1\nroute 1 2 1\n")) // 0 → 1 → 0 → …
+	require.NoError(t, err)
+	n, err = NewNetwork(g, 1)
+	require.NoError(t, err)
+	_, err = n.Spec("source")
+	require.ErrorContains(t, err, "the routing table loops from switch 0 toward switch 2")
+	for _, c := range []struct{ file, want string }{
+		{ring + "route 0 9 1\n", "line 6: route 0 9 1: switches are 0..3"},
+		{ring + "route 1 1 1\n", "line 6: route 1 1 1: a switch routes to its own hosts by itself"},
+		{ring + "route 0 2 0\n", "line 6: route 0 2 0: switch 0's cable ports are 1..2"},
+		{ring + "route 0 2 1\nroute 0 2 2\n", "line 7: route 0 2 2: switch 0's route to switch 2 is given on line 6 already"},
+		{ring + "route 0 2\n", `line 6: "route 0 2": expected "route S T P"`},
+		{"route 0 1 1\nswitches 2\n", `line 1: a route before "switches N"; the file must say how many switches first`},
+	} {
+		_, err := Parse(strings.NewReader(c.file))
+		require.EqualError(t, err, c.want)
+	}
 }
