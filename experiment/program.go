@@ -130,6 +130,9 @@ func (n *ProgramNet) result(wall float64) Result {
 	}
 	r.kernel(n.Sim, wall, hops)
 	if err == nil {
+		err = n.Net.Err()
+	}
+	if err == nil {
 		err = n.Net.CheckCredits()
 	}
 	r.Stable = err == nil && r.Drained

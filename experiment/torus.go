@@ -237,7 +237,7 @@ func buildRouted(cfg config.Config, tm config.Timing, makeNet netlist) (*TorusNe
 		net.ConnectNode(i, src.Tx, snk.Rx)
 		n.Srcs, n.Sinks = append(n.Srcs, src), append(n.Sinks, snk)
 	}
-	n.conserve, n.netErr, n.report = net.CheckCredits, func() error { return nil }, n.result
+	n.conserve, n.netErr, n.report = net.CheckCredits, net.Err, n.result
 	if len(cfg.Faults) > 0 {
 		if n.faults.links, err = parseFaults(cfg); err != nil {
 			return nil, err
@@ -310,6 +310,9 @@ func (n *TorusNet) result(wall float64) Result {
 		}
 	}
 	n.faults.report(&r)
+	if err := n.Net.Err(); err != nil && r.Error == "" {
+		r.fail(err.Error())
+	}
 	if n.Watch.stalled {
 		r.Deadlock, r.WaitFor = true, n.Watch.cycle
 		r.fail(fmt.Sprintf("deadlock: no flit has moved since cycle %d; wait-for cycle: %s", n.Watch.since, strings.Join(n.Watch.cycle, " -> ")))

@@ -142,6 +142,11 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 			ch = r.aroundFaults(now, dst, v, ch)
 		}
 	}
+	if ch == 0 && r.unrouted == nil {
+		// A routing function must offer some port: record the first
+		// packet it strands (Err), which then waits where it is.
+		r.unrouted = &unrouted{at: now, in: q, p: pr.p}
+	}
 	if pr.p.Op == packet.Multicast {
 		r.multicast(now, q, w, v, pr, ch)
 		return
@@ -514,6 +519,22 @@ func (r *Router) Moved() uint64 { return r.moved }
 // It also checks that no downstream buffer holds more than it can, and
 // that under vct a packet whose head has left holds room downstream for
 // the rest of it.
+// unrouted is a packet the routing function offered no port.
+type unrouted struct {
+	at uint64
+	in int
+	p  packet.Packet
+}
+
+// Err reports the first packet the routing function offered no port (a
+// routing function's bug: the packet waits where it is for ever).
+func (r *Router) Err() error {
+	if u := r.unrouted; u != nil {
+		return fmt.Errorf("%s: the routing function offers no port to packet %d (node %d to %d) arrived on port %d, cycle %d", r.Path(), u.p.ID, u.p.Src, u.p.Dst, u.in, u.at)
+	}
+	return nil
+}
+
 func (r *Router) CheckCredits() error {
 	now := r.Now()
 	for q := 1; q < len(r.out); q++ {

@@ -47,14 +47,17 @@ type Router struct {
 	epoch  uint64 // trace epoch of probes
 	probes bool   // some probe is in the waveform
 
-	runs   uint        // outputs whose run extend may lengthen
-	retry  uint        // outputs whose links have retry (bit errors)
-	redo   uint        // of those, outputs with resends pending
-	links  *retryLinks // their retry blocks (nil: perfect links)
-	flt    *faults     // routing around dead links (nil: none go down)
-	ackOn  uint        // outputs whose acknowledgement line wakes the router
-	outs   uint        // network outputs that exist (a mesh edge lacks some)
-	credOn uint        // outputs whose credit line wakes the router
+	runs  uint        // outputs whose run extend may lengthen
+	retry uint        // outputs whose links have retry (bit errors)
+	redo  uint        // of those, outputs with resends pending
+	links *retryLinks // their retry blocks (nil: perfect links)
+	flt   *faults     // routing around dead links (nil: none go down)
+	// unrouted is the first packet the routing function offered no port
+	// (Err); nil: none.
+	unrouted *unrouted
+	ackOn    uint // outputs whose acknowledgement line wakes the router
+	outs     uint // network outputs that exist (a mesh edge lacks some)
+	credOn   uint // outputs whose credit line wakes the router
 
 	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
 	pk     store   // the packets in the input VCs

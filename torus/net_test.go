@@ -156,3 +156,34 @@ func torusParams(dims []int, tor bool, fn string, esc routing.Escape, sw router.
 		Router: router.Params{VCs: vcs, BufFlits: buf, Switching: sw, FlitCycles: uint32(P), Delay: uint64(D), InjectPackets: 3},
 	}
 }
+
+// A routing function that offers no port strands the packet; the router
+// says which one and where, so the run fails with a reason rather than
+// waiting for run.max_cycles in silence.
+func TestNoPortIsAnError(t *testing.T) {
+	broken := routing.Spec{Name: "broken", F: func(n *routing.Net, r routing.Request) routing.Choices {
+		if r.Dst == 3 && r.Node == 1 {
+			return 0
+		}
+		return routing.DOR(n, r)
+	}}
+	p := params([]int{4}, false, "", routing.Dateline, router.VCT, 2, 8)
+	p.Spec = &broken
+	sim := rtl.NewSim(rtl.Options{Seed: 1})
+	p.Router.PacketFlits = 2
+	net, err := torus.New(sim.Top(), "net", p)
+	require.NoError(t, err)
+	for i := 0; i < net.Nodes(); i++ {
+		s := traffic.NewScript(sim.Top(), rtl.Idx("src", i), uint32(i), credit.PerLink, 1, 4)
+		if i == 0 {
+			s.Pkts = []packet.Packet{{ID: packet.MakeID(0, 7), Src: 0, Dst: 3, Bytes: 64, Cycles: 2, Born: 5}, {ID: packet.MakeID(0, 8), Src: 0, Dst: 1, Bytes: 64, Cycles: 2, Born: 6}}
+			s.At = []uint64{5, 6}
+		}
+		net.ConnectNode(i, s.Tx, traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i)).Rx)
+	}
+	require.NoError(t, sim.Build())
+	sim.Run(500)
+	require.Error(t, net.Err())
+	require.Regexp(t, fmt.Sprintf(`^top\.net\.r\(1\): the routing function offers no port to packet %d \(node 0 to 3\) arrived on port 2, cycle \d+$`, packet.MakeID(0, 7)), net.Err().Error())
+	require.NoError(t, net.Routers[2].Err())
+}

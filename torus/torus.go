@@ -200,6 +200,17 @@ func (n *Net) CheckCredits() error {
 	return nil
 }
 
+// Err is the first router error (a packet its routing function offered
+// no port).
+func (n *Net) Err() error {
+	for _, r := range n.Routers {
+		if err := r.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // LinkStats sums the error and retry counts of every router link (zero
 // without bit errors, router.Params.Retry).
 func (n *Net) LinkStats() link.RetryStats {
