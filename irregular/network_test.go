@@ -11,40 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/hwcoll/hwcoll/internal/routewalk"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 )
-
-// walk follows f from host src to host dst, picking among its choices
-// with pick, and returns the routers visited (both adapters included).
-// (Plain checks, not require: its Helper calls dominate a hot loop.)
-func walk(t interface{ Fatalf(string, ...any) }, net *routing.Net, f routing.Func, src, dst int, path uint64, pick func(m uint8) int) []int {
-	node, in := src, routing.Local
-	visited := []int{src}
-	for hop := 0; node != dst; hop++ {
-		if hop >= 64 {
-			t.Fatalf("no route from %d to %d", src, dst)
-		}
-		c := f(net, routing.Request{Node: node, Dst: dst, In: in, Hop: uint8(hop), Path: path})
-		ports := c.Ports()
-		if ports == 0 || ports&1 != 0 {
-			t.Fatalf("router %d offers %v toward %d", node, c, dst)
-		}
-		p := routing.Port(pick(ports))
-		if c.VCs(p) != uint8(1<<net.VCs-1) {
-			t.Fatalf("router %d allows VCs %b of %d", node, c.VCs(p), net.VCs)
-		}
-		j, pj, ok := net.Link(node, p)
-		if !ok {
-			t.Fatalf("router %d's port %d leads nowhere", node, p)
-		}
-		node, in = j, pj
-		visited = append(visited, node)
-	}
-	return visited
-}
-
-func lowest(m uint8) int { return bits.TrailingZeros8(m) }
 
 // Every route of the three routing functions, at the router level (the
 // up*/down* phase read from the input port), reaches its host through
@@ -70,7 +40,7 @@ func TestNetworkRoutes(t *testing.T) {
 			for k := rnd.IntN(bits.OnesCount8(p)); k > 0; k-- {
 				p &= p - 1
 			}
-			return lowest(p)
+			return routewalk.Lowest(p)
 		}
 		legal := func(route []int, src, dst int) {
 			down := false
@@ -90,15 +60,15 @@ func TestNetworkRoutes(t *testing.T) {
 				if src == dst {
 					continue
 				}
-				tab := walk(t, n.Net, specs["table"].F, src, dst, 0, lowest)
+				tab := routewalk.Walk(t, n.Net, specs["table"].F, src, dst, 0, routewalk.Lowest)
 				legal(tab, src, dst)
-				legal(walk(t, n.Net, specs["updown"].F, src, dst, 0, random), src, dst)
+				legal(routewalk.Walk(t, n.Net, specs["updown"].F, src, dst, 0, random), src, dst)
 				if _, ok := specs["source"]; !ok {
 					continue
 				}
 				p := packet.Packet{Src: uint32(src), Dst: uint32(dst)}
 				n.Header(&p)
-				if sr := walk(t, n.Net, specs["source"].F, src, dst, p.Mask, lowest); !slices.Equal(sr, tab) {
+				if sr := routewalk.Walk(t, n.Net, specs["source"].F, src, dst, p.Mask, routewalk.Lowest); !slices.Equal(sr, tab) {
 					t.Fatalf("%d→%d: source %v, table %v", src, dst, sr, tab)
 				}
 			}

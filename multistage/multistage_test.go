@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/hwcoll/hwcoll/internal/routewalk"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 )
@@ -24,35 +25,6 @@ func drawMIN(t *rapid.T) *Network {
 	m, err := New(kind, k, hosts, rapid.IntRange(1, 4).Draw(t, "vcs"))
 	require.NoError(t, err)
 	return m
-}
-
-// walk follows f from host src to host dst, picking among its choices
-// with pick, and returns the routers visited (both adapters included).
-// (Plain checks, not require: its Helper calls dominate a hot loop.)
-func walk(t interface{ Fatalf(string, ...any) }, net *routing.Net, f routing.Func, src, dst int, path uint64, pick func(m uint8) int) []int {
-	node, in := src, routing.Local
-	visited := []int{src}
-	for hop := 0; node != dst; hop++ {
-		if hop >= 64 {
-			t.Fatalf("no route from %d to %d", src, dst)
-		}
-		c := f(net, routing.Request{Node: node, Dst: dst, In: in, Hop: uint8(hop), Path: path})
-		ports := c.Ports()
-		if ports == 0 || ports&1 != 0 {
-			t.Fatalf("router %d offers %v toward %d", node, c, dst)
-		}
-		p := routing.Port(pick(ports))
-		if c.VCs(p) != uint8(1<<net.VCs-1) {
-			t.Fatalf("router %d allows VCs %b of %d", node, c.VCs(p), net.VCs)
-		}
-		j, pj, ok := net.Link(node, p)
-		if !ok {
-			t.Fatalf("router %d's port %d leads nowhere", node, p)
-		}
-		node, in = j, pj
-		visited = append(visited, node)
-	}
-	return visited
 }
 
 // distances is a breadth-first search over the directed router graph
@@ -81,8 +53,6 @@ func distances(m *Network, src int) []int {
 	return d
 }
 
-func lowest(m uint8) int { return bits.TrailingZeros8(m) }
-
 // Every route reaches its destination through exactly the switches the
 // kind promises (log_k N on a unidirectional MIN, 2·turn+1 on a bmin),
 // which is the fewest the wiring allows (brute force); an adaptive walk
@@ -103,23 +73,23 @@ func TestRoutes(t *testing.T) {
 				if dst == s {
 					continue
 				}
-				route := walk(t, m.Net, tab.F, s, dst, 0, lowest)
+				route := routewalk.Walk(t, m.Net, tab.F, s, dst, 0, routewalk.Lowest)
 				if len(route) != m.Hops(s, dst) || len(route) != d[dst]+1 || m.Kind != BMIN && len(route) != m.Stages+2 {
 					t.Fatalf("%d→%d: %d routers; Hops %d, shortest %d, stages %d", s, dst, len(route), m.Hops(s, dst), d[dst]+1, m.Stages)
 				}
-				adaptive := walk(t, m.Net, upd.F, s, dst, 0, func(p uint8) int {
+				adaptive := routewalk.Walk(t, m.Net, upd.F, s, dst, 0, func(p uint8) int {
 					n := rnd.IntN(bits.OnesCount8(p))
 					for ; n > 0; n-- {
 						p &= p - 1
 					}
-					return lowest(p)
+					return routewalk.Lowest(p)
 				})
 				if len(adaptive) != len(route) {
 					t.Fatalf("%d→%d: adaptive %v, table %v", s, dst, adaptive, route)
 				}
 				p := packet.Packet{Src: uint32(s), Dst: uint32(dst)}
 				m.Header(&p)
-				if sr := walk(t, m.Net, src.F, s, dst, p.Mask, lowest); !slices.Equal(sr, route) {
+				if sr := routewalk.Walk(t, m.Net, src.F, s, dst, p.Mask, routewalk.Lowest); !slices.Equal(sr, route) {
 					t.Fatalf("%d→%d: source %v, table %v", s, dst, sr, route)
 				}
 			}
