@@ -92,18 +92,11 @@ func (n *ProgramNet) Run() Result {
 func (n *ProgramNet) result(wall float64) Result {
 	cfg := n.Cfg
 	r := Result{
-		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), Topology: cfg.Network.Topology, Nodes: len(n.Senders),
-		Inputs: len(n.Senders), Ports: n.Net.Routing.Ports(), Pattern: cfg.Traffic.Pattern, Program: cfg.Traffic.Program,
-		Note: ProgramNote, Dims: cfg.Network.Dims, Switching: cfg.Router.Switching, Routing: cfg.Router.Routing,
-		Escape: cfg.Router.Escape, VCs: cfg.Router.VCs, VCBufferFlits: cfg.Router.VCBufferFlits, PacketFlits: n.flits,
+		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), Nodes: len(n.Senders), Inputs: len(n.Senders),
+		Pattern: cfg.Traffic.Pattern, Program: cfg.Traffic.Program, Note: ProgramNote,
 		PacketCycles: n.Timing.PacketCycles, WallSeconds: wall, Process: "program",
 	}
-	if n.Net.Routing.Graph() {
-		r.Shape, r.Dims, r.Escape = n.Net.String(), nil, ""
-		if cfg.Network.Topology == config.TopologyMIN {
-			r.MinKind, r.Ports = cfg.Network.MinKind, cfg.Network.Ports
-		}
-	}
+	routedResult(&r, cfg, n.Net, n.flits)
 	var lat stats.Latency
 	var hops uint64
 	var err error
@@ -136,10 +129,9 @@ func (n *ProgramNet) result(wall float64) Result {
 		err = n.Net.CheckCredits()
 	}
 	r.Stable = err == nil && r.Drained
+	n.Watch.report(&r)
 	switch {
 	case n.Watch.stalled:
-		r.Deadlock, r.WaitFor = true, n.Watch.cycle
-		r.fail(fmt.Sprintf("deadlock: no flit has moved since cycle %d; wait-for cycle: %s", n.Watch.since, strings.Join(n.Watch.cycle, " -> ")))
 	case !r.Drained:
 		r.fail(fmt.Sprintf("program %s did not end within run.max_cycles (%d): %s", cfg.Traffic.Program, cfg.Run.MaxCycles, strings.Join(n.Runner.Blocked(3), "; ")))
 	case err != nil:

@@ -295,29 +295,34 @@ func (n *TorusNet) Run() Result {
 
 func (n *TorusNet) result(wall float64) Result {
 	cfg := n.Cfg
-	r := Result{
-		Topology: cfg.Network.Topology, Ports: n.Net.Routing.Ports(), Inputs: len(n.Srcs), Nodes: len(n.Srcs),
-		Note: TorusNote, Dims: cfg.Network.Dims, Switching: cfg.Router.Switching, Routing: cfg.Router.Routing,
-		Escape: cfg.Router.Escape, VCs: cfg.Router.VCs, VCBufferFlits: cfg.Router.VCBufferFlits, PacketFlits: n.flits,
-	}
+	r := Result{Inputs: len(n.Srcs), Nodes: len(n.Srcs), Note: TorusNote}
 	hops := func(s *traffic.Sink) uint64 { return n.linkHop[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost(), hops, wall, nil)
+	routedResult(&r, cfg, n.Net, n.flits)
 	if n.Net.Routing.Graph() {
-		r.Shape, r.Dims, r.Escape, r.Note = n.Net.String(), nil, "", SwitchedNote
+		r.Note = SwitchedNote
 		r.Organization, r.CreditMode, r.XPBuffer = "", "", 0 // no crossbar switches here
-		if cfg.Network.Topology == config.TopologyMIN {
-			r.MinKind, r.Ports = cfg.Network.MinKind, cfg.Network.Ports // k, as configured
-		}
 	}
 	n.faults.report(&r)
 	if err := n.Net.Err(); err != nil && r.Error == "" {
 		r.fail(err.Error())
 	}
-	if n.Watch.stalled {
-		r.Deadlock, r.WaitFor = true, n.Watch.cycle
-		r.fail(fmt.Sprintf("deadlock: no flit has moved since cycle %d; wait-for cycle: %s", n.Watch.since, strings.Join(n.Watch.cycle, " -> ")))
-	}
+	n.Watch.report(&r)
 	return r
+}
+
+// routedResult fills what a run on a network of router blocks reports of
+// the network: its shape, routing, switching and buffers.
+func routedResult(r *Result, cfg config.Config, net *torus.Net, flits int) {
+	r.Topology, r.Ports, r.Dims = cfg.Network.Topology, net.Routing.Ports(), cfg.Network.Dims
+	r.Switching, r.Routing, r.Escape = cfg.Router.Switching, cfg.Router.Routing, cfg.Router.Escape
+	r.VCs, r.VCBufferFlits, r.PacketFlits = cfg.Router.VCs, cfg.Router.VCBufferFlits, flits
+	if net.Routing.Graph() {
+		r.Shape, r.Dims, r.Escape = net.String(), nil, ""
+		if cfg.Network.Topology == config.TopologyMIN {
+			r.MinKind, r.Ports = cfg.Network.MinKind, cfg.Network.Ports // k, as configured
+		}
+	}
 }
 
 func init() {

@@ -1,6 +1,11 @@
 package experiment
 
-import "github.com/hwcoll/hwcoll/torus"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hwcoll/hwcoll/torus"
+)
 
 // Watchdog stops a direct-network run that has flits in its buffers and
 // none moving for run.watchdog_cycles (docs/architecture.md §6): a
@@ -41,3 +46,12 @@ func (w *Watchdog) Stalled() bool {
 // Cycle is the wait-for cycle of a stalled run (component paths, the first
 // repeated at the end).
 func (w *Watchdog) Cycle() []string { return w.cycle }
+
+// report marks a run the watchdog stopped as a deadlock, with its wait-for
+// cycle.
+func (w *Watchdog) report(r *Result) {
+	if w.stalled {
+		r.Deadlock, r.WaitFor = true, w.cycle
+		r.fail(fmt.Sprintf("deadlock: no flit has moved since cycle %d; wait-for cycle: %s", w.since, strings.Join(w.cycle, " -> ")))
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -127,6 +128,19 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 	return nil
 }
 
+// printRunEnd is the end of a run-to-completion summary: the kernel's
+// counters, the error, the trace.
+func printRunEnd(w io.Writer, r experiment.Result, vcdPath string) {
+	fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, wall %.3fs\n",
+		r.KernelEvals, r.SkippedCycles, r.SimCyclesPerSecond, r.WallSeconds)
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", r.Error)
+	}
+	if vcdPath != "" {
+		fmt.Fprintf(w, "  trace: gtkwave %s %s\n", vcdPath, gtkwPath(vcdPath))
+	}
+}
+
 func (a *app) printRun(r experiment.Result, vcdPath string) {
 	w := a.stdout
 	state := a.paint("stable", green)
@@ -140,14 +154,7 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		fmt.Fprintf(w, "%s  %s %s; program %s on %d nodes\n", state, r.Name, experiment.Describe(r), r.Program, r.Nodes)
 		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d messages (%d packets), message latency avg %.1f max %.0f cycles; %d cycles\n",
 			r.CompletionCycles, r.CompletionNS, r.MessagesSent, r.PacketsInjected, r.LatencyAvgCycles, r.LatencyMaxCycles, r.Cycles)
-		fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, wall %.3fs\n",
-			r.KernelEvals, r.SkippedCycles, r.SimCyclesPerSecond, r.WallSeconds)
-		if r.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", r.Error)
-		}
-		if vcdPath != "" {
-			fmt.Fprintf(w, "  trace: gtkwave %s %s\n", vcdPath, gtkwPath(vcdPath))
-		}
+		printRunEnd(w, r, vcdPath)
 		return
 	}
 	if experiment.IsCollective(r.Pattern) || r.Topology == config.TopologyIBMesh {
@@ -166,14 +173,7 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		fmt.Fprintf(w, "%s  %s %s, one %s over %d nodes (%s)\n", state, r.Name, experiment.Describe(r), r.Pattern, r.Inputs, how)
 		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d packets injected, %d delivered; %d cycles\n",
 			r.CompletionCycles, r.CompletionNS, r.PacketsInjected, r.PacketsDelivered, r.Cycles)
-		fmt.Fprintf(w, "  kernel: %d evals, %d skipped cycles; %.3g sim cycles/s, wall %.3fs\n",
-			r.KernelEvals, r.SkippedCycles, r.SimCyclesPerSecond, r.WallSeconds)
-		if r.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", r.Error)
-		}
-		if vcdPath != "" {
-			fmt.Fprintf(w, "  trace: gtkwave %s %s\n", vcdPath, gtkwPath(vcdPath))
-		}
+		printRunEnd(w, r, vcdPath)
 		return
 	}
 	fmt.Fprintf(w, "%s  %s %s, %s %s traffic at load %g\n", state, r.Name, experiment.Describe(r), r.Process, r.Pattern, r.OfferedLoad)
