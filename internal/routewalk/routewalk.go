@@ -10,7 +10,9 @@ import (
 )
 
 // Fataler is what Walk needs of a test.
-type Fataler interface{ Fatalf(format string, args ...any) }
+type Fataler interface {
+	Fatalf(format string, args ...any)
+}
 
 // Walk follows f from host router src to host router dst, picking among
 // its choices with pick, and returns the routers visited (both ends
