@@ -265,13 +265,22 @@ func (r *Router) grant(now uint64, q int, rq uint64) {
 				for ; vm != 0; vm &= vm - 1 {
 					w := bits.TrailingZeros(vm)
 					if r.run(now, now, q, vcID(p, w), false) {
-						op.rr, ip.rr = (p+1)%np, (w+1)%nv
+						op.rr, ip.rr = next(p, np), next(w, nv)
 						return
 					}
 				}
 			}
 		}
 	}
+}
+
+// next is the round-robin pointer after i of n (no division on the
+// switch allocator's path).
+func next(i, n int) int {
+	if i+1 == n {
+		return 0
+	}
+	return i + 1
 }
 
 // rotate splits mask m into its bits from `from` up and those below: a

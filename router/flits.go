@@ -39,4 +39,9 @@ type pktRec struct {
 }
 
 // flitsOf is the flits of a packet: the source sets Cycles = flits × P.
-func flitsOf(p *packet.Packet, P uint32) uint32 { return max(1, p.Cycles/P) }
+func flitsOf(p *packet.Packet, P uint32) uint32 {
+	if P == 1 { // the usual case: no division
+		return max(1, p.Cycles)
+	}
+	return max(1, p.Cycles/P)
+}

@@ -22,7 +22,7 @@ type Acceptor[T any] interface{ Accept(v T) }
 // CallOut is the sending end, connected to receivers addressed by index.
 // Its probe shows the last value handed over, as show renders it, while
 // traced. A sender sits in the hot part of a port, so it keeps only the
-// receivers and whether it is traced; its declaration and probe live apart.
+// receivers and whether it is traced; its probe lives apart.
 type CallOut[T any, R Acceptor[T]] struct {
 	to *[]R // shared by the senders of one ConnectCalls
 	on bool // the probe is traced
@@ -48,24 +48,33 @@ type callEnd struct {
 }
 
 // Init declares the sending end under owner; show renders a value for the
-// waveform (a packet tag, an index).
+// waveform (a packet tag, an index). The port itself is the declared
+// object, so like blocks share the declaration (its class's); the probe
+// gets a record of its own when traced (bindCall).
 func (o *CallOut[T, R]) Init(owner *Module, name string, show func(T) uint32) *CallOut[T, R] {
 	o.tr = &callTrace[T]{show: show}
 	p := &o.tr.p
 	p.owner = owner
-	// The probe is outside the port's struct, so this is a record of the
-	// module's own; the port it elaborates is o.
-	p.sig = newSignal[uint32](owner, name, callerPC(2), nil, unsafe.Pointer(&p.Reg), &p.q,
-		func(unsafe.Pointer) port { return o }, bindReg[uint32])
-	p.sig.traced = &o.on
+	p.sig = newSignal[uint32](owner, name, callerPC(2), nil, unsafe.Pointer(o), nil,
+		func(obj unsafe.Pointer) port { return (*CallOut[T, R])(obj) }, bindCall[T, R])
 	return o
 }
 
-// Init declares the receiving end under owner.
+// bindCall makes s the record of the probe of the sender at obj: the
+// value it shows and its traced flag, kept inline (CallOut.on).
+func bindCall[T any, R Acceptor[T]](obj unsafe.Pointer, s *signal) {
+	o := (*CallOut[T, R])(obj)
+	o.tr.p.sig = s
+	s.val = unsafe.Pointer(&o.tr.p.q)
+	s.traced = &o.on
+}
+
+// Init declares the receiving end under owner. Like Init of a sender, the
+// handle is the declared object, so the declaration is its class's.
 func (i *CallIn[T]) Init(owner *Module, name string) *CallIn[T] {
 	i.d = &callEnd{owner: owner}
-	i.d.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i.d), nil,
-		func(obj unsafe.Pointer) port { return (*callEnd)(obj) }, nil)
+	i.d.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i), nil,
+		func(obj unsafe.Pointer) port { return (*CallIn[T])(obj).d }, nil)
 	return i
 }
 
