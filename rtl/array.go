@@ -32,7 +32,7 @@ func NewArray(owner *Module, name string, n int) *Array {
 		panic("rtl: array " + owner.Path() + "." + name + " declared after Build")
 	}
 	a := &Array{owner: owner, name: name, n: n, pc: callerPC(2), at: len(owner.children)}
-	owner.arrays = append(owner.arrays, a)
+	owner.extra().arrays = append(owner.extra().arrays, a)
 	return a
 }
 

@@ -116,20 +116,21 @@ func (m *Module) ownRecord(meta *sigMeta, obj, val unsafe.Pointer, asPort func(u
 	if asPort != nil {
 		p = asPort(obj)
 	}
-	m.own = append(m.own, own{sig: s, port: p})
+	m.extra().own = append(m.extra().own, own{sig: s, port: p})
 	return s
 }
 
 // decls calls f for each of m's declarations in order: its class's (with
 // the object, to make a record when needed) and its own.
 func (m *Module) decls(f func(sig *signal, p port, d *decl, obj unsafe.Pointer)) {
-	k := 0 // m.own taken so far
+	mine := m.ownDecls()
+	k := 0 // own declarations taken so far
 	if m.ncls > 0 {
 		b := m.base()
 		for i := range m.cls.decls[:m.ncls] {
 			d := &m.cls.decls[i]
 			if d.obj == noVal {
-				f(m.own[k].sig, m.own[k].port, nil, nil)
+				f(mine[k].sig, mine[k].port, nil, nil)
 				k++
 				continue
 			}
@@ -141,7 +142,7 @@ func (m *Module) decls(f func(sig *signal, p port, d *decl, obj unsafe.Pointer))
 			f(d.proto, p, d, obj)
 		}
 	}
-	for _, o := range m.own[k:] {
+	for _, o := range mine[k:] {
 		f(o.sig, o.port, nil, nil)
 	}
 }

@@ -64,12 +64,12 @@ func TestClassesShareDeclarations(t *testing.T) {
 		if i == 2 {
 			require.True(t, u.diverged)
 			require.Equal(t, int32(3), u.ncls) // a, in, apart, then extra differs
-			require.Len(t, u.own, 4)           // apart, extra, b, out
+			require.Len(t, u.ownDecls(), 4)    // apart, extra, b, out
 			continue
 		}
 		require.False(t, u.diverged)
 		require.Equal(t, int32(5), u.ncls)
-		require.Len(t, u.own, 1) // apart
+		require.Len(t, u.ownDecls(), 1) // apart
 		require.Same(t, us[0].b.sig, u.b.sig, "one declaration for every instance")
 	}
 	require.NoError(t, sim.Build())

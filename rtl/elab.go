@@ -40,7 +40,7 @@ func (s *Sim) elaborate() error {
 		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
 	}
 	walk(&s.top, func(m *Module) {
-		seen := make(map[string]uintptr, len(m.children)+int(m.ncls)+len(m.own))
+		seen := make(map[string]uintptr, len(m.children)+int(m.ncls)+len(m.ownDecls()))
 		check := func(name string, pc uintptr) {
 			if !validName(name) {
 				add(m.Path()+"."+name, pc, fmt.Sprintf("invalid name %q: use letters, digits, '_' and (i) indices", name))
@@ -54,7 +54,7 @@ func (s *Sim) elaborate() error {
 		for _, c := range m.children {
 			check(c.name, c.pc)
 		}
-		for _, a := range m.arrays {
+		for _, a := range m.arrayList() {
 			for i := 0; i < a.n; i++ {
 				check(Idx(a.name, i), a.pc)
 			}

@@ -218,7 +218,10 @@ func (s *Sim) Build() error {
 		if m.isComp() {
 			s.comps = append(s.comps, m)
 		}
-		m.children, m.own = clip(m.children), clip(m.own)
+		m.children = clip(m.children)
+		if m.more != nil {
+			m.more.own = clip(m.more.own)
+		}
 	})
 	s.metas = nil // only declarations use it
 	s.sched = make([]sched, len(s.comps))

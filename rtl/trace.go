@@ -107,7 +107,7 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 		t.sigs = append(t.sigs, sig)
 	})
 	// Children and arrays in the order they were declared.
-	arrays := m.arrays
+	arrays := m.arrayList()
 	for j := 0; j <= len(m.children); j++ {
 		for len(arrays) > 0 && arrays[0].at == j {
 			s.declareArray(arrays[0], t, pats, selected)
@@ -151,7 +151,7 @@ func subtreeMayMatch(m *Module, pats []string) bool {
 	if found {
 		return true
 	}
-	for _, a := range m.arrays {
+	for _, a := range m.arrayList() {
 		for i := 0; i < a.n; i++ {
 			if _, any := a.mayMatch(pats, i); any {
 				return true
