@@ -21,22 +21,33 @@ type Entry struct {
 	Slot uint16
 }
 
-// Bank is the crosspoint buffers of one output, xp(0) … xp(n−1), their
-// entries kept together in one block: the output reads and writes a
-// crosspoint directly. Each crosspoint is a scope of the waveform with two
-// probes, occupancy (packets buffered) and head_pkt (packet.Tag of the head
-// packet, 0 when empty), showing what has arrived by the current cycle;
-// they are an rtl.Array, so they cost nothing until traced, and the output
-// updates them only while one of them is.
+// Bank is the crosspoint buffers of one output, xp(0) … xp(n−1). Each
+// crosspoint is a FIFO of capacity packets, reserved for its input (the
+// credits say so); the model keeps the entries of all of them in one pool
+// that grows to the most packets the output ever held at once, up to n ×
+// capacity, since a loaded network rarely fills more than a few of its
+// crosspoints and a large network has many banks. Each crosspoint is a
+// scope of the waveform with two probes, occupancy (packets buffered) and
+// head_pkt (packet.Tag of the head packet, 0 when empty), showing what has
+// arrived by the current cycle; they are an rtl.Array, so they cost
+// nothing until traced, and the output updates them only while one of
+// them is.
 type Bank struct {
-	ring     []Entry  // crosspoint i: ring[i*capacity : (i+1)*capacity]
-	first    []uint16 // per crosspoint
-	n        []uint16
-	capacity int
+	pool     []Entry
+	link     []uint16 // per pool entry: 1 + the next of its crosspoint or of the free list (0: none)
+	fifo     []xpFIFO // per crosspoint
+	free     uint16   // 1 + the first free entry of the pool (0: none)
+	capacity uint16
 	traced   bool // some probe of the bank is traced (as of epoch)
 	epoch    uint64
 	sim      *rtl.Sim
 	*probes  // apart: a network has many banks, each rarely traced
+}
+
+// xpFIFO is one crosspoint's packets, a list through the pool.
+type xpFIFO struct {
+	first, last uint16 // 1 + the pool entry (0: empty)
+	n           uint16
 }
 
 // probes is a bank's crosspoint scopes and their probes.
@@ -55,64 +66,83 @@ func NewBank(owner *rtl.Module, n, capacity int, name string) *Bank {
 }
 
 // InitBank is NewBank for a Bank the caller has allocated (inside the
-// output port that reads it).
+// output port that reads it). The pool starts with one crosspoint's worth.
 func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name string) {
-	meta := make([]uint16, 2*n)
-	*k = Bank{ring: make([]Entry, n*capacity), first: meta[:n:n], n: meta[n:],
-		capacity: capacity, sim: owner.Sim(), epoch: ^uint64(0), probes: new(probes)}
+	if n*capacity >= 1<<16 {
+		panic(fmt.Sprintf("xpbuf: %d crosspoints of %d packets: at most 65535 entries per bank", n, capacity))
+	}
+	*k = Bank{fifo: make([]xpFIFO, n), capacity: uint16(capacity), sim: owner.Sim(), epoch: ^uint64(0), probes: new(probes)}
+	k.grow(capacity)
 	k.xp = rtl.NewArray(owner, name, n)
 	k.occ.Init(k.xp, "occupancy")
 	k.head.Init(k.xp, "head_pkt")
+}
+
+// grow adds m entries to the pool's free list.
+func (k *Bank) grow(m int) {
+	base := len(k.pool)
+	k.pool = append(k.pool, make([]Entry, m)...)
+	k.link = append(k.link, make([]uint16, m)...)
+	for j := base + m - 1; j >= base; j-- {
+		k.link[j] = k.free
+		k.free = uint16(j + 1)
+	}
 }
 
 // Path is crosspoint i's hierarchical name.
 func (k *Bank) Path(i int) string { return k.xp.Path(i) }
 
 // Cap is the capacity of each crosspoint in packets.
-func (k *Bank) Cap() int { return k.capacity }
+func (k *Bank) Cap() int { return int(k.capacity) }
 
 // Len is the number of packets in crosspoint i.
-func (k *Bank) Len(i int) int { return int(k.n[i]) }
+func (k *Bank) Len(i int) int { return int(k.fifo[i].n) }
 
 // Push appends a packet to crosspoint i; overflow is a broken credit
 // protocol, and the error says where.
 func (k *Bank) Push(i int, e Entry) error {
-	c := k.capacity
-	n := int(k.n[i])
-	if n == c {
-		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.xp.Path(i), e.Tag, n)
+	f := &k.fifo[i]
+	if f.n == k.capacity {
+		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.xp.Path(i), e.Tag, f.n)
 	}
-	f := int(k.first[i])
-	j := f + n
-	if j >= c {
-		j -= c
+	if k.free == 0 {
+		k.grow(min(len(k.pool), len(k.fifo)*int(k.capacity)-len(k.pool)))
 	}
-	k.ring[i*c+j] = e
-	k.n[i]++
+	j := k.free
+	k.free = k.link[j-1]
+	k.pool[j-1], k.link[j-1] = e, 0
+	if f.n == 0 {
+		f.first = j
+	} else {
+		k.link[f.last-1] = j
+	}
+	f.last = j
+	f.n++
 	if e.At <= k.sim.Now() && k.isTraced() {
 		k.show(i, e.At)
 	}
 	return nil
 }
 
-// Head returns crosspoint i's oldest packet, or nil.
+// Head returns crosspoint i's oldest packet, or nil. The pointer is good
+// until the next Push.
 func (k *Bank) Head(i int) *Entry {
-	if k.n[i] == 0 {
+	f := &k.fifo[i]
+	if f.n == 0 {
 		return nil
 	}
-	return &k.ring[i*k.capacity+int(k.first[i])]
+	return &k.pool[f.first-1]
 }
 
 // Pop removes crosspoint i's oldest packet.
 func (k *Bank) Pop(i int) Entry {
-	c := k.capacity
-	f := int(k.first[i])
-	e := k.ring[i*c+f]
-	if f++; f == c {
-		f = 0
-	}
-	k.first[i] = uint16(f)
-	k.n[i]--
+	f := &k.fifo[i]
+	j := f.first
+	e := k.pool[j-1]
+	f.first = k.link[j-1]
+	f.n--
+	k.link[j-1] = k.free
+	k.free = j
 	if k.isTraced() {
 		k.show(i, k.sim.Now())
 	}
@@ -121,11 +151,17 @@ func (k *Bank) Pop(i int) Entry {
 
 // Arrived counts the packets in crosspoint i visible by cycle c (At ≤ c).
 // A bank may hold packets on their way in, pushed ahead with the cycle
-// they arrive (At): they count in Len, not here, and Head may be one.
+// they arrive (At, in the order pushed): they count in Len, not here, and
+// Head may be one.
 func (k *Bank) Arrived(i int, c uint64) int {
-	n := int(k.n[i])
-	for n > 0 && k.ring[i*k.capacity+(int(k.first[i])+n-1)%k.capacity].At > c {
-		n--
+	n, j := 0, k.fifo[i].first
+	for m := 1; m <= int(k.fifo[i].n); m++ {
+		if e := &k.pool[j-1]; e.At <= c {
+			n = m // what is on its way in is at the tail
+		} else if m == 1 {
+			break // nothing behind the head has arrived before it
+		}
+		j = k.link[j-1]
 	}
 	return n
 }
@@ -157,6 +193,6 @@ func (k *Bank) show(i int, c uint64) {
 	if n == 0 {
 		k.head.Set(i, 0)
 	} else {
-		k.head.Set(i, k.ring[i*k.capacity+int(k.first[i])].Tag)
+		k.head.Set(i, k.pool[k.fifo[i].first-1].Tag)
 	}
 }

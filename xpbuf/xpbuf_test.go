@@ -21,7 +21,7 @@ type owner struct {
 }
 
 func (o *owner) Eval() {
-	for i := range o.bank.n {
+	for i := range len(o.bank.fifo) {
 		o.bank.Show(i, o.Now())
 	}
 }
@@ -123,4 +123,41 @@ func TestBankModel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The pool follows what the bank holds: it grows to at most twice the most
+// packets held at once (from one crosspoint's worth) and never past every
+// crosspoint full, and every crosspoint can still fill to its capacity.
+func TestBankPoolFollowsOccupancy(t *testing.T) {
+	sim := rtl.NewSim(rtl.Options{})
+	defer sim.Close()
+	o := &owner{bank: new(Bank)}
+	o.Init(sim.Top(), "out", o)
+	const n, capacity = 8, 4
+	InitBank(o.bank, &o.Module, n, capacity, "xp")
+	require.NoError(t, sim.Build())
+	b := o.bank
+	// Two packets at a time, spread over the crosspoints, for a while.
+	for r := range 100 {
+		i, j := r%n, (r+3)%n
+		require.NoError(t, b.Push(i, Entry{Tag: uint32(2 * r), Slot: 1}))
+		require.NoError(t, b.Push(j, Entry{Tag: uint32(2*r + 1), Slot: 2}))
+		require.Equal(t, uint32(2*r), b.Pop(i).Tag)
+		require.Equal(t, uint32(2*r+1), b.Pop(j).Tag)
+	}
+	require.Equal(t, capacity, len(b.pool), "two at a time fit in the first crosspoint's worth")
+	// Every crosspoint full: the pool is n × capacity, and no more fits.
+	for i := range n {
+		for s := range capacity {
+			require.NoError(t, b.Push(i, Entry{Tag: uint32(i*capacity + s)}))
+		}
+	}
+	require.Equal(t, n*capacity, len(b.pool))
+	require.Error(t, b.Push(3, Entry{Tag: 99}))
+	for i := range n {
+		for s := range capacity {
+			require.Equal(t, uint32(i*capacity+s), b.Pop(i).Tag, "FIFO per crosspoint")
+		}
+		require.Nil(t, b.Head(i))
+	}
 }
