@@ -70,7 +70,7 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	p.Rx = &p.rx
 	p.xpWrite.Init(&p.Module, "xp_write", func(w xpWrite) uint32 { return w.tag })
 	p.doneIn.Init(&p.Module, "done_in")
-	p.grow(s.P.XPPackets)
+	p.grow(1)
 	p.used.Init(&p.Module, "slots_used")
 	if s.P.CreditMode == credit.MinFree {
 		p.mf = &p.grant
