@@ -13,10 +13,12 @@ import (
 // allocation per sample once the table spans the latencies seen), and a
 // sorted list for what falls outside. The table starts at the first sample
 // rather than at 0, since latencies sit above the zero-load latency, and
-// counts in 32 bits, a count that would overflow going to the list: a
-// sink's table is a few KB (docs/architecture.md §10, state per node).
+// counts in 16 bits until a count would overflow, then in 32 bits, a count
+// that would overflow those going to the list: a sink's table is a few
+// hundred bytes (docs/architecture.md §10, state per node).
 type Latency struct {
-	counts []uint32 // counts[i]: samples of lo+i cycles
+	c16    []uint16 // c16[i]: samples of lo+i cycles, while every count fits in 16 bits
+	c32    []uint32 // the same once one does not (c16 is then nil)
 	lo     uint64
 	over   []uint64
 	n, sum uint64
@@ -30,39 +32,80 @@ func (l *Latency) Add(cycles uint64) {
 	l.n++
 	l.sum += cycles
 	l.max = max(l.max, cycles)
-	if !l.cover(cycles) {
+	if !l.cover(cycles) || !l.inc(cycles-l.lo, 1) {
 		l.over = append(l.over, cycles)
-		return
-	}
-	if i := cycles - l.lo; l.counts[i] == math.MaxUint32 {
-		l.over = append(l.over, cycles)
-	} else {
-		l.counts[i]++
 	}
 }
 
-// cover widens the table to hold v, if it can stay under denseMax entries.
+// inc adds c to the count at table index i; false when it does not fit
+// in 32 bits (the count is left full).
+func (l *Latency) inc(i, c uint64) bool {
+	if l.c32 == nil {
+		if s := uint64(l.c16[i]) + c; s <= math.MaxUint16 {
+			l.c16[i] = uint16(s)
+			return true
+		}
+		l.c32 = make([]uint32, len(l.c16))
+		for j, v := range l.c16 {
+			l.c32[j] = uint32(v)
+		}
+		l.c16 = nil
+	}
+	if s := uint64(l.c32[i]) + c; s <= math.MaxUint32 {
+		l.c32[i] = uint32(s)
+		return true
+	}
+	return false
+}
+
+// count is the table's count at index i; size is the table's length.
+func (l *Latency) count(i int) uint64 {
+	if l.c32 != nil {
+		return uint64(l.c32[i])
+	}
+	return uint64(l.c16[i])
+}
+
+func (l *Latency) size() int { return len(l.c16) + len(l.c32) }
+
+// reshape puts front empty counts before the table and lengthens it to n.
+func (l *Latency) reshape(front, n uint64) {
+	if l.c32 != nil {
+		l.c32 = resized(l.c32, front, n)
+	} else {
+		l.c16 = resized(l.c16, front, n)
+	}
+}
+
+func resized[C uint16 | uint32](t []C, front, n uint64) []C {
+	r := make([]C, n)
+	copy(r[front:], t)
+	return r
+}
+
+// cover extends the table to v when that keeps it within denseMax; false
+// when it cannot.
 func (l *Latency) cover(v uint64) bool {
-	if len(l.counts) == 0 {
+	size := uint64(l.size())
+	if size == 0 {
 		l.lo = v
-		l.counts = make([]uint32, 64)
+		l.c16 = make([]uint16, 64)
 		return true
 	}
 	switch {
 	case v < l.lo:
-		hi := l.lo + uint64(len(l.counts))
+		hi := l.lo + size
 		if hi-v > denseMax {
 			return false
 		}
-		grow := min(max(l.lo-v, uint64(len(l.counts))), l.lo, denseMax-uint64(len(l.counts)))
-		l.counts = append(make([]uint32, grow, grow+uint64(len(l.counts))), l.counts...)
+		grow := min(max(l.lo-v, size), l.lo, denseMax-size)
+		l.reshape(grow, grow+size)
 		l.lo -= grow
-	case v >= l.lo+uint64(len(l.counts)):
+	case v >= l.lo+size:
 		if v-l.lo >= denseMax {
 			return false
 		}
-		n := min(max(v-l.lo+1, 2*uint64(len(l.counts))), denseMax)
-		l.counts = append(l.counts, make([]uint32, n-uint64(len(l.counts)))...)
+		l.reshape(0, min(max(v-l.lo+1, 2*size), denseMax))
 	}
 	return true
 }
@@ -92,14 +135,14 @@ func (l *Latency) Quantile(q float64) float64 {
 	slices.Sort(l.over)
 	var seen uint64
 	j := 0
-	for i, c := range l.counts {
+	for i := range l.size() {
 		v := l.lo + uint64(i)
 		for ; j < len(l.over) && l.over[j] < v; j++ {
 			if seen++; seen >= rank {
 				return float64(l.over[j])
 			}
 		}
-		if seen += uint64(c); seen >= rank {
+		if seen += l.count(i); seen >= rank {
 			return float64(v)
 		}
 	}
@@ -121,8 +164,8 @@ func (l *Latency) Summary(periodPS uint64) Summary {
 
 // Merge adds the samples of o to l.
 func (l *Latency) Merge(o *Latency) {
-	for i, c := range o.counts {
-		v := o.lo + uint64(i)
+	for i := range o.size() {
+		v, c := o.lo+uint64(i), o.count(i)
 		if c == 0 {
 			continue
 		}
@@ -133,13 +176,12 @@ func (l *Latency) Merge(o *Latency) {
 			continue
 		}
 		k := v - l.lo
-		if s := uint64(l.counts[k]) + uint64(c); s > math.MaxUint32 {
-			l.counts[k] = math.MaxUint32
-			for ; s > math.MaxUint32; s-- {
+		if !l.inc(k, c) {
+			room := math.MaxUint32 - l.count(int(k))
+			l.inc(k, room)
+			for c -= room; c > 0; c-- {
 				l.over = append(l.over, v)
 			}
-		} else {
-			l.counts[k] = uint32(s)
 		}
 	}
 	l.over = append(l.over, o.over...)

@@ -52,12 +52,29 @@ func TestLatencyEmptyAndSummary(t *testing.T) {
 	require.Equal(t, Summary{AvgCycles: 25, P50Cycles: 20, P99Cycles: 40, MaxCycles: 40, AvgNS: 100}, l.Summary(4000))
 }
 
-// A count that would pass 32 bits goes on to the list, in Add and in Merge,
-// so N and the quantiles stay exact.
+// A count that would pass 16 bits widens the table to 32 bits, keeping the
+// counts; one that would pass 32 bits goes on to the list, in Add and in
+// Merge, so N and the quantiles stay exact.
 func TestLatencyCountOverflow(t *testing.T) {
+	var w Latency
+	for range math.MaxUint16 {
+		w.Add(7)
+	}
+	w.Add(8)
+	require.NotNil(t, w.c16)
+	w.Add(7)
+	require.Nil(t, w.c16)
+	require.Equal(t, []uint32{math.MaxUint16 + 1, 1}, w.c32[:2])
+	require.Empty(t, w.over)
+	require.Equal(t, float64(7), w.Quantile(0.99))
+	require.Equal(t, float64(8), w.Quantile(1))
+
 	var l, m Latency
 	l.Add(100)
-	l.counts[0] = math.MaxUint32 - 1
+	l.Add(100)
+	l.inc(0, math.MaxUint16) // past 16 bits: the table now counts in 32
+
+	l.c32[0] = math.MaxUint32 - 1
 	l.n = math.MaxUint32 - 1
 	l.Add(100)
 	l.Add(100)
@@ -66,7 +83,7 @@ func TestLatencyCountOverflow(t *testing.T) {
 	m.Add(101)
 	l.Merge(&m)
 	require.Equal(t, []uint64{100, 100}, l.over)
-	require.Equal(t, uint32(1), l.counts[1])
+	require.Equal(t, uint32(1), l.c32[1])
 	require.Equal(t, float64(101), l.Quantile(1))
 	require.Equal(t, float64(100), l.Quantile(0.5))
 }
