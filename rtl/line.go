@@ -42,16 +42,16 @@ type line[T any] struct {
 	// what a send or a receive reads first
 	sim     *Sim
 	ring    []timed[T]
-	head, n int
+	head, n int32
 	latency uint64
-	recv    *Module   // the receiver's owner (arrivals wake its component)
-	set     *ReadySet // raised while the line holds values
-	lazy    bool      // arrivals do not wake the receiver (SetWake)
-	direct  bool      // both ends in one partition: sends go in at once (bind)
-	bound   bool      // bind has run
-	word    int
-	bit     uint64
+	recv    *Module      // the receiver's owner (arrivals wake its component)
+	set     *ReadySet    // raised while the line holds values
 	bad     *lineProblem // for elaboration: nil when the connection is good
+	word    int32        // set's word and bit for this line
+	bit     uint8
+	lazy    bool // arrivals do not wake the receiver (SetWake)
+	direct  bool // both ends in one partition: sends go in at once (bind)
+	bound   bool // bind has run
 }
 
 // lineProblem is what is wrong with a connection, and where it was made.
@@ -161,8 +161,8 @@ func (o *LineOut[T]) InFlight() int { return o.l.sent() }
 // in this cycle, Schedule), which a monitor between cycles must not see
 // before the cycle they are sent in has ended.
 func (l *line[T]) sent() int {
-	n := l.n
-	for n > 0 && l.ring[(l.head+n-1)&(len(l.ring)-1)].sent >= l.sim.now {
+	n := int(l.n)
+	for n > 0 && l.ring[l.slot(n-1)].sent >= l.sim.now {
 		n--
 	}
 	return n
@@ -186,7 +186,7 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	}
 	at := c + l.latency
 	if l.n > 0 {
-		last := &l.ring[(l.head+l.n-1)&(len(l.ring)-1)]
+		last := &l.ring[l.slot(int(l.n)-1)]
 		if last.at == at {
 			merge(&last.v, v)
 			return
@@ -210,15 +210,15 @@ func (o *LineOut[T]) commit(p *partition) {
 // push appends v, sent in cycle sent and arriving in cycle at, and
 // schedules the receiver's wake-up on partition p (the sender's).
 func (l *line[T]) push(v *T, at, sent uint64, p *partition) {
-	if l.n == len(l.ring) {
+	if int(l.n) == len(l.ring) {
 		l.grow()
 	}
-	e := &l.ring[(l.head+l.n)&(len(l.ring)-1)]
+	e := &l.ring[l.slot(int(l.n))]
 	e.at, e.sent = at, sent
 	e.v = *v
 	l.n++
 	if l.set != nil && l.n == 1 {
-		l.set.or(l.word, l.bit)
+		l.set.or(int(l.word), 1<<l.bit)
 	}
 	if !l.lazy {
 		p.wakeAt(l.recv.s, at)
@@ -241,14 +241,17 @@ func (o *LineOut[T]) bind() {
 	}
 }
 
+// slot is the ring index of the i-th value on the line.
+func (l *line[T]) slot(i int) int { return (int(l.head) + i) & (len(l.ring) - 1) }
+
 func (l *line[T]) grow() {
 	// From one entry: most lines hold one or two values at a time (a
 	// link's heads, packets long against its latency), and a network has
 	// many lines.
 	n := max(len(l.ring)*2, 1)
 	r := make([]timed[T], n)
-	for i := 0; i < l.n; i++ {
-		r[i] = l.ring[(l.head+i)&(len(l.ring)-1)]
+	for i := 0; i < int(l.n); i++ {
+		r[i] = l.ring[l.slot(i)]
 	}
 	l.ring, l.head = r, 0
 }
@@ -264,10 +267,10 @@ func (i *LineIn[T]) Recv() (T, bool) {
 	v := e.v
 	var zero T
 	e.v = zero
-	l.head = (l.head + 1) & (len(l.ring) - 1)
+	l.head = int32(l.slot(1))
 	l.n--
 	if l.set != nil && l.n == 0 {
-		l.set.clear(l.word, l.bit)
+		l.set.clear(int(l.word), 1<<l.bit)
 	}
 	return v, true
 }
@@ -284,10 +287,10 @@ func (i *LineIn[T]) RecvRef() (*T, bool) {
 		return nil, false
 	}
 	e := &l.ring[l.head]
-	l.head = (l.head + 1) & (len(l.ring) - 1)
+	l.head = int32(l.slot(1))
 	l.n--
 	if l.set != nil && l.n == 0 {
-		l.set.clear(l.word, l.bit)
+		l.set.clear(int(l.word), 1<<l.bit)
 	}
 	return &e.v, true
 }
@@ -329,7 +332,7 @@ func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
 func (o *LineOut[T]) Each(f func(v T)) {
 	l := o.l
 	for i, n := 0, l.sent(); i < n; i++ {
-		f(l.ring[(l.head+i)&(len(l.ring)-1)].v)
+		f(l.ring[l.slot(i)].v)
 	}
 }
 
@@ -337,7 +340,7 @@ func (o *LineOut[T]) Each(f func(v T)) {
 func (i *LineIn[T]) Each(f func(v T)) {
 	l := i.l
 	for k, n := 0, l.sent(); k < n; k++ {
-		f(l.ring[(l.head+k)&(len(l.ring)-1)].v)
+		f(l.ring[l.slot(k)].v)
 	}
 }
 
@@ -391,13 +394,13 @@ func (s *ReadySet) Words() int { return len(s.words) }
 func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 	l := i.l
 	l.set = set
-	l.word = bit / 64
-	l.bit = 1 << uint(bit%64)
+	l.word = int32(bit / 64)
+	l.bit = uint8(bit % 64)
 	if !l.bound || !l.direct {
 		set.shared = true // a producer in another partition (or not known yet)
 	}
 	if l.n > 0 { // values sent before
-		set.or(l.word, l.bit)
+		set.or(int(l.word), 1<<l.bit)
 	}
 }
 
@@ -417,8 +420,8 @@ func (i *LineIn[T]) SetWake(on bool) {
 	}
 	// Values sent while arrivals were lazy have no wake-up: give each one.
 	m := i.owner.s
-	for k := 0; k < l.n; k++ {
-		at := max(l.ring[(l.head+k)&(len(l.ring)-1)].at, l.sim.now+1)
+	for k := 0; k < int(l.n); k++ {
+		at := max(l.ring[l.slot(k)].at, l.sim.now+1)
 		m.part.addTimer(timer{at: at, m: m})
 	}
 }
@@ -428,10 +431,10 @@ func (i *LineIn[T]) SetWake(on bool) {
 // a loop on a hot path.
 func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 	l := i.l
-	if k >= l.n {
+	if k >= int(l.n) {
 		return nil, false
 	}
-	e := &l.ring[(l.head+k)&(len(l.ring)-1)]
+	e := &l.ring[l.slot(k)]
 	if e.at > c {
 		return nil, false
 	}
@@ -442,8 +445,8 @@ func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 // c (received or not), oldest first; for monitors.
 func (i *LineIn[T]) EachArrivedBy(c uint64, f func(v T)) {
 	l := i.l
-	for k := 0; k < l.n; k++ {
-		e := &l.ring[(l.head+k)&(len(l.ring)-1)]
+	for k := 0; k < int(l.n); k++ {
+		e := &l.ring[l.slot(k)]
 		if e.at > c {
 			return
 		}
