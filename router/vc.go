@@ -77,6 +77,14 @@ func (s *store) put(p *pktRec) uint32 {
 		s.slots[i] = *p
 		return i
 	}
+	if n := len(s.slots); n == cap(s.slots) {
+		// By a quarter, not doubling: the store settles at the most
+		// packets the router held at once, which a large network pays
+		// for in every node.
+		grown := make([]pktRec, n, n+max(4, n/4))
+		copy(grown, s.slots)
+		s.slots = grown
+	}
 	s.slots = append(s.slots, *p)
 	return uint32(len(s.slots) - 1)
 }
