@@ -121,7 +121,7 @@ func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode)
 // goroutines (run.workers).
 func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode, workers int) {
 	b.ReportAllocs()
-	var cycles, pkts, hops, wall, mallocs, late float64
+	var cycles, pkts, hops, wall, mallocs, late, evals float64
 	var heap, warm, sys uint64
 	for b.Loop() {
 		var m0, m1, m2 runtime.MemStats
@@ -163,12 +163,16 @@ func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credi
 		mallocs += float64(m2.Mallocs - m1.Mallocs)
 		late += float64(got - half)
 		sys = max(sys, m2.Sys)
+		evals += float64(sim.Stats().Evals)
 		sim.Close()
 	}
 	b.ReportMetric(cycles/wall, "cycles/s")
 	b.ReportMetric(pkts/wall, "pkts/s")
 	b.ReportMetric(hops/wall, "pkt-hops/s")
 	b.ReportMetric(wall*1e9/hops, "ns/pkt-hop")
+	// The model's work per hop, which does not grow with the network
+	// (the wall time per hop does: docs/architecture.md §10).
+	b.ReportMetric(evals/hops, "evals/hop")
 	b.ReportMetric(float64(heap)/float64(nodes), "heap-B/node")
 	b.ReportMetric(float64(warm)/float64(nodes), "warm-B/node")
 	b.ReportMetric(float64(sys)/(1<<20), "sys-MB")

@@ -1,6 +1,8 @@
 package rtl_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hwcoll/hwcoll/rtl"
@@ -112,3 +114,32 @@ func BenchmarkParallelEval(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMemoryLatency is the machine, not the model: the time of one
+// dependent load (a pointer chase in a random cycle over 64-byte lines)
+// by working-set size. A network whose state outgrows a cache level pays
+// that level's latency on each evaluation, which is why the wall time per
+// packet-hop grows with the network while the work per hop does not
+// (docs/architecture.md §10).
+func BenchmarkMemoryLatency(b *testing.B) {
+	for _, mb := range []int{1, 2, 4, 8, 16, 64, 256} {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			const line = 8 // uint64s per 64-byte line
+			n := mb << 20 / 64
+			next := make([]uint64, n*line)
+			perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
+			for i, p := range perm {
+				next[p*line] = uint64(perm[(i+1)%n] * line)
+			}
+			var p uint64
+			b.ResetTimer()
+			for range b.N {
+				p = next[p]
+			}
+			b.StopTimer()
+			sink = p
+		})
+	}
+}
+
+var sink uint64
