@@ -12,12 +12,11 @@ import "unsafe"
 // §10: state sized from the config, trace-only state made when traced).
 type Array struct {
 	owner   *Module
-	name    string
-	n       int
-	pc      uintptr
-	at      int // the owner's children declared before it: its place in the waveform
+	*modID        // the elements' name (without the index) and declaration site, interned
+	n       int32 // elements
+	at      int32 // the owner's children declared before it: its place in the waveform
 	members []arrayMember
-	scopes  []*Module // per element, made when first traced
+	scopes  *[]*Module // per element, made when first traced
 }
 
 type arrayMember interface {
@@ -31,13 +30,13 @@ func NewArray(owner *Module, name string, n int) *Array {
 	if owner.sim.built {
 		panic("rtl: array " + owner.Path() + "." + name + " declared after Build")
 	}
-	a := &Array{owner: owner, name: name, n: n, pc: callerPC(2), at: len(owner.children)}
+	a := &Array{owner: owner, modID: owner.sim.id(name, callerPC(2)), n: int32(n), at: int32(len(owner.children))}
 	owner.extra().arrays = append(owner.extra().arrays, a)
 	return a
 }
 
 // Len is the number of elements.
-func (a *Array) Len() int { return a.n }
+func (a *Array) Len() int { return int(a.n) }
 
 // Path is element i's hierarchical name.
 func (a *Array) Path(i int) string { return a.owner.Path() + "." + Idx(a.name, i) }
@@ -47,9 +46,10 @@ func (a *Array) Path(i int) string { return a.owner.Path() + "." + Idx(a.name, i
 // of the design do not see it; Trace reaches it through the array).
 func (a *Array) scope(i int) *Module {
 	if a.scopes == nil {
-		a.scopes = make([]*Module, a.n)
+		sc := make([]*Module, a.n)
+		a.scopes = &sc
 	}
-	if m := a.scopes[i]; m != nil {
+	if m := (*a.scopes)[i]; m != nil {
 		return m
 	}
 	m := &Module{moduleInfo: &moduleInfo{modID: &modID{name: Idx(a.name, i), pc: a.pc}, parent: a.owner},
@@ -57,7 +57,7 @@ func (a *Array) scope(i int) *Module {
 	for _, mb := range a.members {
 		mb.materialize(i, m)
 	}
-	a.scopes[i] = m
+	(*a.scopes)[i] = m
 	return m
 }
 
@@ -78,8 +78,8 @@ func (a *Array) mayMatch(pats []string, i int) (scope, any bool) {
 // ProbeArray is one probe in each element of an Array.
 type ProbeArray[T comparable] struct {
 	arr   *Array
-	meta  *sigMeta    // the declaration every element's probe shares
-	el    []*Probe[T] // per element, made when traced (nil: never traced)
+	meta  *sigMeta     // the declaration every element's probe shares
+	el    *[]*Probe[T] // per element, made when traced (nil: never traced)
 	reset T
 }
 
@@ -96,7 +96,7 @@ func (p *ProbeArray[T]) Reset(v T) *ProbeArray[T] { p.reset = v; return p }
 // Set assigns element i's value from the next clock edge, when it is traced.
 func (p *ProbeArray[T]) Set(i int, v T) {
 	if p.el != nil {
-		if e := p.el[i]; e != nil {
+		if e := (*p.el)[i]; e != nil {
 			e.Set(v)
 		}
 	}
@@ -104,7 +104,10 @@ func (p *ProbeArray[T]) Set(i int, v T) {
 
 // Traced reports whether some element is in the waveform being written.
 func (p *ProbeArray[T]) Traced() bool {
-	for _, e := range p.el {
+	if p.el == nil {
+		return false
+	}
+	for _, e := range *p.el {
 		if e != nil && e.traced {
 			return true
 		}
@@ -116,11 +119,12 @@ func (p *ProbeArray[T]) memberName() string { return p.meta.name }
 
 func (p *ProbeArray[T]) materialize(i int, scope *Module) {
 	if p.el == nil {
-		p.el = make([]*Probe[T], p.arr.n)
+		el := make([]*Probe[T], p.arr.n)
+		p.el = &el
 	}
 	e := &Probe[T]{}
 	e.owner = scope
 	e.sig = declare(scope, p.meta, unsafe.Pointer(&e.Reg), unsafe.Pointer(&e.q), nil, bindReg[T])
 	e.Reset(p.reset)
-	p.el[i] = e
+	(*p.el)[i] = e
 }

@@ -55,7 +55,7 @@ func (s *Sim) elaborate() error {
 			check(c.name, c.pc)
 		}
 		for _, a := range m.arrayList() {
-			for i := 0; i < a.n; i++ {
+			for i := 0; i < int(a.n); i++ {
 				check(Idx(a.name, i), a.pc)
 			}
 		}

@@ -109,7 +109,7 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 	// Children and arrays in the order they were declared.
 	arrays := m.arrayList()
 	for j := 0; j <= len(m.children); j++ {
-		for len(arrays) > 0 && arrays[0].at == j {
+		for len(arrays) > 0 && int(arrays[0].at) == j {
 			s.declareArray(arrays[0], t, pats, selected)
 			arrays = arrays[1:]
 		}
@@ -128,7 +128,7 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 }
 
 func (s *Sim) declareArray(a *Array, t *tracer, pats []string, selected bool) {
-	for i := 0; i < a.n; i++ {
+	for i := 0; i < int(a.n); i++ {
 		sel, any := selected, selected
 		if !selected {
 			sel, any = a.mayMatch(pats, i)
@@ -152,7 +152,7 @@ func subtreeMayMatch(m *Module, pats []string) bool {
 		return true
 	}
 	for _, a := range m.arrayList() {
-		for i := 0; i < a.n; i++ {
+		for i := 0; i < int(a.n); i++ {
 			if _, any := a.mayMatch(pats, i); any {
 				return true
 			}
