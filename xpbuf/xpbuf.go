@@ -156,10 +156,8 @@ func (k *Bank) Pop(i int) Entry {
 func (k *Bank) Arrived(i int, c uint64) int {
 	n, j := 0, k.fifo[i].first
 	for m := 1; m <= int(k.fifo[i].n); m++ {
-		if e := &k.pool[j-1]; e.At <= c {
+		if k.pool[j-1].At <= c {
 			n = m // what is on its way in is at the tail
-		} else if m == 1 {
-			break // nothing behind the head has arrived before it
 		}
 		j = k.link[j-1]
 	}

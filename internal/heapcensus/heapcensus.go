@@ -14,9 +14,9 @@ import (
 
 // Measure runs build (which builds a network of nodes nodes, warms it up
 // and returns it) with every allocation sampled, and returns the heap it
-// left per node and the Report of where it is.
-func Measure(nodes int, build func() any) (perNode float64, report string) {
-	before, restore := Start()
+// left per node and where it is, by package.
+func Measure(nodes int, build func() any) (perNode float64, where string) {
+	before, restore := start()
 	defer restore()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -24,27 +24,27 @@ func Measure(nodes int, build func() any) (perNode float64, report string) {
 	runtime.GC()
 	runtime.GC() // the profile is as of the last completed cycle
 	runtime.ReadMemStats(&m1)
-	report = Report(before, Take(), nodes)
+	where = report(before, take(), nodes)
 	runtime.KeepAlive(net)
-	return float64(m1.HeapAlloc-m0.HeapAlloc) / float64(nodes), report
+	return float64(m1.HeapAlloc-m0.HeapAlloc) / float64(nodes), where
 }
 
-// Census is in-use heap bytes by package.
-type Census map[string]int64
+// census is in-use heap bytes by package.
+type census map[string]int64
 
-// Start samples every allocation from now on and returns the census as it
+// start samples every allocation from now on and returns the census as it
 // is and a function that restores the sampling rate. Call it before the
 // network is built.
-func Start() (Census, func()) {
+func start() (census, func()) {
 	old := runtime.MemProfileRate
 	runtime.MemProfileRate = 1
 	runtime.GC()
-	return Take(), func() { runtime.MemProfileRate = old }
+	return take(), func() { runtime.MemProfileRate = old }
 }
 
-// Take returns the census as of the last completed garbage collection
+// take returns the census as of the last completed garbage collection
 // (run two first for an up-to-date one).
-func Take() Census {
+func take() census {
 	var recs []runtime.MemProfileRecord
 	n, _ := runtime.MemProfile(nil, true)
 	for {
@@ -55,16 +55,16 @@ func Take() Census {
 			break
 		}
 	}
-	out := Census{}
+	out := census{}
 	for _, r := range recs {
 		out[allocPackage(r.Stack())] += r.InUseBytes()
 	}
 	return out
 }
 
-// Report lists, largest first, what each package holds in after beyond
+// report lists, largest first, what each package holds in after beyond
 // before, per node, leaving out rows under 64 bytes per node.
-func Report(before, after Census, nodes int) string {
+func report(before, after census, nodes int) string {
 	type row struct {
 		pkg   string
 		bytes int64
