@@ -123,8 +123,8 @@ func (p *ProbeArray[T]) materialize(i int, scope *Module) {
 		p.el = &el
 	}
 	e := &Probe[T]{}
-	e.owner = scope
-	e.sig = declare(scope, p.meta, unsafe.Pointer(&e.Reg), unsafe.Pointer(&e.q), nil, bindReg[T])
+	e.ref = unsafe.Pointer(scope)
+	declare(scope, p.meta, unsafe.Pointer(&e.Reg), unsafe.Pointer(&e.q), nil, bindReg)
 	e.Reset(p.reset)
 	(*p.el)[i] = e
 }

@@ -32,10 +32,12 @@ type CallOut[T any, R Acceptor[T]] struct {
 type callTrace[T any] struct {
 	p    Probe[uint32]
 	show func(T) uint32
+	sig  *signal // the declaration; the probe's own record once traced (bindCall)
 }
 
 // CallIn declares a receiving end. It is a handle: what Build checks of it
-// lives apart.
+// lives apart, and goes once Build has checked it (nothing reads it while
+// the design runs).
 type CallIn[T any] struct{ d *callEnd }
 
 // callEnd is a receiving end's declaration.
@@ -53,9 +55,8 @@ type callEnd struct {
 // gets a record of its own when traced (bindCall).
 func (o *CallOut[T, R]) Init(owner *Module, name string, show func(T) uint32) *CallOut[T, R] {
 	o.tr = &callTrace[T]{show: show}
-	p := &o.tr.p
-	p.owner = owner
-	p.sig = newSignal[uint32](owner, name, callerPC(2), nil, unsafe.Pointer(o), nil,
+	o.tr.p.ref = unsafe.Pointer(owner)
+	o.tr.sig = newSignal[uint32](owner, name, callerPC(2), nil, unsafe.Pointer(o), nil,
 		func(obj unsafe.Pointer) port { return (*CallOut[T, R])(obj) }, bindCall[T, R])
 	return o
 }
@@ -64,7 +65,7 @@ func (o *CallOut[T, R]) Init(owner *Module, name string, show func(T) uint32) *C
 // value it shows and its traced flag, kept inline (CallOut.on).
 func bindCall[T any, R Acceptor[T]](obj unsafe.Pointer, s *signal) {
 	o := (*CallOut[T, R])(obj)
-	o.tr.p.sig = s
+	o.tr.sig = s
 	s.val = unsafe.Pointer(&o.tr.p.q)
 	s.traced = &o.on
 }
@@ -74,7 +75,7 @@ func bindCall[T any, R Acceptor[T]](obj unsafe.Pointer, s *signal) {
 func (i *CallIn[T]) Init(owner *Module, name string) *CallIn[T] {
 	i.d = &callEnd{owner: owner}
 	i.d.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i), nil,
-		func(obj unsafe.Pointer) port { return (*CallIn[T])(obj).d }, nil)
+		func(obj unsafe.Pointer) port { return (*CallIn[T])(obj) }, nil)
 	return i
 }
 
@@ -96,7 +97,7 @@ func ConnectCalls[T any, R Acceptor[T]](outs []*CallOut[T, R], ins []*CallIn[T],
 	for _, in := range ins {
 		in.d.senders += int32(len(outs))
 		if len(outs) > 0 {
-			in.d.peer = outs[0].tr.p.owner
+			in.d.peer = outs[0].tr.p.mod()
 		}
 	}
 }
@@ -105,7 +106,9 @@ func ConnectCalls[T any, R Acceptor[T]](outs []*CallOut[T, R], ins []*CallIn[T],
 func (o *CallOut[T, R]) Send(k int, v T) {
 	if o.on {
 		p := &o.tr.p
-		p.traced = true // Trace raises o.on (kept inline); the register's own flag follows it
+		if !p.traced { // Trace raises o.on (kept inline); the register's own flag follows it
+			p.traced, p.ref = true, unsafe.Pointer(o.tr.sig)
+		}
 		p.Reg.Set(o.tr.show(v))
 	}
 	(*o.to)[k].Accept(v)
@@ -121,9 +124,14 @@ func (o *CallOut[T, R]) Len() int {
 
 func (o *CallOut[T, R]) problems(add func(string, uintptr, string)) {
 	if o.Len() == 0 {
-		add(o.tr.p.sig.at(o.tr.p.owner), o.tr.p.sig.pc, "call sender is not connected (ConnectCalls it to receivers)")
+		add(o.tr.sig.at(o.tr.p.mod()), o.tr.sig.pc, "call sender is not connected (ConnectCalls it to receivers)")
 	}
 }
+
+func (i *CallIn[T]) problems(add func(string, uintptr, string)) { i.d.problems(add) }
+
+// bind, at Build, drops the declaration Build has checked.
+func (i *CallIn[T]) bind() { i.d = nil }
 
 func (d *callEnd) problems(add func(string, uintptr, string)) {
 	if d.senders == 0 && !d.tiedOff {

@@ -161,9 +161,6 @@ func (m *Module) record(d *decl, obj unsafe.Pointer) *signal {
 	return s
 }
 
-// bindReg makes s the record of the register at obj.
-func bindReg[T comparable](obj unsafe.Pointer, s *signal) {
-	r := (*Reg[T])(obj)
-	r.sig = s
-	s.traced = &r.traced
-}
+// bindReg makes s the record of the register at obj (a Reg of any type,
+// seen through its head); the register takes it when traced.
+func bindReg(obj unsafe.Pointer, s *signal) { s.reg = (*regHead)(obj) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,7 +71,7 @@ func TestClassesShareDeclarations(t *testing.T) {
 		require.False(t, u.diverged)
 		require.Equal(t, int32(5), u.ncls)
 		require.Len(t, u.ownDecls(), 1) // apart
-		require.Same(t, us[0].b.sig, u.b.sig, "one declaration for every instance")
+		require.Equal(t, unsafe.Pointer(&u.Module), u.b.ref, "an untraced register refers to its module, not to a record of its own")
 	}
 	require.NoError(t, sim.Build())
 	var buf bytes.Buffer
@@ -86,8 +87,11 @@ func TestClassesShareDeclarations(t *testing.T) {
 		"top.u(2).a", "top.u(2).apart", "top.u(2).extra", "top.u(2).b", "top.u(2).out",
 	}, paths)
 	require.True(t, us[1].a.Traced() && us[2].b.Traced() && !us[0].a.Traced())
+	require.Same(t, &us[1].Module, (*signal)(us[1].a.ref).owner, "a traced register refers to its own record")
 	sim.Run(6)
 	require.NoError(t, sim.EndTrace())
+	require.Equal(t, unsafe.Pointer(&us[1].Module), us[1].a.ref, "untraced again: back to its module")
+	sim.Run(2) // registers set after the trace ended are committed as before
 	f, err := vcd.Parse(&buf)
 	require.NoError(t, err)
 	for _, name := range []string{"top.u(1).a", "top.u(2).a"} {
@@ -171,4 +175,23 @@ func TestLikeSubBlocksShareAnInfo(t *testing.T) {
 	require.Equal(t, "top.h(1).leaf", hs[1].leaf.Path())
 	_, _, want := build(true)
 	require.Equal(t, want, got, "the same stream as an unshared module's")
+}
+
+// A register of any type starts with the fields of regHead, at the same
+// offsets, which is how a record reaches the register it traces.
+func TestRegHeadIsThePrefixOfEveryReg(t *testing.T) {
+	var h regHead
+	check := func(ref, dirty, traced, size uintptr) {
+		require.Equal(t, unsafe.Offsetof(h.ref), ref)
+		require.Equal(t, unsafe.Offsetof(h.dirty), dirty)
+		require.Equal(t, unsafe.Offsetof(h.traced), traced)
+		require.GreaterOrEqual(t, size, unsafe.Sizeof(h))
+	}
+	var b Reg[bool]
+	check(unsafe.Offsetof(b.ref), unsafe.Offsetof(b.dirty), unsafe.Offsetof(b.traced), unsafe.Sizeof(b))
+	var u Reg[uint64]
+	check(unsafe.Offsetof(u.ref), unsafe.Offsetof(u.dirty), unsafe.Offsetof(u.traced), unsafe.Sizeof(u))
+	var e Reg[struct{}]
+	check(unsafe.Offsetof(e.ref), unsafe.Offsetof(e.dirty), unsafe.Offsetof(e.traced), unsafe.Sizeof(e))
+	require.Equal(t, uintptr(16), unsafe.Sizeof(Reg[uint16]{}), "a 16-bit register is two words")
 }

@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 	"unsafe"
 )
@@ -19,17 +20,23 @@ type LineOut[T any] struct {
 	direct bool    // a copy of the line's, read without touching the line
 	sent   bool
 	sig    *signal
-	staged *T     // the value sent in this cycle, until the commit (made at Build for a line across partitions)
-	at     uint64 // the staged value's arrival cycle
-	lastAt uint64 // arrival cycle of the last value sent
+	staged *staged[T] // the value sent in this cycle, until the commit (made at Build for a line across partitions)
+	lastAt uint64     // arrival cycle of the last value sent
 }
 
-// LineIn is the receiving end of a delay line.
+// staged is a value sent across partitions in this cycle and its arrival
+// cycle, until the commit puts it on the line.
+type staged[T any] struct {
+	v  T
+	at uint64
+}
+
+// LineIn is the receiving end of a delay line. The line itself is kept
+// with its receiver (a sender points to it), and its recv is the
+// receiver's owner from Init on.
 type LineIn[T any] struct {
-	l     *line[T]
-	owner *Module
-	sig   *signal
-	ln    line[T] // the line, kept with its receiver (l = &ln once connected)
+	sig *signal
+	ln  line[T]
 }
 
 type timed[T any] struct {
@@ -42,16 +49,16 @@ type line[T any] struct {
 	// what a send or a receive reads first
 	sim     *Sim
 	ring    []timed[T]
+	recv    *Module   // the receiver's owner (arrivals wake its component)
+	set     *ReadySet // raised while the line holds values
 	head, n int32
-	latency uint64
-	recv    *Module      // the receiver's owner (arrivals wake its component)
-	set     *ReadySet    // raised while the line holds values
-	bad     *lineProblem // for elaboration: nil when the connection is good
-	word    int32        // set's word and bit for this line
+	latency uint32
+	word    int32 // set's word and bit for this line
 	bit     uint8
 	lazy    bool // arrivals do not wake the receiver (SetWake)
 	direct  bool // both ends in one partition: sends go in at once (bind)
 	bound   bool // bind has run
+	conn    bool // ConnectLine has run
 }
 
 // lineProblem is what is wrong with a connection, and where it was made.
@@ -70,7 +77,7 @@ func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 
 // Init declares the receiving end under owner.
 func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
-	i.owner = owner
+	i.ln.recv = owner
 	i.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i), nil,
 		func(obj unsafe.Pointer) port { return (*LineIn[T])(obj) }, nil)
 	return i
@@ -79,27 +86,38 @@ func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
 // ConnectLine joins the two ends with the given latency in cycles.
 func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
 	l := &in.ln
-	if in.l != nil {
-		l = new(line[T]) // connected twice: reported at Build
-	}
-	*l = line[T]{recv: in.owner, latency: latency}
-	if in.owner != nil {
-		l.sim = in.owner.sim
-	}
 	var bad string
 	switch {
 	case latency == 0:
 		bad = fmt.Sprintf("line %s -> %s has latency 0; a delay line needs latency >= 1 (a registered output is latency 1)",
-			out.sig.at(out.owner), in.sig.at(in.owner))
-	case in.l != nil:
-		bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.at(in.owner))
+			out.sig.at(out.owner), in.sig.at(l.recv))
+	case latency > math.MaxUint32:
+		bad = fmt.Sprintf("line %s -> %s has latency %d; a delay line has at most %d cycles",
+			out.sig.at(out.owner), in.sig.at(l.recv), latency, uint32(math.MaxUint32))
+	case l.conn:
+		bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.at(l.recv))
 	case out.l != nil:
 		bad = fmt.Sprintf("line sender %s is connected twice", out.sig.at(out.owner))
 	}
 	if bad != "" {
-		l.bad = &lineProblem{pc: callerPC(1), msg: bad}
+		out.owner.sim.badLine(unsafe.Pointer(out), lineProblem{pc: callerPC(1), msg: bad})
 	}
-	out.l, in.l = l, l
+	if !l.conn {
+		*l = line[T]{recv: l.recv, latency: uint32(latency), conn: true}
+		if l.recv != nil {
+			l.sim = l.recv.sim
+		}
+	}
+	out.l = l
+}
+
+// badLine records what is wrong with the connection of the line sender at
+// out, for Build to report.
+func (s *Sim) badLine(out unsafe.Pointer, p lineProblem) {
+	if s.badLines == nil {
+		s.badLines = map[unsafe.Pointer]lineProblem{}
+	}
+	s.badLines[out] = p
 }
 
 // Send puts v on the line in this cycle; at most one value per cycle.
@@ -126,7 +144,7 @@ func (o *LineOut[T]) SendAt(v *T, at uint64) { o.send(v, at) }
 
 func (o *LineOut[T]) send(v *T, at uint64) {
 	l := o.l
-	at = max(at, l.sim.now+l.latency, o.lastAt)
+	at = max(at, l.sim.now+uint64(l.latency), o.lastAt)
 	o.lastAt = at
 	if l.direct {
 		c := l.sim.now + 1
@@ -140,8 +158,8 @@ func (o *LineOut[T]) send(v *T, at uint64) {
 	if o.sent {
 		panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 	}
-	*o.staged = *v
-	o.sent, o.at = true, at
+	o.staged.v = *v
+	o.sent, o.staged.at = true, at
 	p := o.owner.part
 	p.dirty = append(p.dirty, o)
 }
@@ -150,7 +168,7 @@ func (o *LineOut[T]) send(v *T, at uint64) {
 func (o *LineOut[T]) Busy() bool { return o.sent || o.l != nil && o.last == o.l.sim.now+1 }
 
 // Latency of the connected line.
-func (o *LineOut[T]) Latency() uint64 { return o.l.latency }
+func (o *LineOut[T]) Latency() uint64 { return uint64(o.l.latency) }
 
 // InFlight counts values sent and not yet taken by the receiver (for
 // invariant monitors: credits + in flight + buffered = capacity).
@@ -184,7 +202,7 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	if !l.direct || c <= l.sim.now {
 		panic("rtl: " + o.sig.at(o.owner) + ": Schedule needs a direct line and a later cycle")
 	}
-	at := c + l.latency
+	at := c + uint64(l.latency)
 	if l.n > 0 {
 		last := &l.ring[l.slot(int(l.n)-1)]
 		if last.at == at {
@@ -202,9 +220,8 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
-	o.l.push(o.staged, o.at, p.sim.now, p)
-	var zero T
-	*o.staged = zero
+	o.l.push(&o.staged.v, o.staged.at, p.sim.now, p)
+	*o.staged = staged[T]{}
 }
 
 // push appends v, sent in cycle sent and arriving in cycle at, and
@@ -236,7 +253,7 @@ func (o *LineOut[T]) bind() {
 			l.set.shared = true
 		}
 		if !l.direct && o.staged == nil {
-			o.staged = new(T)
+			o.staged = new(staged[T])
 		}
 	}
 }
@@ -258,7 +275,7 @@ func (l *line[T]) grow() {
 
 // Recv takes the oldest value that has arrived by this cycle.
 func (i *LineIn[T]) Recv() (T, bool) {
-	l := i.l
+	l := &i.ln
 	if l.n == 0 || l.ring[l.head].at > l.sim.now {
 		var zero T
 		return zero, false
@@ -282,7 +299,7 @@ func (i *LineIn[T]) Recv() (T, bool) {
 // The entry is not cleared, so a value holding pointers stays reachable
 // until the entry is reused.
 func (i *LineIn[T]) RecvRef() (*T, bool) {
-	l := i.l
+	l := &i.ln
 	if l.n == 0 || l.ring[l.head].at > l.sim.now {
 		return nil, false
 	}
@@ -297,7 +314,7 @@ func (i *LineIn[T]) RecvRef() (*T, bool) {
 
 // Peek returns the oldest arrived value without taking it.
 func (i *LineIn[T]) Peek() (T, bool) {
-	l := i.l
+	l := &i.ln
 	if l.n == 0 || l.ring[l.head].at > l.sim.now {
 		var zero T
 		return zero, false
@@ -306,24 +323,24 @@ func (i *LineIn[T]) Peek() (T, bool) {
 }
 
 // Pending counts values on the line, arrived or not.
-func (i *LineIn[T]) Pending() int { return i.l.sent() }
+func (i *LineIn[T]) Pending() int { return i.ln.sent() }
 
 // Latency of the connected line.
-func (i *LineIn[T]) Latency() uint64 { return i.l.latency }
+func (i *LineIn[T]) Latency() uint64 { return uint64(i.ln.latency) }
 
 func (o *LineOut[T]) problems(add func(string, uintptr, string)) {
 	if o.l == nil {
 		add(o.sig.at(o.owner), o.sig.pc, "line sender is not connected (ConnectLine it to a LineIn)")
 		return
 	}
-	if b := o.l.bad; b != nil {
+	if b, ok := o.owner.sim.badLines[unsafe.Pointer(o)]; ok {
 		add(o.sig.at(o.owner), b.pc, b.msg)
 	}
 }
 
 func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
-	if i.l == nil {
-		add(i.sig.at(i.owner), i.sig.pc, "line receiver is not connected (ConnectLine a LineOut to it)")
+	if !i.ln.conn {
+		add(i.sig.at(i.ln.recv), i.sig.pc, "line receiver is not connected (ConnectLine a LineOut to it)")
 	}
 }
 
@@ -338,7 +355,7 @@ func (o *LineOut[T]) Each(f func(v T)) {
 
 // Each calls f for every value on the line, oldest first.
 func (i *LineIn[T]) Each(f func(v T)) {
-	l := i.l
+	l := &i.ln
 	for k, n := 0, l.sent(); k < n; k++ {
 		f(l.ring[l.slot(k)].v)
 	}
@@ -392,7 +409,7 @@ func (s *ReadySet) Words() int { return len(s.words) }
 // (arrived or in flight). Producers in other partitions may set bits in the
 // same word during a parallel commit, hence the atomics.
 func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
-	l := i.l
+	l := &i.ln
 	l.set = set
 	l.word = int32(bit / 64)
 	l.bit = uint8(bit % 64)
@@ -410,7 +427,7 @@ func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 // every value still on the line, so none is missed. Call it from the
 // receiver's Eval.
 func (i *LineIn[T]) SetWake(on bool) {
-	l := i.l
+	l := &i.ln
 	if l.lazy == !on {
 		return
 	}
@@ -419,7 +436,7 @@ func (i *LineIn[T]) SetWake(on bool) {
 		return
 	}
 	// Values sent while arrivals were lazy have no wake-up: give each one.
-	m := i.owner.s
+	m := i.ln.recv.s
 	for k := 0; k < int(l.n); k++ {
 		at := max(l.ring[l.slot(k)].at, l.sim.now+1)
 		m.part.addTimer(timer{at: at, m: m})
@@ -430,7 +447,7 @@ func (i *LineIn[T]) SetWake(on bool) {
 // cycle c (received or not): EachArrivedBy without a function value, for
 // a loop on a hot path.
 func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
-	l := i.l
+	l := &i.ln
 	if k >= int(l.n) {
 		return nil, false
 	}
@@ -444,7 +461,7 @@ func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 // EachArrivedBy calls f for every value on the line that has arrived by cycle
 // c (received or not), oldest first; for monitors.
 func (i *LineIn[T]) EachArrivedBy(c uint64, f func(v T)) {
-	l := i.l
+	l := &i.ln
 	for k := 0; k < int(l.n); k++ {
 		e := &l.ring[l.slot(k)]
 		if e.at > c {

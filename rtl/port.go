@@ -14,6 +14,7 @@ type port interface {
 // input in cycle t+1. A change wakes the consumers.
 type Out[T comparable] struct {
 	Reg[T]
+	sig       *signal   // its declaration (problems)
 	consumers []*Module // the modules whose inputs read it (Connect)
 	tiedOff   bool
 	quiet     int // inputs connected by ConnectQuiet
@@ -32,9 +33,9 @@ func (o *Out[T]) commit(p *partition) {
 
 // Init declares the output under owner.
 func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
-	o.owner = owner
+	o.ref = unsafe.Pointer(owner)
 	o.sig = newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(o), &o.q,
-		func(obj unsafe.Pointer) port { return (*Out[T])(obj) }, bindReg[T])
+		func(obj unsafe.Pointer) port { return (*Out[T])(obj) }, bindReg)
 	return o
 }
 
@@ -43,7 +44,7 @@ func (o *Out[T]) TieOff() { o.tiedOff = true }
 
 func (o *Out[T]) problems(add func(string, uintptr, string)) {
 	if len(o.consumers) == 0 && o.quiet == 0 && !o.tiedOff {
-		add(o.sig.at(o.owner), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
+		add(o.sig.at(o.mod()), o.sig.pc, "output drives nothing (connect it, or call TieOff if it is unused on purpose)")
 	}
 }
 
@@ -80,13 +81,13 @@ func (i *In[T]) Tie(v T) {
 
 // Connect wires out to in. Both must belong to the same Sim.
 func Connect[T comparable](out *Out[T], in *In[T]) {
-	in.drivers = append(in.drivers, out.sig.at(out.owner))
+	in.drivers = append(in.drivers, out.sig.at(out.mod()))
 	if len(in.drivers) > 1 {
 		return // reported at Build
 	}
 	if out.sig.widthSet && in.sig.widthSet && out.sig.width != in.sig.width {
 		in.wrong = append(in.wrong, fmt.Sprintf("width mismatch: %s is %d bits, %s is %d bits",
-			out.sig.at(out.owner), out.sig.width, in.sig.at(in.owner), in.sig.width))
+			out.sig.at(out.mod()), out.sig.width, in.sig.at(in.owner), in.sig.width))
 	}
 	in.src = &out.Reg
 	out.consumers = append(out.consumers, in.owner)
@@ -98,13 +99,13 @@ func Connect[T comparable](out *Out[T], in *In[T]) {
 // packet arrives). The value read is the same registered one; only the
 // wake-up is saved.
 func ConnectQuiet[T comparable](out *Out[T], in *In[T]) {
-	in.drivers = append(in.drivers, out.sig.at(out.owner))
+	in.drivers = append(in.drivers, out.sig.at(out.mod()))
 	if len(in.drivers) > 1 {
 		return // reported at Build
 	}
 	if out.sig.widthSet && in.sig.widthSet && out.sig.width != in.sig.width {
 		in.wrong = append(in.wrong, fmt.Sprintf("width mismatch: %s is %d bits, %s is %d bits",
-			out.sig.at(out.owner), out.sig.width, in.sig.at(in.owner), in.sig.width))
+			out.sig.at(out.mod()), out.sig.width, in.sig.at(in.owner), in.sig.width))
 	}
 	in.src = &out.Reg
 	out.quiet++
@@ -124,7 +125,7 @@ type InPort interface {
 	connectAny(out OutPort)
 }
 
-func (o *Out[T]) outPath() string        { return o.sig.at(o.owner) }
+func (o *Out[T]) outPath() string        { return o.sig.at(o.mod()) }
 func (o *Out[T]) elemType() reflect.Type { return o.sig.typ }
 
 func (i *In[T]) connectAny(out OutPort) {

@@ -46,9 +46,26 @@ type signal struct {
 	*sigMeta
 	owner  *Module
 	val    unsafe.Pointer // the committed value (Q), for the tracer
-	traced *bool          // the register's own copy of tid >= 0 (nil: not a register)
+	traced *bool          // a call sender's copy of tid >= 0 (nil: none)
+	reg    *regHead       // the register this records (nil: not a register)
 	tid    int32          // index in the tracer, -1 when not traced
 	vid    int32          // the tracer's vcd.ID
+}
+
+// setTraced raises or lowers the traced flag of the register or call
+// sender s records.
+func (s *signal) setTraced(on bool) {
+	if s.traced != nil {
+		*s.traced = on
+	}
+	if h := s.reg; h != nil {
+		h.traced = on
+		if on {
+			h.ref = unsafe.Pointer(s)
+		} else {
+			h.ref = unsafe.Pointer(s.owner)
+		}
+	}
 }
 
 // sigMeta is what a signal's declaration says: name, type, width and
@@ -195,17 +212,39 @@ type committer interface {
 // a component that sleeps has seen its own next state when it decided to.
 // (Testbench code that changes a register between steps calls Module.Wake.)
 type Reg[T comparable] struct {
-	q, d   T
+	// ref is the declaring module (*Module), whose partition commits the
+	// register, while it is not traced, and the register's own record
+	// (*signal, whose owner is that module) while it is: a Set needs the
+	// partition and a traced commit the record, so one word serves both
+	// (16 bytes for a register of up to 16 bits rather than 24).
+	ref    unsafe.Pointer
 	dirty  bool
-	traced bool    // in the waveform being written (kept here so Set need not read sig)
-	owner  *Module // the declaring module, whose partition commits the register
-	sig    *signal
+	traced bool // in the waveform being written (kept here so Set need not read a record)
+	q, d   T
+}
+
+// regHead is the start of a Reg of any type (the fields before q), which
+// is what a register's record changes when tracing starts or ends. The
+// values come after, so that a bool or 16-bit register is 16 bytes
+// (embedding a head struct would pad it to 16 before them).
+type regHead struct {
+	ref    unsafe.Pointer
+	dirty  bool
+	traced bool
+}
+
+// mod is the declaring module.
+func (r *Reg[T]) mod() *Module {
+	if r.traced {
+		return (*signal)(r.ref).owner
+	}
+	return (*Module)(r.ref)
 }
 
 // Init declares the register under owner. Call it from the constructor.
 func (r *Reg[T]) Init(owner *Module, name string, opts ...Opt) *Reg[T] {
-	r.owner = owner
-	r.sig = newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(r), &r.q, nil, bindReg[T])
+	r.ref = unsafe.Pointer(owner)
+	newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(r), &r.q, nil, bindReg)
 	return r
 }
 
@@ -243,7 +282,7 @@ func (r *Reg[T]) set(v T, c committer) {
 	}
 	r.d = v
 	r.dirty = true
-	p := r.owner.part
+	p := r.mod().part
 	p.dirty = append(p.dirty, c)
 }
 
@@ -257,7 +296,7 @@ func (r *Reg[T]) update(p *partition) bool {
 	}
 	r.q = r.d
 	if r.traced {
-		p.changed = append(p.changed, r.sig)
+		p.changed = append(p.changed, (*signal)(r.ref))
 	}
 	return true
 }
@@ -280,7 +319,7 @@ func (p *Probe[T]) Set(v T) {
 
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
-	p.owner = owner
-	p.sig = newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(&p.Reg), &p.q, nil, bindReg[T])
+	p.ref = unsafe.Pointer(owner)
+	newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(&p.Reg), &p.q, nil, bindReg)
 	return p
 }

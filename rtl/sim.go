@@ -45,6 +45,8 @@ type Sim struct {
 	metas   map[sigMeta]*sigMeta // interned signal declarations
 	ids     map[modID]*modID     // interned module names and sites
 	classes map[reflect.Type]*class
+
+	badLines map[unsafe.Pointer]lineProblem // line senders badly connected, by address (ConnectLine)
 }
 
 // Stats counts the kernel's work.

@@ -101,9 +101,7 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 		k, wd := sig.vcdKind()
 		sig.vid = int32(t.w.Var(k, wd, sig.name))
 		sig.tid = int32(len(t.sigs))
-		if sig.traced != nil {
-			*sig.traced = true
-		}
+		sig.setTraced(true)
 		t.sigs = append(t.sigs, sig)
 	})
 	// Children and arrays in the order they were declared.
@@ -200,9 +198,7 @@ func (s *Sim) EndTrace() error {
 	s.traceEpoch++
 	for _, sig := range t.sigs {
 		sig.tid = -1
-		if sig.traced != nil {
-			*sig.traced = false
-		}
+		sig.setTraced(false)
 	}
 	return t.w.Close(s.now * t.period)
 }
