@@ -81,10 +81,26 @@ func (m Mode) String() string {
 // (no Eval of its own), traced as <owner>.credit.avail(i).
 type Counter struct {
 	rtl.Module
-	avail    []rtl.Reg[uint16]
+	many     *[]rtl.Reg[uint16] // avail of several counters (nil: one, in one)
+	one      [1]rtl.Reg[uint16] // avail of a single counter, kept inline
 	capacity uint16
 	mode     Mode
-	one      [1]rtl.Reg[uint16] // avail of a single counter, kept inline
+}
+
+// avail is the counters' registers.
+func (c *Counter) avail() []rtl.Reg[uint16] {
+	if c.many != nil {
+		return *c.many
+	}
+	return c.one[:]
+}
+
+// reg is counter i's register.
+func (c *Counter) reg(i int) *rtl.Reg[uint16] {
+	if c.many != nil {
+		return &(*c.many)[i]
+	}
+	return &c.one[i]
 }
 
 // New makes a counter under owner with n counters (1 in a Single mode).
@@ -101,18 +117,18 @@ func InitCounter(c *Counter, owner *rtl.Module, name string, mode Mode, n int, c
 		n = 1
 	}
 	c.capacity, c.mode = capacity, mode
-	if n == 1 {
-		c.avail = c.one[:]
-	} else {
-		c.avail = make([]rtl.Reg[uint16], n)
+	if n > 1 {
+		many := make([]rtl.Reg[uint16], n)
+		c.many = &many
 	}
 	c.Init(owner, name, c)
-	for i := range c.avail {
+	avail := c.avail()
+	for i := range avail {
 		nm := "avail"
 		if n > 1 {
 			nm = rtl.Idx("avail", i)
 		}
-		c.avail[i].Init(&c.Module, nm).Reset(capacity)
+		avail[i].Init(&c.Module, nm).Reset(capacity)
 	}
 }
 
@@ -123,19 +139,19 @@ func (c *Counter) Mode() Mode { return c.mode }
 func (c *Counter) Capacity() uint16 { return c.capacity }
 
 // Len is the number of counters.
-func (c *Counter) Len() int { return len(c.avail) }
+func (c *Counter) Len() int { return len(c.avail()) }
 
 // Avail returns the credits of counter i as of the latest update in this
 // cycle (the next-state value, so a Take earlier in the same Eval counts).
-func (c *Counter) Avail(i int) uint16 { return c.avail[c.idx(i)].D() }
+func (c *Counter) Avail(i int) uint16 { return c.reg(c.idx(i)).D() }
 
 // CanSend reports whether a packet for the downstream outputs in mask may go.
 func (c *Counter) CanSend(mask uint64) bool {
 	if c.mode.Single() {
-		return c.avail[0].D() > 0
+		return c.reg(0).D() > 0
 	}
 	for m := mask; m != 0; m &= m - 1 {
-		if c.avail[bits.TrailingZeros64(m)].D() == 0 {
+		if c.reg(bits.TrailingZeros64(m)).D() == 0 {
 			return false
 		}
 	}
@@ -154,28 +170,28 @@ func (c *Counter) Take(mask uint64) {
 }
 
 func (c *Counter) take(i int) {
-	v := c.avail[i].D()
+	v := c.reg(i).D()
 	if v == 0 {
 		panic(fmt.Sprintf("credit: %s: packet sent without a credit", c.Path()))
 	}
-	c.avail[i].Set(v - 1)
+	c.reg(i).Set(v - 1)
 }
 
 // Return adds a returning token.
 func (c *Counter) Return(t Token) {
 	i := c.idx(int(t.XP))
-	v := c.avail[i].D() + t.N
+	v := c.reg(i).D() + t.N
 	if v > c.capacity {
 		panic(fmt.Sprintf("credit: %s: %d credits returned to a counter of capacity %d", c.Path(), v, c.capacity))
 	}
-	c.avail[i].Set(v)
+	c.reg(i).Set(v)
 }
 
 // Traced reports whether the counters are in the waveform being written.
-func (c *Counter) Traced() bool { return c.avail[0].Traced() }
+func (c *Counter) Traced() bool { return c.reg(0).Traced() }
 
 // Q returns the committed value of counter i (for monitors between cycles).
-func (c *Counter) Q(i int) uint16 { return c.avail[c.idx(i)].Q() }
+func (c *Counter) Q(i int) uint16 { return c.reg(c.idx(i)).Q() }
 
 func (c *Counter) idx(i int) int {
 	if c.mode.Single() {

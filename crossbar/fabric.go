@@ -21,20 +21,13 @@ type fabric interface {
 // oqxp is the oq-xp organization, read through its switch's ports.
 type oqxp struct{ *Switch }
 
-func (s oqxp) rx(i int) *link.Receiver { return s.ins[i].Rx }
-func (s oqxp) tx(o int) *link.Sender   { return s.outs[o].Tx }
+func (s oqxp) rx(i int) *link.Receiver { return &s.ins[i].rx }
+func (s oqxp) tx(o int) *link.Sender   { return &s.outs[o].tx }
 func (s oqxp) grants(o int) []uint64   { return s.outs[o].grants }
 
 func (s oqxp) fault() error {
-	for _, in := range s.ins {
-		if in.err != nil {
-			return in.err
-		}
-	}
-	for _, out := range s.outs {
-		if out.err != nil {
-			return out.err
-		}
+	if s.err != nil {
+		return s.err
 	}
 	for _, u := range s.units {
 		if err := u.Err(); err != nil {
@@ -46,7 +39,7 @@ func (s oqxp) fault() error {
 
 func (s oqxp) buffered(i int) int {
 	in := s.ins[i]
-	n := in.inUse
+	n := int(in.inUse)
 	if in.creditAt >= s.Now() {
 		n += int(in.creditN) // discarded: the credit is scheduled, not yet on the line
 	}

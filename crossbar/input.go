@@ -22,26 +22,24 @@ import (
 type inPort struct {
 	rtl.Module
 	sw       *Switch
-	idx      int
-	Rx       *link.Receiver // = &rx
+	idx      int32
+	creditN  uint16 // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
+	adaptive bool   // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 	rx       link.Receiver
 	done     ring.Ring[xpDone] // copies the outputs have sent: slot, output, from when
 	batch    []xpDone          // scratch: the done notices of this cycle, by output
 	pkts     []packet.Packet   // per slot: the packet, read by the outputs until its last copy left
 	slot     []slotState       // per slot, beside pkts
 	free     []uint16          // free slots (a stack)
-	inUse    int
-	maxSlots int               // the most packets the credits let the upstream have here
+	inUse    int32
+	maxSlots int32             // the most packets the credits let the upstream have here
 	queued   []uint16          // per output: copies written to its crosspoint and not yet left
 	owed     []credit.Token    // credits to return, one token per cycle
 	used     rtl.Probe[uint16] // slots in use, for the waveform
 	mf       *credit.Granter   // credit mode min-free: grants credits up to the least free crosspoint (= &grant; nil otherwise)
 	drops    *fault.Log        // packets discarded for want of a route (WatchFaults; nil: none expected)
-	creditAt uint64            // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
-	creditN  uint16
+	creditAt uint64
 	grant    credit.Granter
-	err      error
-	adaptive bool                           // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 	xpWrite  rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
 	doneIn   rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
 }
@@ -64,10 +62,9 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	if s.P.CreditMode != credit.PerLink {
 		maxSlots *= k
 	}
-	*p = inPort{sw: s, idx: i, maxSlots: maxSlots, queued: make([]uint16, k)}
+	*p = inPort{sw: s, idx: int32(i), maxSlots: int32(maxSlots), queued: make([]uint16, k)}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
-	p.Rx = &p.rx
 	p.xpWrite.Init(&p.Module, "xp_write", func(w xpWrite) uint32 { return w.tag })
 	p.doneIn.Init(&p.Module, "done_in")
 	p.grow(1)
@@ -81,7 +78,7 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 
 // grow adds n slots (the free stack hands out the lowest index first).
 func (p *inPort) grow(n int) {
-	n = min(n, p.maxSlots-len(p.pkts))
+	n = min(n, int(p.maxSlots)-len(p.pkts))
 	first := len(p.pkts)
 	p.pkts = append(p.pkts, make([]packet.Packet, n)...)
 	p.slot = append(p.slot, make([]slotState, n)...)
@@ -93,7 +90,7 @@ func (p *inPort) grow(n int) {
 // take returns a free slot, making more while the credits allow.
 func (p *inPort) take() (uint16, bool) {
 	if len(p.free) == 0 {
-		if len(p.pkts) == p.maxSlots {
+		if len(p.pkts) == int(p.maxSlots) {
 			return 0, false
 		}
 		p.grow(len(p.pkts))
@@ -112,12 +109,12 @@ func (p *inPort) Eval() {
 		p.owe(p.mf.Release())
 	}
 	if len(p.owed) > 0 {
-		p.Rx.ReturnCredit(p.owed[0])
+		p.rx.ReturnCredit(p.owed[0])
 		copy(p.owed, p.owed[1:])
 		p.owed = p.owed[:len(p.owed)-1]
 	}
 	p.used.Set(uint16(p.inUse))
-	switch t, busy := p.Rx.TailDone(now); {
+	switch t, busy := p.rx.TailDone(now); {
 	case len(p.owed) > 0:
 		// more credits to send next cycle
 	case busy:
@@ -189,11 +186,11 @@ func (p *inPort) owe(n uint16) {
 // the crosspoints of its outputs.
 func (p *inPort) receive(now uint64) {
 	for {
-		pk, ok := p.Rx.RecvRef(now)
+		pk, ok := p.rx.RecvRef(now)
 		if !ok {
 			return
 		}
-		mask, err := p.sw.Table.LookupAt(pk, p.idx, now)
+		mask, err := p.sw.Table.LookupAt(pk, int(p.idx), now)
 		if err == ErrUnreachable {
 			p.discard(now, pk)
 			continue
@@ -260,8 +257,8 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 	if p.sw.P.CreditMode == credit.PerLink {
 		wake = false
 		if d.last {
-			if p.Rx.CanSchedule() {
-				p.Rx.ScheduleCredit(now+1, 1)
+			if p.rx.CanSchedule() {
+				p.rx.ScheduleCredit(now+1, 1)
 				st.credited = true
 			}
 			wake = !st.credited || p.used.Traced()
@@ -358,8 +355,8 @@ func (p *inPort) discard(now uint64, pk *packet.Packet) {
 		// As the outputs return the credits of departing packets (sent):
 		// scheduled for the next cycle, merged with theirs, so the line's
 		// values stay in cycle order.
-		if p.Rx.CanSchedule() {
-			p.Rx.ScheduleCredit(now+1, 1)
+		if p.rx.CanSchedule() {
+			p.rx.ScheduleCredit(now+1, 1)
 			if p.creditAt != now+1 {
 				p.creditAt, p.creditN = now+1, 0
 			}
@@ -374,8 +371,4 @@ func (p *inPort) discard(now uint64, pk *packet.Packet) {
 	p.drops.Add(now, p.Path(), pk)
 }
 
-func (p *inPort) fail(err error) {
-	if p.err == nil {
-		p.err = err
-	}
-}
+func (p *inPort) fail(err error) { p.sw.fail(err) }

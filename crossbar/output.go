@@ -18,21 +18,19 @@ import (
 type outPort struct {
 	rtl.Module
 	sw     *Switch
-	idx    int
+	idx    int32
+	dsSnap uint16 // the published credits of cycle dsAt−1, taken before this cycle's changes
 	arrAt  uint64       // the latest wake-up scheduled for arrivals (write)
 	xp     xpbuf.Bank   // xp(i): input i's crosspoint
-	Tx     *link.Sender // = &tx
 	ds     Downstream
 	ptr    rtl.Reg[uint8]
 	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
 	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
 	grants []uint64
 	tx     link.Sender
-	err    error
 	full   uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
 	dsCred *rtl.Out[uint16]             // Params.AdaptiveCredits: the credits, registered for the inputs
 	dsAt   uint64                       // 1 + the cycle of dsSnap
-	dsSnap uint16                       // the published credits of cycle dsAt−1, taken before this cycle's changes
 	xpIn   rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
 	done   rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
 }
@@ -48,14 +46,13 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 	case s.P.Downstream != nil:
 		ds = s.P.Downstream(o)
 	}
-	*p = outPort{sw: s, idx: o,
+	*p = outPort{sw: s, idx: int32(o),
 		ds: ds, grants: make([]uint64, k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
 	xpbuf.InitBank(&p.xp, &p.Module, k, s.P.XPPackets, "xp")
 	p.xpIn.Init(&p.Module, "xp_in")
 	p.done.Init(&p.Module, "done", func(d xpSent) uint32 { return uint32(d.slot) })
 	link.InitSender(&p.tx, &p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
-	p.Tx = &p.tx
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
 	p.grant.Init(&p.Module, "grant", rtl.Width(8))
 	p.stall.Init(&p.Module, "credit_stall")
@@ -71,7 +68,7 @@ func (p *outPort) published(now uint64) uint16 {
 	if p.dsAt != now+1 {
 		// The same value whoever asks first in this cycle, as long as
 		// it is before the output's Tick (Eval takes it first thing).
-		p.dsSnap, p.dsAt = p.Tx.Available(0), now+1
+		p.dsSnap, p.dsAt = p.tx.Available(0), now+1
 	}
 	return p.dsSnap
 }
@@ -88,12 +85,12 @@ func (p *outPort) published(now uint64) uint16 {
 // often as it did before.)
 func (p *outPort) Accept(w xpWrite) {
 	i := int(w.in)
-	if err := p.xp.Push(i, xpbuf.Entry{At: w.at, Tag: w.tag, Slot: w.slot}); err != nil && p.err == nil {
-		p.err = err
+	if err := p.xp.Push(i, xpbuf.Entry{At: w.at, Tag: w.tag, Slot: w.slot}); err != nil {
+		p.sw.fail(err)
 	}
 	p.full |= 1 << uint(i)
 	c := w.at
-	if free, busy := p.Tx.Busy(c); busy && !p.xp.Traced() && !p.stall.Traced() {
+	if free, busy := p.tx.Busy(c); busy && !p.xp.Traced() && !p.stall.Traced() {
 		c = free
 	}
 	if p.arrAt != c {
@@ -102,14 +99,14 @@ func (p *outPort) Accept(w xpWrite) {
 	}
 }
 
-func (p *outPort) lookahead(pk *packet.Packet) uint64 { return p.ds.Route(pk, p.Tx.Credits) }
+func (p *outPort) lookahead(pk *packet.Packet) uint64 { return p.ds.Route(pk, p.tx.Credits) }
 
 func (p *outPort) Eval() {
 	now := p.Now()
 	if p.dsCred != nil {
 		p.published(now) // what the inputs read in this cycle, before Tick takes credits
 	}
-	p.Tx.Tick(now)
+	p.tx.Tick(now)
 	if p.xp.Traced() {
 		// The crosspoints' probes show the copies that have arrived.
 		for m := p.full; m != 0; m &= m - 1 {
@@ -118,7 +115,7 @@ func (p *outPort) Eval() {
 	}
 	k := p.sw.k
 	granted, waiting := false, false
-	if p.Tx.Idle(now) && p.full != 0 {
+	if p.tx.Idle(now) && p.full != 0 {
 		// Round robin over the non-empty crosspoints from the pointer on:
 		// rotate the occupancy vector so bit 0 is the pointer.
 		start := int(p.ptr.Q())
@@ -134,7 +131,7 @@ func (p *outPort) Eval() {
 			}
 			pk := &p.sw.ins[i].pkts[h.Slot]
 			mask := p.lookahead(pk)
-			if !p.Tx.Credits.CanSend(mask) {
+			if !p.tx.Credits.CanSend(mask) {
 				waiting = true
 				continue
 			}
@@ -142,7 +139,7 @@ func (p *outPort) Eval() {
 			if p.xp.Len(i) == 0 {
 				p.full &^= 1 << uint(i)
 			}
-			p.Tx.SendRef(now, pk, mask)
+			p.tx.SendRef(now, pk, mask)
 			p.done.Send(i, xpSent{slot: e.Slot, out: uint16(p.idx)})
 			p.ptr.Set(uint8((i + 1) % k))
 			p.grant.Set(uint8(i))
@@ -154,10 +151,10 @@ func (p *outPort) Eval() {
 	p.stall.Set(waiting && !granted)
 	track := p.dsCred != nil && p.dsCred.Traced()
 	if track {
-		p.dsCred.Set(p.Tx.Credits.Avail(0))
+		p.dsCred.Set(p.tx.Credits.Avail(0))
 	}
-	p.Tx.Settle(waiting && !granted || track)
-	if free, ok := p.Tx.WakeAt(now, p.full != 0); ok {
+	p.tx.Settle(waiting && !granted || track)
+	if free, ok := p.tx.WakeAt(now, p.full != 0); ok {
 		p.SleepUntil(free)
 	} else {
 		p.Sleep() // an arrival or a credit wakes us

@@ -85,12 +85,12 @@ type Params struct {
 
 // Downstream describes what is at the far end of an output's link.
 type Downstream struct {
-	Mode     credit.Mode
-	Counters int
-	Capacity uint16
 	// Lookahead returns the downstream outputs a packet will use; nil means
 	// one counter (bit 0).
 	Lookahead func(p *packet.Packet) uint64
+	Counters  int
+	Mode      credit.Mode
+	Capacity  uint16
 	// Adaptive: a unicast for which Lookahead gives several outputs (an
 	// adaptive route in the next switch) is routed by the sender (Route).
 	Adaptive bool
@@ -167,7 +167,15 @@ type Switch struct {
 	ins   []*inPort  // oq-xp
 	outs  []*outPort // oq-xp
 	units []*combine.Unit
-	k     int // crossbar ports: Ports + CombineUnits
+	k     int   // crossbar ports: Ports + CombineUnits
+	err   error // oq-xp: the first fault of a port (Fault)
+}
+
+// fail records the first fault of one of the switch's ports.
+func (s *Switch) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
 }
 
 // New builds a switch under parent.
@@ -223,7 +231,7 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			// same value from the counter (outPort.published), so no wire
 			// and no wake-up per credit is needed while it is not traced.
 			out.dsCred = new(rtl.Out[uint16])
-			out.dsCred.Init(&out.Module, "ds_credits").Reset(out.Tx.Credits.Q(0))
+			out.dsCred.Init(&out.Module, "ds_credits").Reset(out.tx.Credits.Q(0))
 			out.dsCred.TieOff()
 		}
 		for _, in := range s.ins[:p.Ports] {
@@ -248,8 +256,8 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			unit.Leaf = u < p.CombineUnits-1
 		}
 		// The unit is on the switch die: one-cycle wires both ways.
-		link.Connect(s.outs[port].Tx, unit.Rx, 1)
-		link.Connect(unit.Tx, s.ins[port].Rx, 1)
+		link.Connect(&s.outs[port].tx, unit.Rx, 1)
+		link.Connect(unit.Tx, &s.ins[port].rx, 1)
 		s.units = append(s.units, unit)
 	}
 	return s, nil
@@ -303,7 +311,7 @@ func (s *Switch) Units() []*combine.Unit { return s.units }
 // credit until its ALU is done) and the unit's link into its input port.
 func (s *Switch) CheckCombineCredits() error {
 	for _, u := range s.units {
-		if err := s.outs[u.Port()].Tx.CheckCredits(u.Held()); err != nil {
+		if err := s.outs[u.Port()].tx.CheckCredits(u.Held()); err != nil {
 			return err
 		}
 		if err := s.CheckInputCredits(u.Port(), u.Tx); err != nil {

@@ -48,17 +48,17 @@ type timed[T any] struct {
 type line[T any] struct {
 	// what a send or a receive reads first
 	sim     *Sim
-	ring    []timed[T]
+	ring    *timed[T] // the first of size entries (a slice's array: see entry)
 	recv    *Module   // the receiver's owner (arrivals wake its component)
 	set     *ReadySet // raised while the line holds values
 	head, n int32
+	size    uint32 // entries in the ring, a power of 2 (0: none yet)
 	latency uint32
-	word    int32 // set's word and bit for this line
-	bit     uint8
-	lazy    bool // arrivals do not wake the receiver (SetWake)
-	direct  bool // both ends in one partition: sends go in at once (bind)
-	bound   bool // bind has run
-	conn    bool // ConnectLine has run
+	bit     uint32 // the line's bit in set
+	lazy    bool   // arrivals do not wake the receiver (SetWake)
+	direct  bool   // both ends in one partition: sends go in at once (bind)
+	bound   bool   // bind has run
+	conn    bool   // ConnectLine has run
 }
 
 // lineProblem is what is wrong with a connection, and where it was made.
@@ -180,7 +180,7 @@ func (o *LineOut[T]) InFlight() int { return o.l.sent() }
 // before the cycle they are sent in has ended.
 func (l *line[T]) sent() int {
 	n := int(l.n)
-	for n > 0 && l.ring[l.slot(n-1)].sent >= l.sim.now {
+	for n > 0 && l.entry(l.slot(n-1)).sent >= l.sim.now {
 		n--
 	}
 	return n
@@ -204,7 +204,7 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	}
 	at := c + uint64(l.latency)
 	if l.n > 0 {
-		last := &l.ring[l.slot(int(l.n)-1)]
+		last := l.entry(l.slot(int(l.n) - 1))
 		if last.at == at {
 			merge(&last.v, v)
 			return
@@ -227,15 +227,15 @@ func (o *LineOut[T]) commit(p *partition) {
 // push appends v, sent in cycle sent and arriving in cycle at, and
 // schedules the receiver's wake-up on partition p (the sender's).
 func (l *line[T]) push(v *T, at, sent uint64, p *partition) {
-	if int(l.n) == len(l.ring) {
+	if uint32(l.n) == l.size {
 		l.grow()
 	}
-	e := &l.ring[l.slot(int(l.n))]
+	e := l.entry(l.slot(int(l.n)))
 	e.at, e.sent = at, sent
 	e.v = *v
 	l.n++
 	if l.set != nil && l.n == 1 {
-		l.set.or(int(l.word), 1<<l.bit)
+		l.set.or(int(l.bit/64), 1<<(l.bit%64))
 	}
 	if !l.lazy {
 		p.wakeAt(l.recv.s, at)
@@ -259,35 +259,42 @@ func (o *LineOut[T]) bind() {
 }
 
 // slot is the ring index of the i-th value on the line.
-func (l *line[T]) slot(i int) int { return (int(l.head) + i) & (len(l.ring) - 1) }
+func (l *line[T]) slot(i int) int { return (int(l.head) + i) & int(l.size-1) }
+
+// entry is the ring's entry j (j < size). The ring is kept as a pointer to
+// the first entry of its array and a 32-bit size rather than as a slice,
+// which keeps a line's receiving end at 64 bytes; slot keeps j in range.
+func (l *line[T]) entry(j int) *timed[T] {
+	return (*timed[T])(unsafe.Add(unsafe.Pointer(l.ring), uintptr(j)*unsafe.Sizeof(*l.ring)))
+}
 
 func (l *line[T]) grow() {
 	// From one entry: most lines hold one or two values at a time (a
 	// link's heads, packets long against its latency), and a network has
 	// many lines.
-	n := max(len(l.ring)*2, 1)
+	n := max(int(l.size)*2, 1)
 	r := make([]timed[T], n)
 	for i := 0; i < int(l.n); i++ {
-		r[i] = l.ring[l.slot(i)]
+		r[i] = *l.entry(l.slot(i))
 	}
-	l.ring, l.head = r, 0
+	l.ring, l.size, l.head = &r[0], uint32(n), 0
 }
 
 // Recv takes the oldest value that has arrived by this cycle.
 func (i *LineIn[T]) Recv() (T, bool) {
 	l := &i.ln
-	if l.n == 0 || l.ring[l.head].at > l.sim.now {
+	if l.n == 0 || l.entry(int(l.head)).at > l.sim.now {
 		var zero T
 		return zero, false
 	}
-	e := &l.ring[l.head]
+	e := l.entry(int(l.head))
 	v := e.v
 	var zero T
 	e.v = zero
 	l.head = int32(l.slot(1))
 	l.n--
 	if l.set != nil && l.n == 0 {
-		l.set.clear(int(l.word), 1<<l.bit)
+		l.set.clear(int(l.bit/64), 1<<(l.bit%64))
 	}
 	return v, true
 }
@@ -300,14 +307,14 @@ func (i *LineIn[T]) Recv() (T, bool) {
 // until the entry is reused.
 func (i *LineIn[T]) RecvRef() (*T, bool) {
 	l := &i.ln
-	if l.n == 0 || l.ring[l.head].at > l.sim.now {
+	if l.n == 0 || l.entry(int(l.head)).at > l.sim.now {
 		return nil, false
 	}
-	e := &l.ring[l.head]
+	e := l.entry(int(l.head))
 	l.head = int32(l.slot(1))
 	l.n--
 	if l.set != nil && l.n == 0 {
-		l.set.clear(int(l.word), 1<<l.bit)
+		l.set.clear(int(l.bit/64), 1<<(l.bit%64))
 	}
 	return &e.v, true
 }
@@ -315,11 +322,11 @@ func (i *LineIn[T]) RecvRef() (*T, bool) {
 // Peek returns the oldest arrived value without taking it.
 func (i *LineIn[T]) Peek() (T, bool) {
 	l := &i.ln
-	if l.n == 0 || l.ring[l.head].at > l.sim.now {
+	if l.n == 0 || l.entry(int(l.head)).at > l.sim.now {
 		var zero T
 		return zero, false
 	}
-	return l.ring[l.head].v, true
+	return l.entry(int(l.head)).v, true
 }
 
 // Pending counts values on the line, arrived or not.
@@ -349,7 +356,7 @@ func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
 func (o *LineOut[T]) Each(f func(v T)) {
 	l := o.l
 	for i, n := 0, l.sent(); i < n; i++ {
-		f(l.ring[l.slot(i)].v)
+		f(l.entry(l.slot(i)).v)
 	}
 }
 
@@ -357,7 +364,7 @@ func (o *LineOut[T]) Each(f func(v T)) {
 func (i *LineIn[T]) Each(f func(v T)) {
 	l := &i.ln
 	for k, n := 0, l.sent(); k < n; k++ {
-		f(l.ring[l.slot(k)].v)
+		f(l.entry(l.slot(k)).v)
 	}
 }
 
@@ -411,13 +418,12 @@ func (s *ReadySet) Words() int { return len(s.words) }
 func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 	l := &i.ln
 	l.set = set
-	l.word = int32(bit / 64)
-	l.bit = uint8(bit % 64)
+	l.bit = uint32(bit)
 	if !l.bound || !l.direct {
 		set.shared = true // a producer in another partition (or not known yet)
 	}
 	if l.n > 0 { // values sent before
-		set.or(int(l.word), 1<<l.bit)
+		set.or(int(l.bit/64), 1<<(l.bit%64))
 	}
 }
 
@@ -438,7 +444,7 @@ func (i *LineIn[T]) SetWake(on bool) {
 	// Values sent while arrivals were lazy have no wake-up: give each one.
 	m := i.ln.recv.s
 	for k := 0; k < int(l.n); k++ {
-		at := max(l.ring[l.slot(k)].at, l.sim.now+1)
+		at := max(l.entry(l.slot(k)).at, l.sim.now+1)
 		m.part.addTimer(timer{at: at, m: m})
 	}
 }
@@ -451,7 +457,7 @@ func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 	if k >= int(l.n) {
 		return nil, false
 	}
-	e := &l.ring[l.slot(k)]
+	e := l.entry(l.slot(k))
 	if e.at > c {
 		return nil, false
 	}
@@ -463,7 +469,7 @@ func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 func (i *LineIn[T]) EachArrivedBy(c uint64, f func(v T)) {
 	l := &i.ln
 	for k := 0; k < int(l.n); k++ {
-		e := &l.ring[l.slot(k)]
+		e := l.entry(l.slot(k))
 		if e.at > c {
 			return
 		}
