@@ -19,9 +19,9 @@ type outPort struct {
 	rtl.Module
 	sw     *Switch
 	idx    int32
-	dsSnap uint16 // the published credits of cycle dsAt−1, taken before this cycle's changes
-	arrAt  uint64       // the latest wake-up scheduled for arrivals (write)
-	xp     xpbuf.Bank   // xp(i): input i's crosspoint
+	dsSnap uint16     // the published credits of cycle dsAt−1, taken before this cycle's changes
+	arrAt  uint64     // the latest wake-up scheduled for arrivals (write)
+	xp     xpbuf.Bank // xp(i): input i's crosspoint
 	ds     Downstream
 	ptr    rtl.Reg[uint8]
 	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
