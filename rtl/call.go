@@ -148,7 +148,7 @@ func (d *callEnd) problems(add func(string, uintptr, string)) {
 // components share one partition.
 func group(m *Module) *Module {
 	var g *Module
-	for ; m != nil; m = m.parent {
+	for ; m != nil; m = m.Parent() {
 		if m.together {
 			g = m
 		}

@@ -45,8 +45,8 @@ type sched struct {
 
 type moduleInfo struct {
 	*modID           // name and declaration site, interned
-	parent   *Module // nil for the root and for a shared info (see delta)
-	children []*Module
+	parent   *Module   // nil for the root; for a shared info, the module it was made from (see kid)
+	children []*Module // for a shared info, those of the module it was made from
 	more     *infoMore // declarations of its own and arrays (nil: none, as for most)
 	rng      *rand.Rand
 	cls      *class // the declarations it shares with modules of its type
@@ -151,7 +151,28 @@ func (m *Module) Parent() *Module {
 	}
 	return m.parent
 }
-func (m *Module) Children() []*Module { return m.children }
+// Children lists the module's children in the order they were declared.
+func (m *Module) Children() []*Module {
+	if !m.shared {
+		return m.children
+	}
+	kids := make([]*Module, len(m.children))
+	for j := range kids {
+		kids[j] = m.kid(j)
+	}
+	return kids
+}
+
+// kid is m's child j. A shared info lists the children of the module it
+// was made from, which sit at the same offsets from every module sharing
+// it (they are inside its struct).
+func (m *Module) kid(j int) *Module {
+	c := m.children[j]
+	if m.shared {
+		return (*Module)(unsafe.Add(unsafe.Pointer(m), int(uintptr(unsafe.Pointer(c))-uintptr(unsafe.Pointer(m.parent)))))
+	}
+	return c
+}
 
 // Sim returns the simulator the module belongs to.
 func (m *Module) Sim() *Sim { return m.sim }
@@ -292,6 +313,7 @@ func (m *Module) isComp() bool { return m.s != nil && m.s.mod == m }
 func (m *Module) private() {
 	if m.shared {
 		info := *m.moduleInfo
+		info.children = m.Children()
 		info.parent, info.shared, info.delta = m.Parent(), false, 0
 		m.moduleInfo = &info
 	}
@@ -301,18 +323,32 @@ func (m *Module) private() {
 // of their own): a link end or a counter inside every port of a network
 // is the same module but for where it is, and where its parent is follows
 // from that (the sub-block sits at a fixed place in its parent's struct).
+// A sub-block with children shares too when its children are inside its
+// own struct and share theirs (a link's sending end and its credit
+// counter): the info lists the children of the module it was made from,
+// at the same offsets in every sharer (kid).
 func (s *Sim) shareInfos() {
+	type kidKey struct {
+		off  int64
+		info *moduleInfo
+	}
 	type key struct {
 		id     *modID
 		cls    *class
 		ncls   int32
 		pcls   *class
 		offset uintptr
+		nkids  int
+		kids   [maxSharedKids]kidKey
 	}
 	infos := map[key]*moduleInfo{}
-	walk(&s.top, func(m *Module) {
+	var visit func(m *Module)
+	visit = func(m *Module) {
+		for _, c := range m.children { // m's own info: they are its children
+			visit(c)
+		}
 		p := m.parent
-		if p == nil || p.cls == nil || m.cls == nil || len(m.children) > 0 || m.more != nil ||
+		if p == nil || p.cls == nil || m.cls == nil || len(m.children) > maxSharedKids || m.more != nil ||
 			m.rng != nil || m.together || m.diverged {
 			return
 		}
@@ -321,12 +357,24 @@ func (s *Sim) shareInfos() {
 			return // not inside its parent's struct
 		}
 		delta := int64(uintptr(unsafe.Pointer(m))) - int64(uintptr(unsafe.Pointer(p)))
-		k := key{m.modID, m.cls, m.ncls, p.cls, off}
+		k := key{id: m.modID, cls: m.cls, ncls: m.ncls, pcls: p.cls, offset: off, nkids: len(m.children)}
+		lo, hi := -int64(m.cls.modOff), int64(m.cls.size-m.cls.modOff)
+		for j, c := range m.children {
+			d := int64(uintptr(unsafe.Pointer(c))) - int64(uintptr(unsafe.Pointer(m)))
+			if !c.shared || d < lo || d >= hi {
+				return // a child of its own, or one kept apart
+			}
+			k.kids[j] = kidKey{d, c.moduleInfo}
+		}
 		info := infos[k]
 		if info == nil {
-			info = &moduleInfo{modID: m.modID, cls: m.cls, ncls: m.ncls, shared: true, delta: int32(delta)}
+			info = &moduleInfo{modID: m.modID, parent: m, children: m.children, cls: m.cls, ncls: m.ncls, shared: true, delta: int32(delta)}
 			infos[k] = info
 		}
 		m.moduleInfo = info
-	})
+	}
+	visit(&s.top)
 }
+
+// maxSharedKids is the most children a module sharing its info may have.
+const maxSharedKids = 4

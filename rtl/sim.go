@@ -316,8 +316,8 @@ type binder interface{ bind() }
 
 func walk(m *Module, f func(*Module)) {
 	f(m)
-	for _, c := range m.children {
-		walk(c, f)
+	for j := range m.children {
+		walk(m.kid(j), f)
 	}
 }
 

@@ -114,7 +114,7 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 		if j == len(m.children) {
 			break
 		}
-		c := m.children[j]
+		c := m.kid(j)
 		sel := selected || matchAny(pats, c.Path())
 		if sel || subtreeMayMatch(c, pats) {
 			s.declare(c, t, pats, sel, false)
@@ -156,8 +156,8 @@ func subtreeMayMatch(m *Module, pats []string) bool {
 			}
 		}
 	}
-	for _, c := range m.children {
-		if matchAny(pats, c.Path()) || subtreeMayMatch(c, pats) {
+	for j := range m.children {
+		if c := m.kid(j); matchAny(pats, c.Path()) || subtreeMayMatch(c, pats) {
 			return true
 		}
 	}
