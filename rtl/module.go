@@ -44,7 +44,7 @@ type sched struct {
 }
 
 type moduleInfo struct {
-	*modID           // name and declaration site, interned
+	*modID             // name and declaration site, interned
 	parent   *Module   // nil for the root; for a shared info, the module it was made from (see kid)
 	children []*Module // for a shared info, those of the module it was made from
 	more     *infoMore // declarations of its own and arrays (nil: none, as for most)
@@ -151,6 +151,7 @@ func (m *Module) Parent() *Module {
 	}
 	return m.parent
 }
+
 // Children lists the module's children in the order they were declared.
 func (m *Module) Children() []*Module {
 	if !m.shared {
