@@ -38,6 +38,7 @@ type Source struct {
 	next  uint64 // next birth
 	count uint64
 	qlen  rtl.Probe[uint32] // queue length, for the waveform
+	tx    link.Sender       // *Tx, kept inline (its module info is then shared)
 
 	// Counters, read between cycles.
 	Born, BornInWindow, Injected, InjectedInWindow uint64
@@ -50,7 +51,8 @@ type Source struct {
 func NewSource(parent *rtl.Module, name string, node uint32, mode credit.Mode, counters int, capacity uint16) *Source {
 	s := &Source{Node: node}
 	s.Init(parent, name, s)
-	s.Tx = link.NewSender(&s.Module, "tx", mode, counters, capacity)
+	link.InitSender(&s.tx, &s.Module, "tx", mode, counters, capacity)
+	s.Tx = &s.tx
 	s.qlen.Init(&s.Module, "queue")
 	return s
 }
@@ -191,13 +193,15 @@ type Sink struct {
 	fed     bool
 	pending []Arrival // to forward, oldest first
 	cur     packet.Packet
+	rx      link.Receiver // *Rx, kept inline (its module info is then shared)
 }
 
 // NewSink makes a sink for node under parent.
 func NewSink(parent *rtl.Module, name string, node uint32) *Sink {
 	k := &Sink{Node: node}
 	k.Init(parent, name, k)
-	k.Rx = link.NewReceiver(&k.Module, "rx")
+	link.InitReceiver(&k.rx, &k.Module, "rx")
+	k.Rx = &k.rx
 	return k
 }
 
