@@ -154,4 +154,23 @@ func TestElaborationErrors(t *testing.T) {
 		require.Equal(t, "top.y.rx", p[2].Path)
 		require.Contains(t, p[2].Msg, "line receiver is not connected")
 	})
+	t.Run("line latency over 32 bits, a receiver connected twice", func(t *testing.T) {
+		s := rtl.NewSim(rtl.Options{})
+		x, y := newBox(s.Top(), "x"), newBox(s.Top(), "y")
+		for _, b := range []*box{x, y} {
+			b.A.TieOff()
+			b.B.TieOff()
+			b.In.Tie(0)
+		}
+		rtl.ConnectLine(&x.Tx, &x.Rx, 1<<32)
+		rtl.ConnectLine(&y.Tx, &x.Rx, 1) // x.rx again; y.rx left alone
+		p := elabProblems(t, s)
+		require.Len(t, p, 3)
+		require.Equal(t, "top.x.tx", p[0].Path)
+		require.Contains(t, p[0].Msg, "line top.x.tx -> top.x.rx has latency 4294967296; a delay line has at most 4294967295 cycles")
+		require.Equal(t, "top.y.tx", p[1].Path)
+		require.Contains(t, p[1].Msg, "line receiver top.x.rx is connected twice")
+		require.Equal(t, "top.y.rx", p[2].Path)
+		require.Contains(t, p[2].Msg, "line receiver is not connected")
+	})
 }
