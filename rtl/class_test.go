@@ -177,6 +177,54 @@ func TestLikeSubBlocksShareAnInfo(t *testing.T) {
 	require.Equal(t, want, got, "the same stream as an unshared module's")
 }
 
+// mid is a sub-block with a sub-block of its own inside it (a link's
+// sending end with its credit counter); outer embeds one.
+type mid struct {
+	Module
+	leaf leaf
+}
+
+type outer struct {
+	Module
+	mid mid
+}
+
+func (o *outer) Eval() { o.Sleep() }
+
+func newOuter(parent *Module, name string) *outer {
+	o := &outer{}
+	o.Init(parent, name, o)
+	o.mid.Init(&o.Module, "mid", &o.mid)
+	o.mid.leaf.Init(&o.mid.Module, "leaf", &o.mid.leaf)
+	o.mid.leaf.p.Init(&o.mid.leaf.Module, "p")
+	return o
+}
+
+// A sub-block whose children are inside its struct and share their infos
+// shares one too, and each sharer still finds its own children (at the
+// same offsets as the module the info was made from), also once it takes
+// an info of its own.
+func TestSubBlocksWithChildrenShareAnInfo(t *testing.T) {
+	sim := NewSim(Options{Seed: 3})
+	var outs []*outer
+	for i := 0; i < 3; i++ {
+		outs = append(outs, newOuter(sim.Top(), Idx("o", i)))
+	}
+	require.NoError(t, sim.Build())
+	for i, o := range outs {
+		require.True(t, o.mid.shared, "o(%d).mid", i)
+		require.Same(t, outs[0].mid.moduleInfo, o.mid.moduleInfo)
+		require.Equal(t, []*Module{&o.mid.leaf.Module}, o.mid.Children())
+		require.Same(t, &o.mid.Module, o.mid.leaf.Parent())
+		require.Equal(t, Idx("top.o", i)+".mid.leaf", o.mid.leaf.Path())
+		require.False(t, o.shared, "a component with children outside it keeps its own")
+	}
+	outs[2].mid.Rand() // an info of its own: its children are its own, not o(0)'s
+	require.False(t, outs[2].mid.shared)
+	require.Equal(t, []*Module{&outs[2].mid.leaf.Module}, outs[2].mid.Children())
+	require.Equal(t, "top.o(2).mid.leaf", outs[2].mid.leaf.Path())
+}
+
 // A register of any type starts with the fields of regHead, at the same
 // offsets, which is how a record reaches the register it traces.
 func TestRegHeadIsThePrefixOfEveryReg(t *testing.T) {
