@@ -100,7 +100,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		if r.freed <= now || op.busyTo < r.freed {
 			r.freed = op.busyTo
 		}
-		v.state, v.sent = Idle, 0
+		v.state, v.sent, v.routed = Idle, 0, false
 		r.act &^= 1 << uint(id)
 		if _, ok := v.cur(&r.pk); ok {
 			r.wait |= 1 << uint(id) // the packet behind it (a later one marks it when it arrives)
@@ -116,7 +116,7 @@ func (r *Router) allocateVCs(now uint64) {
 		v := r.inVC(id)
 		pr, ok := v.cur(&r.pk)
 		if !ok {
-			v.state = Idle
+			v.state, v.routed = Idle, false
 			r.wait &^= 1 << uint(id)
 			continue
 		}
@@ -137,7 +137,12 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if dst := int(pr.p.Dst); dst == r.Node {
 		ch = ch.Add(routing.Local, 1)
 	} else {
-		ch = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL, Hop: pr.p.Hops, Path: pr.p.Mask})
+		if !v.routed {
+			// A routing function is a pure function of the request: a
+			// head that waits asks it once per router, not per attempt.
+			v.route, v.routed = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL, Hop: pr.p.Hops, Path: pr.p.Mask}), true
+		}
+		ch = v.route
 		if r.flt != nil && now >= r.flt.from && pr.p.Op != packet.Multicast {
 			ch = r.aroundFaults(now, dst, v, ch)
 		}
@@ -148,8 +153,13 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		r.unrouted = &unrouted{at: now, in: q, p: pr.p}
 	}
 	if pr.p.Op == packet.Multicast {
+		v.watch = ^uint8(0)
 		r.multicast(now, q, w, v, pr, ch)
 		return
+	}
+	v.watch = 0
+	if r.flt != nil {
+		v.watch = ^uint8(0) // the ports offered change as links fail
 	}
 	F := flitsOf(&pr.p, r.P)
 	bq, bw, best, ties, retry := -1, -1, uint32(0), 0, uint64(never)
@@ -175,6 +185,8 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 			} else if need := r.need(q, w, o, u, F); ov.credits < need {
 				if t, ok := ov.creditsAt(need, r.P); ok {
 					retry = min(retry, t)
+				} else {
+					v.watch |= 1 << uint(o) // a credit message may bring them
 				}
 				continue
 			}
@@ -340,7 +352,7 @@ func (r *Router) sleep(now uint64) {
 				wake = min(wake, v.retry)
 			}
 			if v.arrival(v.dep, r.P)+r.p.Delay <= now {
-				credWake = ^uint(0) // it tried: credits anywhere may let it go
+				credWake |= uint(v.watch) // it tried: credits promised on these outputs may let it go
 				ackWake = ^uint(0)
 			}
 		case Active:
