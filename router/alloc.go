@@ -51,9 +51,9 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	r.runs |= 1 << uint(q) // extend looks at it while its packet has flits to send
 	ip.busyTo = op.busyTo
 	r.moved = max(r.moved, op.runEnd)
-	port := int(id / routing.MaxVCs)
+	port := portOf(id)
 	if port != 0 {
-		ip.Cred.Send(Credits{At: s + ip.Cred.Latency(), N: n, VC: uint8(id % routing.MaxVCs)})
+		ip.Cred.Send(Credits{At: s + ip.Cred.Latency(), N: n, VC: uint8(vcIn(id))})
 	}
 	tail := v.dep == pr.end
 	switch {
@@ -101,9 +101,9 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 			r.freed = op.busyTo
 		}
 		v.state, v.sent, v.routed = Idle, 0, false
-		r.act &^= 1 << uint(id)
+		r.act &^= bit(id)
 		if _, ok := v.cur(&r.pk); ok {
-			r.wait |= 1 << uint(id) // the packet behind it (a later one marks it when it arrives)
+			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
 		}
 	}
 	return true
@@ -117,7 +117,7 @@ func (r *Router) allocateVCs(now uint64) {
 		pr, ok := v.cur(&r.pk)
 		if !ok {
 			v.state, v.routed = Idle, false
-			r.wait &^= 1 << uint(id)
+			r.wait &^= bit(id)
 			continue
 		}
 		v.state = Routing
@@ -125,7 +125,7 @@ func (r *Router) allocateVCs(now uint64) {
 			v.retry = head
 			continue
 		}
-		r.allocate(now, int(id/routing.MaxVCs), int(id%routing.MaxVCs), v, pr)
+		r.allocate(now, portOf(id), vcIn(id), v, pr)
 	}
 }
 
@@ -208,8 +208,8 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	id := vcID(q, w)
 	r.out[bq].vcs[bw].owner = id
 	v.state, v.out, v.ovc, v.retry = Active, uint8(bq), uint8(bw), 0
-	r.wait &^= 1 << uint(id)
-	r.act |= 1 << uint(id)
+	r.wait &^= bit(id)
+	r.act |= bit(id)
 }
 
 // need is the credits output VC (o, u) must hold to be allocated to a
@@ -245,7 +245,7 @@ func (r *Router) allocateSwitch(now uint64) {
 	var req [maxPorts]uint64 // per output: the VCs asking for it
 	for m := r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
-		req[r.inVC(id).out] |= 1 << uint(id)
+		req[r.inVC(id).out] |= bit(id)
 	}
 	for q := range req[:len(r.out)] {
 		if req[q] != 0 && r.out[q].busyTo <= now {
@@ -364,7 +364,7 @@ func (r *Router) sleep(now uint64) {
 			if op := &r.out[v.out]; op.from == id && op.busyTo > now {
 				wake = min(wake, op.busyTo)
 			} else {
-				wake = min(wake, max(r.waitOf(now, &r.in[id/routing.MaxVCs], v), now+1))
+				wake = min(wake, max(r.waitOf(now, &r.in[portOf(id)], v), now+1))
 			}
 		}
 	}

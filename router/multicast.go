@@ -111,7 +111,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	v.state, v.sent, v.retry, v.routed = Idle, 0, 0, false
 	if _, ok := v.cur(&r.pk); !ok {
-		r.wait &^= 1 << uint(id) // nothing behind it: no wake-up when the outputs free
+		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}
 }
 

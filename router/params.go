@@ -38,24 +38,15 @@ func ParseSwitching(name string) (Switching, error) {
 
 // Params configure a router.
 type Params struct {
+	// The fields a router reads as it routes and allocates come first
+	// (they share the router's hot cache lines).
 	Net   *routing.Net
 	Route routing.Func
-	// Minimal: Route takes only minimal hops and, with every link up,
-	// always reaches the destination (routing.Spec.Minimal), which lets
-	// the search around dead links stay where they are.
-	Minimal   bool
-	VCs       int       // per network port
-	BufFlits  int       // flits per VC buffer (wormhole: 1 whatever is set)
-	Switching Switching //
-	// FlitCycles is P, the cycles a flit holds a link.
-	FlitCycles uint32
 	// Delay is D, the cycles from a flit's arrival to the earliest cycle
 	// it may leave (≥ 1).
-	Delay uint64
-	// PacketFlits is the longest packet in flits (vct buffers must hold it).
-	PacketFlits int
-	// InjectPackets is the injection FIFO's capacity in packets.
-	InjectPackets int
+	Delay     uint64
+	VCs       int       // per network port
+	Switching Switching //
 	// Bubble is the mask of VCs the bubble rule applies to (0: none).
 	Bubble uint8
 	// Atomic allocates a VC, under wormhole switching, only to a packet
@@ -64,6 +55,18 @@ type Params struct {
 	// condition for adaptive routing with escape VCs (without it a packet
 	// that took a full adaptive VC cannot fall back on the escape VC).
 	Atomic bool
+	// FlitCycles is P, the cycles a flit holds a link.
+	FlitCycles uint32
+
+	// Minimal: Route takes only minimal hops and, with every link up,
+	// always reaches the destination (routing.Spec.Minimal), which lets
+	// the search around dead links stay where they are.
+	Minimal  bool
+	BufFlits int // flits per VC buffer (wormhole: 1 whatever is set)
+	// PacketFlits is the longest packet in flits (vct buffers must hold it).
+	PacketFlits int
+	// InjectPackets is the injection FIFO's capacity in packets.
+	InjectPackets int
 	// Retry gives the network links bit errors at Retry.BER and the
 	// link-level retry protocol (retry.go); BER 0: perfect links.
 	Retry link.Retry

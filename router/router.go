@@ -22,59 +22,63 @@ const maxPorts = 64 / routing.MaxVCs
 // Router is one node's router: 2n+1 ports (routing.Port numbering), port 0
 // the node's own.
 type Router struct {
+	// The fields an evaluation reads come first, packed into a few cache
+	// lines (a router's record is cold when it wakes); what only
+	// construction, faults, tracing and reports read follows.
 	rtl.Module
-	Node   int
-	Inject *link.Receiver // port 0 in: packets from the node's source
-	Eject  *link.Sender   // port 0 out: packets to the node's sink
 
-	p      Params
-	P      uint32
-	buf    uint32
-	in     []inPort
-	out    []outPort
-	due    ring.Ring[uint64] // injection credits to return: cycles the tails leave
-	freed  uint64            // an output VC frees then (wake to allocate it)
-	moved  uint64            // last cycle a flit of this router is on a wire
-	hops   uint64            // packets sent on (packet-hops)
-	drops  uint64            // multicast packets with no port to go to
-	traced bool
+	// Lines holding values: bit q the data (injection) line into port q,
+	// bit 8+q the credit line into output q; raised by the kernel.
+	ready *rtl.ReadySet
+	P     uint32
+	buf   uint32
 
 	// Work masks over VC ids (vcID: port×8 + VC), so that a cycle costs
 	// what the router holds, not its ports × VCs.
 	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
 	act  uint64 // active input VCs: requests for the switch
 
-	epoch  uint64 // trace epoch of probes
-	probes bool   // some probe is in the waveform
-
-	runs  uint        // outputs whose run extend may lengthen
-	retry uint        // outputs whose links have retry (bit errors)
-	redo  uint        // of those, outputs with resends pending
-	links *retryLinks // their retry blocks (nil: perfect links)
-	flt   *faults     // routing around dead links (nil: none go down)
-	// unrouted is the first packet the routing function offered no port
-	// (Err); nil: none.
-	unrouted *unrouted
-	ackOn    uint // outputs whose acknowledgement line wakes the router
-	outs     uint // network outputs that exist (a mesh edge lacks some)
-	credOn   uint // outputs whose credit line wakes the router
-
 	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
-	pk     store   // the packets in the input VCs
 	outVCs []outVC // every output VC, likewise
+	freed  uint64  // an output VC frees then (wake to allocate it)
+	moved  uint64  // last cycle a flit of this router is on a wire
+	in     []inPort
+	out    []outPort
+	pk     store // the packets in the input VCs
 
-	// injDefer: the node's source delivers its packets when their heads
-	// may leave here (DeferInjection), not when they arrive.
-	injDefer bool
+	runs   uint              // outputs whose run extend may lengthen
+	retry  uint              // outputs whose links have retry (bit errors)
+	redo   uint              // of those, outputs with resends pending
+	credOn uint              // outputs whose credit line wakes the router
+	outs   uint              // network outputs that exist (a mesh edge lacks some)
+	ackOn  uint              // outputs whose acknowledgement line wakes the router
+	hops   uint64            // packets sent on (packet-hops)
+	due    ring.Ring[uint64] // injection credits to return: cycles the tails leave
+
+	Inject *link.Receiver // port 0 in: packets from the node's source
+	Eject  *link.Sender   // port 0 out: packets to the node's sink
+	links  *retryLinks    // their retry blocks (nil: perfect links)
+	flt    *faults        // routing around dead links (nil: none go down)
 
 	// Packet capture: output ports whose packets are recorded, and the
 	// records not yet taken (the router's own: parallel-safe).
 	tapOn uint64
-	taps  []TapRecord
 
-	// Lines holding values: bit q the data (injection) line into port q,
-	// bit 8+q the credit line into output q; raised by the kernel.
-	ready *rtl.ReadySet
+	traced bool
+	probes bool // some probe is in the waveform
+	// injDefer: the node's source delivers its packets when their heads
+	// may leave here (DeferInjection), not when they arrive.
+	injDefer bool
+
+	Node int
+	p    Params
+
+	taps  []TapRecord
+	drops uint64 // multicast packets with no port to go to
+	epoch uint64 // trace epoch of probes
+	// unrouted is the first packet the routing function offered no port
+	// (Err); nil: none.
+	unrouted *unrouted
 }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
@@ -223,6 +227,14 @@ func vcBase(q, vcs int) int {
 
 func vcID(port, vc int) int32 { return int32(port*routing.MaxVCs + vc) }
 
+// bit, portOf and vcIn take a VC id apart without the sign and shift
+// checks that int32 arithmetic costs on the router's hot path.
+func bit(id int32) uint64 { return 1 << (uint32(id) & 63) }
+
+func portOf(id int32) int { return int(uint32(id) / routing.MaxVCs) }
+
+func vcIn(id int32) int { return int(uint32(id) % routing.MaxVCs) }
+
 func (r *Router) vcOf(id int32) (*inPort, *inVC) {
 	return &r.in[uint32(id)/routing.MaxVCs], r.inVC(id)
 }
@@ -356,7 +368,7 @@ func (r *Router) bindReady() {
 // holds one (its tail marks it).
 func (r *Router) arrive(id int32, v *inVC) {
 	if v.state != Active {
-		r.wait |= 1 << uint(id)
+		r.wait |= bit(id)
 	}
 }
 

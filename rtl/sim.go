@@ -540,8 +540,7 @@ type timer struct {
 // every bucket.
 type timerWheel struct {
 	base  uint64                 // the calendar holds the timers of cycles base .. base+wheelSize-1
-	first []int32                // per bucket: 1 + its first node (0: empty)
-	last  []int32                // per bucket: 1 + its last node
+	b     *[wheelSize]bucket     // the buckets, indexed by cycle mod wheelSize (nil until the first timer)
 	occ   [wheelSize / 64]uint64 // non-empty buckets
 	n     int                    // timers in the calendar
 	nodes []timerNode
@@ -549,6 +548,10 @@ type timerWheel struct {
 	out   []timer // the timers take returns
 	far   timerHeap
 }
+
+// bucket is one cycle's FIFO list: 1 + its first and last node (0: empty).
+// An array indexed by a masked cycle needs no bounds check.
+type bucket struct{ first, last int32 }
 
 // timerNode is a calendar entry; its cycle is its bucket's.
 type timerNode struct {
@@ -566,12 +569,12 @@ func (w *timerWheel) push(t timer) {
 	if t.at < w.base {
 		t.at = w.base // cannot happen: timers are for later cycles
 	}
-	if t.at >= w.base+wheelSize {
+	if t.at-w.base >= wheelSize {
 		w.far.push(t)
 		return
 	}
-	if w.first == nil {
-		w.first, w.last = make([]int32, wheelSize), make([]int32, wheelSize)
+	if w.b == nil {
+		w.b = new([wheelSize]bucket)
 	}
 	k := w.free
 	if k == 0 {
@@ -582,12 +585,13 @@ func (w *timerWheel) push(t timer) {
 	}
 	w.nodes[k-1] = timerNode{m: t.m, timer: t.timer}
 	i := t.at & wheelMask
-	if w.first[i] == 0 {
-		w.first[i] = k
+	b := &w.b[i]
+	if b.first == 0 {
+		b.first = k
 	} else {
-		w.nodes[w.last[i]-1].next = k
+		w.nodes[b.last-1].next = k
 	}
-	w.last[i] = k
+	b.last = k
 	w.occ[i>>6] |= 1 << (i & 63)
 	w.n++
 }
@@ -610,7 +614,8 @@ func (w *timerWheel) take(now uint64) []timer {
 	w.occ[i>>6] &^= 1 << (i & 63)
 	clear(w.out)
 	w.out = w.out[:0]
-	for k := w.first[i]; k != 0; {
+	b := &w.b[i]
+	for k := b.first; k != 0; {
 		nd := &w.nodes[k-1]
 		w.out = append(w.out, timer{at: now, m: nd.m, timer: nd.timer})
 		next := nd.next
@@ -618,7 +623,7 @@ func (w *timerWheel) take(now uint64) []timer {
 		w.free = k
 		k = next
 	}
-	w.first[i], w.last[i] = 0, 0
+	*b = bucket{}
 	w.n -= len(w.out)
 	return w.out
 }
