@@ -243,13 +243,17 @@ func (r *Router) allocateSwitch(now uint64) {
 		}
 	}
 	var req [maxPorts]uint64 // per output: the VCs asking for it
+	var asked uint           // outputs asked for
 	for m := r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
-		req[r.inVC(id).out] |= bit(id)
+		o := r.inVC(id).out & (maxPorts - 1)
+		req[o] |= bit(id)
+		asked |= 1 << o
 	}
-	for q := range req[:len(r.out)] {
-		if req[q] != 0 && r.out[q].busyTo <= now {
-			r.grant(now, q, req[q])
+	for ; asked != 0; asked &= asked - 1 {
+		q := bits.TrailingZeros(asked)
+		if r.out[q].busyTo <= now {
+			r.grant(now, q, req[q&(maxPorts-1)])
 		}
 	}
 }
@@ -259,6 +263,14 @@ func (r *Router) allocateSwitch(now uint64) {
 func (r *Router) grant(now uint64, q int, rq uint64) {
 	op := &r.out[q]
 	np := len(r.in)
+	if rq&(rq-1) == 0 { // one VC asks: the round robin's outcome without its scan
+		id := int32(bits.TrailingZeros64(rq))
+		p, w := portOf(id), vcIn(id)
+		if ip := &r.in[p]; ip.busyTo <= now && r.run(now, now, q, id, false) {
+			op.rr, ip.rr = next(p, np), next(w, len(ip.vcs))
+		}
+		return
+	}
 	var ports uint
 	for m := rq; m != 0; {
 		p := bits.TrailingZeros64(m) / routing.MaxVCs
