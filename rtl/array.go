@@ -96,9 +96,17 @@ func (p *ProbeArray[T]) Reset(v T) *ProbeArray[T] { p.reset = v; return p }
 // Set assigns element i's value from the next clock edge, when it is traced.
 func (p *ProbeArray[T]) Set(i int, v T) {
 	if p.el != nil {
-		if e := (*p.el)[i]; e != nil {
-			e.Set(v)
-		}
+		p.set(i, v)
+	}
+}
+
+// set is Set of a materialized array, out of line so that Set, on hot
+// paths whether traced or not, is inlined.
+//
+//go:noinline
+func (p *ProbeArray[T]) set(i int, v T) {
+	if e := (*p.el)[i]; e != nil {
+		e.Set(v)
 	}
 }
 

@@ -314,8 +314,14 @@ func (p *Probe[T]) Set(v T) {
 		p.q = v
 		return
 	}
-	p.Reg.Set(v)
+	p.setTraced(v)
 }
+
+// setTraced is Set of a traced probe, kept out of line so that Set, called
+// on hot paths whether traced or not, stays within the inlining budget.
+//
+//go:noinline
+func (p *Probe[T]) setTraced(v T) { p.Reg.Set(v) }
 
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
