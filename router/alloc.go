@@ -100,7 +100,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		if r.freed <= now || op.busyTo < r.freed {
 			r.freed = op.busyTo
 		}
-		v.state, v.sent, v.routed = Idle, 0, false
+		v.state, v.sent = Idle, 0
 		r.act &^= bit(id)
 		if _, ok := v.cur(&r.pk); ok {
 			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
@@ -116,7 +116,7 @@ func (r *Router) allocateVCs(now uint64) {
 		v := r.inVC(id)
 		pr, ok := v.cur(&r.pk)
 		if !ok {
-			v.state, v.routed = Idle, false
+			v.state = Idle
 			r.wait &^= bit(id)
 			continue
 		}
@@ -137,12 +137,10 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if dst := int(pr.p.Dst); dst == r.Node {
 		ch = ch.Add(routing.Local, 1)
 	} else {
-		if !v.routed {
-			// A routing function is a pure function of the request: a
-			// head that waits asks it once per router, not per attempt.
-			v.route, v.routed = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL, Hop: pr.p.Hops, Path: pr.p.Mask}), true
+		if pr.route == 0 {
+			pr.route = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL, Hop: pr.p.Hops, Path: pr.p.Mask})
 		}
-		ch = v.route
+		ch = pr.route
 		if r.flt != nil && now >= r.flt.from && pr.p.Op != packet.Multicast {
 			ch = r.aroundFaults(now, dst, v, ch)
 		}

@@ -1,6 +1,9 @@
 package router
 
-import "github.com/hwcoll/hwcoll/packet"
+import (
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/routing"
+)
 
 // Flits announces a run on a data line: N flits of one packet on VC, the
 // first arriving in cycle At, then one every P cycles. The first run of a
@@ -32,10 +35,14 @@ type seg struct {
 }
 
 // pktRec is a packet with flits in a VC buffer (arrived or announced):
-// its header and the VC's flit count just after its tail.
+// its header, the VC's flit count just after its tail, and the routing
+// function's choices for it here once asked (0: not yet; a routing
+// function is a pure function of the request, so a head that waits asks
+// once per router, not on every attempt).
 type pktRec struct {
-	p   packet.Packet
-	end uint64
+	p     packet.Packet
+	end   uint64
+	route routing.Choices
 }
 
 // flitsOf is the flits of a packet: the source sets Cycles = flits × P.

@@ -109,7 +109,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	if r.freed <= now || end+P < r.freed {
 		r.freed = end + P
 	}
-	v.state, v.sent, v.retry, v.routed = Idle, 0, 0, false
+	v.state, v.sent, v.retry = Idle, 0, 0
 	if _, ok := v.cur(&r.pk); !ok {
 		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}

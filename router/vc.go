@@ -1,9 +1,6 @@
 package router
 
-import (
-	"github.com/hwcoll/hwcoll/internal/ring"
-	"github.com/hwcoll/hwcoll/routing"
-)
+import "github.com/hwcoll/hwcoll/internal/ring"
 
 // VC states, as the waveform shows them (in(p).vc(v).state).
 const (
@@ -28,13 +25,9 @@ type inVC struct {
 	state uint8
 	out   uint8 // output port and VC while Active
 	ovc   uint8
-	drop  bool  // the packet has no route left: it leaves by the ejection port, discarded (faults.go)
-	watch uint8 // Routing: the outputs whose credit messages may let it allocate (sleep)
-	// routed: route holds the routing function's choices for the head
-	// (allocate), until its tail is scheduled.
-	routed bool
-	retry  uint64 // earliest cycle an attempt can succeed (0: now)
-	route  routing.Choices
+	drop  bool   // the packet has no route left: it leaves by the ejection port, discarded (faults.go)
+	watch uint8  // Routing: the outputs whose credit messages may let it allocate (sleep)
+	retry uint64 // earliest cycle an attempt can succeed (0: now)
 }
 
 // pktRef is a packet of a VC: its slot in the router's store, and the
