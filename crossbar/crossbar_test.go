@@ -272,3 +272,28 @@ func TestUnicastTable(t *testing.T) {
 		}
 	})
 }
+
+// Grants counts nothing until asked (a network's outputs carry no
+// per-input counters), and once TrackGrants has been called before the
+// run, output o's count for input i is the copies sink o got from source
+// i, in every organization.
+func TestGrantsCountWhatTheSinksGot(t *testing.T) {
+	for _, org := range allOrgs {
+		n, err := buildNet(netCfg{org: org, ports: 4, buf: 2, split: true, seed: 5, load: 0.6, mcast: 0.3, record: true, stopAt: 3000, win: traffic.Window{End: 1 << 40}})
+		require.NoError(t, err)
+		require.PanicsWithValue(t, "crossbar: Grants of top.sw without TrackGrants before the run", func() { n.sw.Grants(0) }, "%s", org)
+		n.sw.TrackGrants()
+		res := tb.Exec(n.harness(), 20000)
+		require.NoError(t, res.Err, "%s", org)
+		total := 0
+		for o, s := range n.sinks {
+			want := make([]uint64, 4)
+			for _, d := range s.Log {
+				want[d.Src]++
+				total++
+			}
+			require.Equal(t, want, n.sw.Grants(o), "%s output %d", org, o)
+		}
+		require.Greater(t, total, 100, "%s: too few packets to tell", org)
+	}
+}

@@ -15,6 +15,7 @@ type fabric interface {
 	pendingCredits(i int) int
 	occupancy(i, o int) int
 	grants(o int) []uint64
+	trackGrants()
 	copiesHeld(i, o int) int
 }
 
@@ -24,6 +25,14 @@ type oqxp struct{ *Switch }
 func (s oqxp) rx(i int) *link.Receiver { return &s.ins[i].rx }
 func (s oqxp) tx(o int) *link.Sender   { return &s.outs[o].tx }
 func (s oqxp) grants(o int) []uint64   { return s.outs[o].grants }
+
+func (s oqxp) trackGrants() {
+	for _, out := range s.outs {
+		if out.grants == nil {
+			out.grants = make([]uint64, s.k)
+		}
+	}
+}
 
 func (s oqxp) fault() error {
 	if s.err != nil {
@@ -94,4 +103,12 @@ func (sc *scheduler) fault() error             { return sc.err }
 func (sc *scheduler) buffered(i int) int       { return sc.ins[i].used }
 func (sc *scheduler) pendingCredits(i int) int { return int(sc.ins[i].owed) }
 func (sc *scheduler) grants(o int) []uint64    { return sc.outs[o].grants }
-func (sc *scheduler) copiesHeld(i, o int) int  { return int(sc.ins[i].want[o]) }
+
+func (sc *scheduler) trackGrants() {
+	for _, out := range sc.outs {
+		if out.grants == nil {
+			out.grants = make([]uint64, sc.k)
+		}
+	}
+}
+func (sc *scheduler) copiesHeld(i, o int) int { return int(sc.ins[i].want[o]) }

@@ -25,6 +25,7 @@ type inPort struct {
 	idx      int32
 	creditN  uint16 // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
 	adaptive bool   // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
+	minFree  bool   // credit mode min-free: grant credits up to the least free crosspoint
 	rx       link.Receiver
 	done     ring.Ring[xpDone] // copies the outputs have sent: slot, output, from when
 	batch    []xpDone          // scratch: the done notices of this cycle, by output
@@ -36,10 +37,9 @@ type inPort struct {
 	queued   []uint16          // per output: copies written to its crosspoint and not yet left
 	owed     []credit.Token    // credits to return, one token per cycle
 	used     rtl.Probe[uint16] // slots in use, for the waveform
-	mf       *credit.Granter   // credit mode min-free: grants credits up to the least free crosspoint (= &grant; nil otherwise)
 	drops    *fault.Log        // packets discarded for want of a route (WatchFaults; nil: none expected)
 	creditAt uint64
-	grant    credit.Granter
+	grant    credit.Granter                 // min-free only
 	xpWrite  rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
 	doneIn   rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
 }
@@ -70,8 +70,8 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	p.grow(1)
 	p.used.Init(&p.Module, "slots_used")
 	if s.P.CreditMode == credit.MinFree {
-		p.mf = &p.grant
-		credit.InitGranter(p.mf, &p.Module, "grant", k, uint16(s.P.XPPackets))
+		p.minFree = true
+		credit.InitGranter(&p.grant, &p.Module, "grant", k, uint16(s.P.XPPackets))
 	}
 	return p
 }
@@ -105,8 +105,8 @@ func (p *inPort) Eval() {
 	now := p.Now()
 	p.takeDone(now)
 	p.receive(now)
-	if p.mf != nil {
-		p.owe(p.mf.Release())
+	if p.minFree {
+		p.owe(p.grant.Release())
 	}
 	if len(p.owed) > 0 {
 		p.rx.ReturnCredit(p.owed[0])
@@ -150,8 +150,8 @@ func (p *inPort) takeDone(now uint64) {
 		o, st := int(d.out), &p.slot[d.slot]
 		st.copies--
 		p.queued[o]--
-		if p.mf != nil {
-			p.mf.Leave(p.queued[o])
+		if p.minFree {
+			p.grant.Leave(p.queued[o])
 		}
 		if perXP {
 			p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
@@ -199,7 +199,7 @@ func (p *inPort) receive(now uint64) {
 			p.fail(fmt.Errorf("%s: packet %#x from node %d: %v", p.Path(), pk.ID, pk.Src, err))
 			continue
 		}
-		if p.mf != nil && !p.mf.Arrive() {
+		if p.minFree && !p.grant.Arrive() {
 			p.fail(fmt.Errorf("%s: packet %#x arrived with no credit granted (min-free): credit protocol violated", p.Path(), pk.ID))
 			continue
 		}
@@ -228,8 +228,8 @@ func (p *inPort) receive(now uint64) {
 			o := bits.TrailingZeros64(m)
 			p.xpWrite.Send(o, w)
 			p.queued[o]++
-			if p.mf != nil {
-				p.mf.Enter(p.queued[o])
+			if p.minFree {
+				p.grant.Enter(p.queued[o])
 			}
 		}
 	}
@@ -293,7 +293,7 @@ func (p *inPort) leastLoaded(mask uint64) uint64 {
 	if p.adaptive {
 		now := p.Now()
 		mask = mostCredits(mask, func(o int) uint16 {
-			if out := p.sw.outs[o]; out.dsCred != nil {
+			if out := p.sw.outs[o]; out.ads != nil {
 				return out.published(now)
 			}
 			return 0
@@ -347,7 +347,7 @@ func pickLeast(mask uint64, queued []uint16, random bool, m *rtl.Module) uint64 
 // and Release returns it, the crosspoints being as free as before;
 // per-link: next cycle), and it is logged.
 func (p *inPort) discard(now uint64, pk *packet.Packet) {
-	if p.mf != nil && !p.mf.Arrive() {
+	if p.minFree && !p.grant.Arrive() {
 		p.fail(fmt.Errorf("%s: packet %#x arrived with no credit granted (min-free): credit protocol violated", p.Path(), pk.ID))
 		return
 	}

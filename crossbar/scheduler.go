@@ -85,7 +85,7 @@ type qOut struct {
 	mptr   rtl.Reg[uint8] // voq: multicast round-robin pointer
 	grant  rtl.Probe[uint8]
 	stall  rtl.Probe[bool]
-	grants []uint64
+	grants []uint64 // per input, the packets sent (Switch.TrackGrants; nil: not counted)
 }
 
 func newScheduler(parent *rtl.Module, name string, s *Switch) *scheduler {
@@ -132,7 +132,7 @@ func newScheduler(parent *rtl.Module, name string, s *Switch) *scheduler {
 		if p.Downstream != nil {
 			ds = p.Downstream(o)
 		}
-		out := &qOut{ds: ds, grants: make([]uint64, k)}
+		out := &qOut{ds: ds}
 		out.Init(&s.Module, rtl.Idx("out", o), out)
 		out.Tx = link.NewSender(&out.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
 		out.ptr.Init(&out.Module, "rr_ptr", w)
@@ -559,7 +559,9 @@ func (c *scheduler) transfer(now uint64, i, qi int, outs uint64) {
 		out.Tx.Send(now, e.pkt, c.lookahead(o, &e.pkt))
 		out.freeAt = end
 		out.grant.Set(uint8(i))
-		out.grants[i]++
+		if out.grants != nil {
+			out.grants[i]++
+		}
 		in.want[o]--
 	}
 	in.busyUntil = end

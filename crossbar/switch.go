@@ -230,9 +230,9 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			// The register is what the waveform shows; the inputs read the
 			// same value from the counter (outPort.published), so no wire
 			// and no wake-up per credit is needed while it is not traced.
-			out.dsCred = new(rtl.Out[uint16])
-			out.dsCred.Init(&out.Module, "ds_credits").Reset(out.tx.Credits.Q(0))
-			out.dsCred.TieOff()
+			out.ads = new(adaptiveOut)
+			out.ads.reg.Init(&out.Module, "ds_credits").Reset(out.tx.Credits.Q(0))
+			out.ads.reg.TieOff()
 		}
 		for _, in := range s.ins[:p.Ports] {
 			in.adaptive = readers&(1<<uint(in.idx)) != 0
@@ -351,8 +351,21 @@ func (s *Switch) XPOccupancy(i, o int) int { return s.fab.occupancy(i, o) }
 // crosspoint, the input FIFO or one VOQ; XPPackets in every organization.
 func (s *Switch) XPCapacity() int { return s.P.XPPackets }
 
-// Grants returns how many packets (copies) output o has sent from each input.
-func (s *Switch) Grants(o int) []uint64 { return s.fab.grants(o) }
+// TrackGrants makes every output count the packets (copies) it sends from
+// each input, for Grants. Call it before the run: a testbench tap (k
+// counters per output), which a large network does not pay for unless it
+// asks.
+func (s *Switch) TrackGrants() { s.fab.trackGrants() }
+
+// Grants returns how many packets (copies) output o has sent from each
+// input since TrackGrants.
+func (s *Switch) Grants(o int) []uint64 {
+	g := s.fab.grants(o)
+	if g == nil {
+		panic("crossbar: Grants of " + s.Path() + " without TrackGrants before the run")
+	}
+	return g
+}
 
 // CopiesHeld counts the copies of input i's packets for output o that hold a
 // credit. oq-xp (per-crosspoint credit accounting): on the way into
@@ -365,7 +378,7 @@ func (s *Switch) CopiesHeld(i, o int) int { return s.fab.copiesHeld(i, o) }
 // in the switch + credits owed or on their way back = capacity; per
 // crosspoint, the same for every output o counted in copies bound for o.
 func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
-	if s.P.Org == OQXP && s.ins[i].mf != nil {
+	if s.P.Org == OQXP && s.ins[i].minFree {
 		return s.checkMinFree(i, tx)
 	}
 	if tx.Credits.Mode().Single() {
@@ -405,7 +418,7 @@ func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
 // their way through the switch included): so no crosspoint can overflow,
 // whatever outputs the granted packets go to.
 func (s *Switch) checkMinFree(i int, tx *link.Sender) error {
-	g := s.ins[i].mf
+	g := &s.ins[i].grant
 	held := int(tx.Credits.Capacity()) - int(g.Granted()) + s.PendingCredits(i)
 	if err := tx.CheckCredits(held); err != nil {
 		return fmt.Errorf("%v (min-free: %d granted, %d owed)", err, g.Granted(), s.PendingCredits(i))
@@ -430,10 +443,10 @@ func (s *Switch) checkMinFree(i int, tx *link.Sender) error {
 // upstream and the least free space over its crosspoints as it counts them;
 // ok is false in the other credit modes.
 func (s *Switch) MinFree(i int) (granted, minFree int, ok bool) {
-	if s.P.Org != OQXP || s.ins[i].mf == nil {
+	if s.P.Org != OQXP || !s.ins[i].minFree {
 		return 0, 0, false
 	}
-	g := s.ins[i].mf
+	g := &s.ins[i].grant
 	return int(g.Granted()), int(g.MinFree()), true
 }
 

@@ -84,6 +84,7 @@ func (b *birthLog) Fill(r *rand.Rand, src uint32, p *packet.Packet) {
 // scripted patterns on the sources before calling it.
 func NewSwitchCheck(n *experiment.SwitchNet) *SwitchCheck {
 	k := n.Sw.Ports()
+	n.Sw.TrackGrants()
 	c := &SwitchCheck{n: n, k: k,
 		seenBirth: make([]int, k), perOut: make([][][]int32, k), remaining: make([][]int32, k), sb: traffic.NewScoreboard(k),
 		granted: make([][]uint64, k), departed: make([]int, k), prevDep: make([]int, k), seenLog: make([]int, k),
