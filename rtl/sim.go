@@ -22,8 +22,7 @@ type Sim struct {
 	built    bool
 	now      uint64
 
-	comps []*Module
-	sched []sched // per component, in evaluation order (Build)
+	sched []sched // per component, in evaluation order (Build); sched[i].mod is component i
 	parts []*partition
 
 	timers  timerWheel
@@ -182,7 +181,7 @@ func (s *Sim) SetParallel(n int) {
 // so far; before Build it walks the tree.
 func (s *Sim) CountComponents() int {
 	if s.built {
-		return len(s.comps)
+		return len(s.sched)
 	}
 	n := 0
 	walk(&s.top, func(m *Module) {
@@ -216,9 +215,12 @@ func (s *Sim) Build() error {
 	for i := range s.parts {
 		s.parts[i] = &partition{sim: s}
 	}
+	// The components in tree order: their sched records, in one array,
+	// are the list from now on (no second slice of pointers per component).
+	var comps []*Module
 	walk(&s.top, func(m *Module) {
 		if m.isComp() {
-			s.comps = append(s.comps, m)
+			comps = append(comps, m)
 		}
 		m.children = clip(m.children)
 		if m.more != nil {
@@ -226,14 +228,14 @@ func (s *Sim) Build() error {
 		}
 	})
 	s.metas = nil // only declarations use it
-	s.sched = make([]sched, len(s.comps))
-	for i, m := range s.comps {
+	s.sched = make([]sched, len(comps))
+	for i, m := range comps {
 		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i)}
 		m.s = &s.sched[i]
 	}
 	// Contiguous blocks in tree order keep neighbours on one core; a
 	// Together subtree goes whole to the partition of its first component.
-	n := len(s.comps)
+	n := len(comps)
 	var assign func(m *Module, forced *partition)
 	assign = func(m *Module, forced *partition) {
 		isComp := m.isComp()
@@ -412,7 +414,7 @@ func (s *Sim) step() {
 		for _, t := range s.timers.take(now) {
 			t.m.timerAt = 0
 		}
-		total = len(s.comps)
+		total = len(s.sched)
 	} else {
 		for _, p := range s.parts {
 			p.awake, p.next = p.next, p.awake[:0]
@@ -699,4 +701,10 @@ func (t *timerHeap) pop() timer {
 }
 
 // Components returns the components in elaboration order.
-func (s *Sim) Components() []*Module { return slices.Clone(s.comps) }
+func (s *Sim) Components() []*Module {
+	comps := make([]*Module, len(s.sched))
+	for i := range s.sched {
+		comps[i] = s.sched[i].mod
+	}
+	return comps
+}
