@@ -189,11 +189,26 @@ type Sink struct {
 	// Forward (set by Feedback) selects the packets passed on to the node's
 	// Script, one per cycle over a delay line.
 	Forward func(p *packet.Packet) bool
+	more    *sinkMore     // nil until a callback or Feedback needs it
+	rx      link.Receiver // *Rx, kept inline (its module info is then shared)
+}
+
+// sinkMore is what only some sinks use, apart so that a network's many
+// plain sinks stay small: the packet copy the callbacks see, and the
+// feedback line to the node's Script.
+type sinkMore struct {
+	cur     packet.Packet
 	fwd     rtl.LineOut[Arrival]
 	fed     bool
 	pending []Arrival // to forward, oldest first
-	cur     packet.Packet
-	rx      link.Receiver // *Rx, kept inline (its module info is then shared)
+}
+
+// extra returns k's sinkMore, made on first use.
+func (k *Sink) extra() *sinkMore {
+	if k.more == nil {
+		k.more = &sinkMore{}
+	}
+	return k.more
 }
 
 // NewSink makes a sink for node under parent.
@@ -216,10 +231,13 @@ func (k *Sink) Eval() {
 		tail := now + uint64(p.Cycles) - 1
 		k.Received++
 		k.Hops += uint64(p.Hops)
-		if k.Accept != nil || k.fed {
-			k.cur = *p // a copy the callbacks may keep a pointer to
+		var cur *packet.Packet
+		if k.Accept != nil || k.more != nil {
+			x := k.extra()
+			x.cur = *p // a copy the callbacks may keep a pointer to
+			cur = &x.cur
 		}
-		if k.Accept != nil && !k.Accept(&k.cur) {
+		if k.Accept != nil && !k.Accept(cur) {
 			k.Misrouted++
 		}
 		if k.Win.In(tail) {
@@ -232,16 +250,16 @@ func (k *Sink) Eval() {
 		if k.Record {
 			k.Log = append(k.Log, Delivery{ID: p.ID, Src: p.Src, Tail: tail})
 		}
-		if k.fed && k.Forward(&k.cur) {
-			k.pending = append(k.pending, Arrival{P: *p, Tail: tail})
+		if x := k.more; x != nil && x.fed && k.Forward(cur) {
+			x.pending = append(x.pending, Arrival{P: *p, Tail: tail})
 		}
 	}
-	if len(k.pending) > 0 {
-		k.fwd.Send(k.pending[0])
-		k.pending[0] = Arrival{}
-		k.pending = k.pending[1:]
+	if x := k.more; x != nil && len(x.pending) > 0 {
+		x.fwd.Send(x.pending[0])
+		x.pending[0] = Arrival{}
+		x.pending = x.pending[1:]
 	}
-	if len(k.pending) > 0 {
+	if x := k.more; x != nil && len(x.pending) > 0 {
 		k.SleepUntil(now + 1)
 	} else if t, busy := k.Rx.TailDone(now); busy {
 		k.SleepUntil(t)

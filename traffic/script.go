@@ -43,10 +43,11 @@ type Arrival struct {
 // separate components; nothing is shared but the line. Call before Build.
 func Feedback(k *Sink, s *Script, forward func(p *packet.Packet) bool, react func(a Arrival) (packet.Packet, bool)) {
 	k.Forward = forward
-	k.fwd.Init(&k.Module, "fwd")
+	x := k.extra()
+	x.fwd.Init(&k.Module, "fwd")
 	s.fb.Init(&s.Module, "fb")
-	rtl.ConnectLine(&k.fwd, &s.fb, 1)
-	k.fed, s.fed = true, true
+	rtl.ConnectLine(&x.fwd, &s.fb, 1)
+	x.fed, s.fed = true, true
 	s.React = react
 }
 
