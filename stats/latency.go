@@ -13,12 +13,13 @@ import (
 // allocation per sample once the table spans the latencies seen), and a
 // sorted list for what falls outside. The table starts at the first sample
 // rather than at 0, since latencies sit above the zero-load latency, and
-// counts in 16 bits until a count would overflow, then in 32 bits, a count
-// that would overflow those going to the list: a sink's table is a few
-// hundred bytes (docs/architecture.md §10, state per node).
+// counts in 8 bits until a count would overflow, then in 16, then in 32
+// bits, a count that would overflow those going to the list: a sink's
+// table is a few hundred bytes (docs/architecture.md §10, state per node).
 type Latency struct {
-	c16    []uint16 // c16[i]: samples of lo+i cycles, while every count fits in 16 bits
-	c32    []uint32 // the same once one does not (c16 is then nil)
+	c8     []uint8  // c8[i]: samples of lo+i cycles, while every count fits in 8 bits
+	c16    []uint16 // the same once one does not (c8 is then nil), while they fit in 16
+	c32    []uint32 // the same once one does not (c8 and c16 are then nil)
 	lo     uint64
 	over   []uint64
 	n, sum uint64
@@ -37,19 +38,22 @@ func (l *Latency) Add(cycles uint64) {
 	}
 }
 
-// inc adds c to the count at table index i; false when it does not fit
-// in 32 bits (the count is left full).
+// inc adds c to the count at table index i, widening the table as a count
+// needs; false when it does not fit in 32 bits (the count is left full).
 func (l *Latency) inc(i, c uint64) bool {
-	if l.c32 == nil {
+	if l.c8 != nil {
+		if s := uint64(l.c8[i]) + c; s <= math.MaxUint8 {
+			l.c8[i] = uint8(s)
+			return true
+		}
+		l.c16, l.c8 = widened[uint8, uint16](l.c8), nil
+	}
+	if l.c16 != nil {
 		if s := uint64(l.c16[i]) + c; s <= math.MaxUint16 {
 			l.c16[i] = uint16(s)
 			return true
 		}
-		l.c32 = make([]uint32, len(l.c16))
-		for j, v := range l.c16 {
-			l.c32[j] = uint32(v)
-		}
-		l.c16 = nil
+		l.c32, l.c16 = widened[uint16, uint32](l.c16), nil
 	}
 	if s := uint64(l.c32[i]) + c; s <= math.MaxUint32 {
 		l.c32[i] = uint32(s)
@@ -58,26 +62,40 @@ func (l *Latency) inc(i, c uint64) bool {
 	return false
 }
 
-// count is the table's count at index i; size is the table's length.
-func (l *Latency) count(i int) uint64 {
-	if l.c32 != nil {
-		return uint64(l.c32[i])
+func widened[N uint8 | uint16, W uint16 | uint32](t []N) []W {
+	w := make([]W, len(t))
+	for j, v := range t {
+		w[j] = W(v)
 	}
-	return uint64(l.c16[i])
+	return w
 }
 
-func (l *Latency) size() int { return len(l.c16) + len(l.c32) }
+// count is the table's count at index i; size is the table's length.
+func (l *Latency) count(i int) uint64 {
+	switch {
+	case l.c8 != nil:
+		return uint64(l.c8[i])
+	case l.c16 != nil:
+		return uint64(l.c16[i])
+	}
+	return uint64(l.c32[i])
+}
+
+func (l *Latency) size() int { return len(l.c8) + len(l.c16) + len(l.c32) }
 
 // reshape puts front empty counts before the table and lengthens it to n.
 func (l *Latency) reshape(front, n uint64) {
-	if l.c32 != nil {
-		l.c32 = resized(l.c32, front, n)
-	} else {
+	switch {
+	case l.c8 != nil:
+		l.c8 = resized(l.c8, front, n)
+	case l.c16 != nil:
 		l.c16 = resized(l.c16, front, n)
+	default:
+		l.c32 = resized(l.c32, front, n)
 	}
 }
 
-func resized[C uint16 | uint32](t []C, front, n uint64) []C {
+func resized[C uint8 | uint16 | uint32](t []C, front, n uint64) []C {
 	r := make([]C, n)
 	copy(r[front:], t)
 	return r
@@ -89,7 +107,7 @@ func (l *Latency) cover(v uint64) bool {
 	size := uint64(l.size())
 	if size == 0 {
 		l.lo = v
-		l.c16 = make([]uint16, 64)
+		l.c8 = make([]uint8, 64)
 		return true
 	}
 	switch {

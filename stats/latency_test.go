@@ -52,27 +52,39 @@ func TestLatencyEmptyAndSummary(t *testing.T) {
 	require.Equal(t, Summary{AvgCycles: 25, P50Cycles: 20, P99Cycles: 40, MaxCycles: 40, AvgNS: 100}, l.Summary(4000))
 }
 
-// A count that would pass 16 bits widens the table to 32 bits, keeping the
-// counts; one that would pass 32 bits goes on to the list, in Add and in
-// Merge, so N and the quantiles stay exact.
+// A count that would pass 8 bits widens the table to 16 bits, one that
+// would pass 16 bits to 32, keeping the counts; one that would pass 32
+// bits goes on to the list, in Add and in Merge, so N and the quantiles
+// stay exact.
 func TestLatencyCountOverflow(t *testing.T) {
 	var w Latency
-	for range math.MaxUint16 {
+	w.Add(9)
+	for range math.MaxUint8 {
+		w.Add(7)
+	}
+	require.NotNil(t, w.c8)
+	require.Equal(t, []uint8{math.MaxUint8, 0, 1}, w.c8[7-w.lo:10-w.lo], "the table grew down from the first sample")
+	w.Add(7)
+	require.Nil(t, w.c8)
+	require.Equal(t, []uint16{math.MaxUint8 + 1, 0, 1}, w.c16[7-w.lo:10-w.lo])
+	for range math.MaxUint16 - math.MaxUint8 - 1 {
 		w.Add(7)
 	}
 	w.Add(8)
 	require.NotNil(t, w.c16)
 	w.Add(7)
 	require.Nil(t, w.c16)
-	require.Equal(t, []uint32{math.MaxUint16 + 1, 1}, w.c32[:2])
+	require.Equal(t, []uint32{math.MaxUint16 + 1, 1, 1}, w.c32[7-w.lo:10-w.lo])
 	require.Empty(t, w.over)
 	require.Equal(t, float64(7), w.Quantile(0.99))
-	require.Equal(t, float64(8), w.Quantile(1))
+	require.Equal(t, float64(9), w.Quantile(1))
 
 	var l, m Latency
 	l.Add(100)
 	l.Add(100)
-	l.inc(0, math.MaxUint16) // past 16 bits: the table now counts in 32
+	l.inc(0, math.MaxUint16) // past 8 and 16 bits at once: the table now counts in 32
+	require.Nil(t, l.c8)
+	require.Nil(t, l.c16)
 
 	l.c32[0] = math.MaxUint32 - 1
 	l.n = math.MaxUint32 - 1
