@@ -504,7 +504,19 @@ func (p *partition) commit() {
 		p.dirty[i] = nil
 	}
 	p.dirty = p.dirty[:0]
+}
+
+// eval evaluates the awake components and acts on each one's sleep
+// decision at once, while its record is still in the cache: a large
+// network's evaluations of one cycle touch more memory than the cache
+// holds, so a second pass over the records after them would miss on
+// each. (Which components wake next cycle does not depend on when this
+// is done; the order they are listed in may, and the order of
+// evaluation does not change results: TestModesAreEquivalent shuffles it.)
+func (p *partition) eval() {
 	for _, m := range p.awake {
+		m.sleep = stayAwake
+		m.self.Eval()
 		switch m.sleep {
 		case stayAwake:
 			p.wakeNext(m)
@@ -514,13 +526,6 @@ func (p *partition) commit() {
 				p.addTimer(timer{at: m.wakeAt, m: m, timer: true})
 			}
 		}
-	}
-}
-
-func (p *partition) eval() {
-	for _, m := range p.awake {
-		m.sleep = stayAwake
-		m.self.Eval()
 	}
 	p.evals += uint64(len(p.awake))
 }
