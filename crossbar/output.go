@@ -75,7 +75,7 @@ func (p *outPort) published(now uint64) uint16 {
 	if a.at != now+1 {
 		// The same value whoever asks first in this cycle, as long as
 		// it is before the output's Tick (Eval takes it first thing).
-		a.snap, a.at = p.tx.Available(0), now+1
+		a.snap, a.at = p.tx.AvailableAt(0, now), now+1
 	}
 	return a.snap
 }

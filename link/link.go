@@ -17,8 +17,12 @@ import (
 // link-busy state. It is a sub-block of the component that sends.
 type Sender struct {
 	rtl.Module
-	Data    rtl.LineOut[packet.Packet]
+	// The credit line and the counter side by side: an adaptive switch
+	// reads both of several outputs for every packet it routes
+	// (AvailableAt).
 	Credit  rtl.LineIn[credit.Token]
+	cred    credit.Counter // *Credits, kept inline
+	Data    rtl.LineOut[packet.Packet]
 	Credits *credit.Counter
 	valid   rtl.Probe[bool]   // a packet is on the link
 	pkt     rtl.Probe[uint32] // its packet.Tag
@@ -29,8 +33,7 @@ type Sender struct {
 	// sooner, which then is not woken before it can. The receiver must
 	// know it and take the arrival as the packet's Sent + the latency.
 	Defer uint64
-	cred  credit.Counter // *Credits, kept inline
-	rel   *txRetry       // the retry protocol's sending half (ConnectRetry)
+	rel   *txRetry // the retry protocol's sending half (ConnectRetry)
 }
 
 // NewSender makes the sending end under owner.
@@ -89,13 +92,15 @@ func (s *Sender) Settle(waiting bool) {
 // between cycles: the counter plus credits that have arrived but that a
 // lazily waking owner has not picked up yet (Settle). Monitors and tests
 // read this, not the counter register.
-func (s *Sender) Available(i int) uint16 {
-	v := s.Credits.Q(i)
-	now := s.Module.Now()
+func (s *Sender) Available(i int) uint16 { return s.AvailableAt(i, s.Module.Now()) }
+
+// AvailableAt is Available for a caller that knows the current cycle now.
+func (s *Sender) AvailableAt(i int, now uint64) uint16 {
+	v := s.cred.Q(i)
 	if now == 0 {
 		return v
 	}
-	single := s.Credits.Mode().Single()
+	single := s.cred.Mode().Single()
 	for k := 0; ; k++ {
 		t, ok := s.Credit.Arrived(k, now-1)
 		if !ok {
