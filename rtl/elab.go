@@ -39,8 +39,11 @@ func (s *Sim) elaborate() error {
 	add := func(path string, pc uintptr, msg string) {
 		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
 	}
+	// One map for every module, cleared in between (clear keeps its
+	// buckets): a large design has a module per port.
+	seen := map[string]uintptr{}
 	walk(&s.top, func(m *Module) {
-		seen := make(map[string]uintptr, len(m.children)+int(m.ncls)+len(m.ownDecls()))
+		clear(seen)
 		check := func(name string, pc uintptr) {
 			if !validName(name) {
 				add(m.Path()+"."+name, pc, fmt.Sprintf("invalid name %q: use letters, digits, '_' and (i) indices", name))

@@ -103,7 +103,8 @@ func (s *Sim) id(name string, pc uintptr) *modID {
 	if s.ids == nil {
 		s.ids = map[modID]*modID{}
 	}
-	p := &k
+	p := new(modID) // only for a new name: the lookup above allocates nothing
+	*p = k
 	s.ids[k] = p
 	return p
 }

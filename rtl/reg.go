@@ -107,13 +107,25 @@ func newMeta[T any](sim *Sim, name string, pc uintptr, opts []Opt) *sigMeta {
 	var w int
 	m.enc, w = encodingOf(m.typ)
 	m.width = int32(w)
-	for _, o := range opts {
-		o(&m)
+	if len(opts) > 0 {
+		m = withOpts(m, opts)
 	}
 	return sim.intern(m)
 }
 
-// intern returns the Sim's one copy of m.
+// withOpts applies opts to a copy of m: apart, so that newMeta's m, whose
+// address the options take, does not go to the heap on every declaration
+// (a large network makes millions, nearly all found interned).
+func withOpts(m sigMeta, opts []Opt) sigMeta {
+	p := new(sigMeta)
+	*p = m
+	for _, o := range opts {
+		o(p)
+	}
+	return *p
+}
+
+// intern returns the Sim's one copy of m, allocating only a new one.
 func (s *Sim) intern(m sigMeta) *sigMeta {
 	if p, ok := s.metas[m]; ok {
 		return p
@@ -121,7 +133,8 @@ func (s *Sim) intern(m sigMeta) *sigMeta {
 	if s.metas == nil {
 		s.metas = map[sigMeta]*sigMeta{}
 	}
-	p := &m
+	p := new(sigMeta)
+	*p = m
 	s.metas[m] = p
 	return p
 }
