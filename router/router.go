@@ -106,14 +106,14 @@ type outPort struct {
 	vcs    []outVC
 	busyTo uint64 // the link is held until then
 	runEnd uint64 // the last flit of its run leaves then
-	from   int32  // input VC of the run (−1: none; −2: a multicast copy, whole)
-	runVC  uint8  // output VC of the run (waveform)
 	runS   uint64 // the run's first flit leaves then
+	from   int32  // input VC of the run (−1: none; −2: a multicast copy, whole)
 	tag    uint32 // its packet (waveform)
-	rr     int
+	runVC  uint8  // output VC of the run (waveform)
 	ok     bool
+	eager  bool // the downstream router is traced: tell it of heads at once
+	rr     int
 	peer   *inPort // the downstream input (monitors)
-	eager  bool    // the downstream router is traced: tell it of heads at once
 	valid  rtl.Probe[bool]
 	pkt    rtl.Probe[uint32]
 	vc     rtl.Probe[uint8]

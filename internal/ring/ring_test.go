@@ -31,7 +31,7 @@ func TestRingModel(t *testing.T) {
 				require.Equal(rt, model[0], *r.Peek())
 				head := r.head
 				require.Equal(rt, model[0], r.Pop())
-				require.Zero(rt, r.buf[head], "the popped slot is cleared")
+				require.Zero(rt, *r.entry(head), "the popped slot is cleared")
 				model = model[1:]
 			},
 			"": func(rt *rapid.T) {
