@@ -56,7 +56,7 @@ type callEnd struct {
 func (o *CallOut[T, R]) Init(owner *Module, name string, show func(T) uint32) *CallOut[T, R] {
 	o.tr = &callTrace[T]{show: show}
 	o.tr.p.ref = unsafe.Pointer(owner)
-	o.tr.sig = newSignal[uint32](owner, name, callerPC(2), nil, unsafe.Pointer(o), nil,
+	o.tr.sig = newSignal[uint32](owner, name, 3, nil, unsafe.Pointer(o), nil,
 		func(obj unsafe.Pointer) port { return (*CallOut[T, R])(obj) }, bindCall[T, R])
 	return o
 }
@@ -74,7 +74,7 @@ func bindCall[T any, R Acceptor[T]](obj unsafe.Pointer, s *signal) {
 // handle is the declared object, so the declaration is its class's.
 func (i *CallIn[T]) Init(owner *Module, name string) *CallIn[T] {
 	i.d = &callEnd{owner: owner}
-	i.d.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i), nil,
+	i.d.sig = newSignal[T](owner, name, 3, noTrace, unsafe.Pointer(i), nil,
 		func(obj unsafe.Pointer) port { return (*CallIn[T])(obj) }, nil)
 	return i
 }

@@ -106,6 +106,15 @@ func declare(m *Module, meta *sigMeta, obj, val unsafe.Pointer, asPort func(unsa
 	return m.ownRecord(meta, obj, val, asPort, bind)
 }
 
+// classNext is the declaration m's class expects m to make next (nil:
+// none, or m does not follow its class).
+func (m *Module) classNext() *decl {
+	if c := m.cls; c != nil && !m.diverged && int(m.ncls) < len(c.decls) {
+		return &c.decls[m.ncls]
+	}
+	return nil
+}
+
 // ownRecord makes a declaration of m's own.
 func (m *Module) ownRecord(meta *sigMeta, obj, val unsafe.Pointer, asPort func(unsafe.Pointer) port, bind func(unsafe.Pointer, *signal)) *signal {
 	s := &signal{sigMeta: meta, owner: m, val: val, tid: -1}

@@ -39,11 +39,17 @@ func (s *Sim) elaborate() error {
 	add := func(path string, pc uintptr, msg string) {
 		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
 	}
-	// One map for every module, cleared in between (clear keeps its
-	// buckets): a large design has a module per port.
+	// One map for the modules, cleared in between (clear keeps its
+	// buckets): a large design has a module per port. Clearing costs what
+	// the map can hold, so one that a module with many children (the top
+	// of a large network) has grown is dropped instead.
 	seen := map[string]uintptr{}
 	walk(&s.top, func(m *Module) {
-		clear(seen)
+		if len(seen) > 64 {
+			seen = map[string]uintptr{}
+		} else {
+			clear(seen)
+		}
 		check := func(name string, pc uintptr) {
 			if !validName(name) {
 				add(m.Path()+"."+name, pc, fmt.Sprintf("invalid name %q: use letters, digits, '_' and (i) indices", name))

@@ -2,6 +2,10 @@ package rtl_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -173,4 +177,42 @@ func TestElaborationErrors(t *testing.T) {
 		require.Equal(t, "top.y.rx", p[2].Path)
 		require.Contains(t, p[2].Msg, "line receiver is not connected")
 	})
+}
+
+// A problem names the line that declared the signal, for the first module
+// of a class (found on the stack) and for the later ones alike (taken from
+// the class: the same code declares the same signal); a signal of the same
+// name declared elsewhere with other options names its own line.
+func TestProblemsNameTheDeclaringLine(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	lineOf := func(text string) string {
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for i, l := range strings.Split(string(src), "\n") {
+			if strings.Contains(l, text) {
+				return fmt.Sprintf("rtl/elab_test.go:%d", i+1)
+			}
+		}
+		t.Fatalf("%q not in %s", text, file)
+		return ""
+	}
+	s := rtl.NewSim(rtl.Options{})
+	x, y := newBox(s.Top(), "x"), newBox(s.Top(), "y")
+	for _, b := range []*box{x, y} {
+		b.A.TieOff()
+		b.B.TieOff()
+		rtl.ConnectLine(&b.Tx, &b.Rx, 1)
+	}
+	z := &box{}
+	z.Init(s.Top(), "z", z)
+	z.A.Init(&z.Module, "a", rtl.Width(3)) // the other declaration of a, left driving nothing
+	p := elabProblems(t, s)
+	require.Len(t, p, 3)
+	want := lineOf(`b.In.Init(&b.Module, "in")`)
+	for i, path := range []string{"top.x.in", "top.y.in"} {
+		require.Equal(t, path, p[i].Path)
+		require.Equal(t, want, p[i].Where)
+	}
+	require.Equal(t, "top.z.a", p[2].Path)
+	require.Equal(t, lineOf("// the other declaration of a"), p[2].Where)
 }

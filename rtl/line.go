@@ -70,7 +70,7 @@ type lineProblem struct {
 // Init declares the sending end under owner.
 func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 	o.owner = owner
-	o.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(o), nil,
+	o.sig = newSignal[T](owner, name, 3, noTrace, unsafe.Pointer(o), nil,
 		func(obj unsafe.Pointer) port { return (*LineOut[T])(obj) }, nil)
 	return o
 }
@@ -78,7 +78,7 @@ func (o *LineOut[T]) Init(owner *Module, name string) *LineOut[T] {
 // Init declares the receiving end under owner.
 func (i *LineIn[T]) Init(owner *Module, name string) *LineIn[T] {
 	i.ln.recv = owner
-	i.sig = newSignal[T](owner, name, callerPC(2), noTrace, unsafe.Pointer(i), nil,
+	i.sig = newSignal[T](owner, name, 3, noTrace, unsafe.Pointer(i), nil,
 		func(obj unsafe.Pointer) port { return (*LineIn[T])(obj) }, nil)
 	return i
 }

@@ -34,7 +34,7 @@ func (o *Out[T]) commit(p *partition) {
 // Init declares the output under owner.
 func (o *Out[T]) Init(owner *Module, name string, opts ...Opt) *Out[T] {
 	o.ref = unsafe.Pointer(owner)
-	o.sig = newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(o), &o.q,
+	o.sig = newSignal[T](owner, name, 3, opts, unsafe.Pointer(o), &o.q,
 		func(obj unsafe.Pointer) port { return (*Out[T])(obj) }, bindReg)
 	return o
 }
@@ -63,7 +63,7 @@ type In[T comparable] struct {
 func (i *In[T]) Init(owner *Module, name string, opts ...Opt) *In[T] {
 	// Never traced (the driving output is), so no value to show.
 	i.owner = owner
-	i.sig = newSignal[T](owner, name, callerPC(2), append(opts[:len(opts):len(opts)], NoTrace()), unsafe.Pointer(i), nil,
+	i.sig = newSignal[T](owner, name, 3, append(opts[:len(opts):len(opts)], NoTrace()), unsafe.Pointer(i), nil,
 		func(obj unsafe.Pointer) port { return (*In[T])(obj) }, nil)
 	return i
 }

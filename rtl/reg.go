@@ -82,7 +82,7 @@ type sigMeta struct {
 
 func (s *signal) path() string { return s.owner.Path() + "." + s.name }
 
-func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, obj unsafe.Pointer, val *T,
+func newSignal[T any](owner *Module, name string, skip int, opts []Opt, obj unsafe.Pointer, val *T,
 	asPort func(unsafe.Pointer) port, bind func(unsafe.Pointer, *signal)) *signal {
 	if owner == nil {
 		panic("rtl: signal " + name + " declared with a nil owner module")
@@ -94,7 +94,17 @@ func newSignal[T any](owner *Module, name string, pc uintptr, opts []Opt, obj un
 	if val != nil {
 		v = unsafe.Pointer(val)
 	}
-	return declare(owner, newMeta[T](owner.sim, name, pc, opts), obj, v, asPort, bind)
+	if d := owner.classNext(); d != nil && d.proto.name == name && d.proto.typ == reflect.TypeFor[T]() {
+		// The class's next declaration, by name and type: made by the
+		// same code as the first module of the class made it, so at the
+		// same site. Taking the site from the class rather than from the
+		// stack is most of a large network's build time saved; the
+		// declaration must still match in every option.
+		if m := newMeta[T](owner.sim, name, d.proto.pc, opts); m == d.proto.sigMeta {
+			return declare(owner, m, obj, v, asPort, bind)
+		}
+	}
+	return declare(owner, newMeta[T](owner.sim, name, callerPC(skip), opts), obj, v, asPort, bind)
 }
 
 // at is the signal's path as declared by owner (a class's declaration has
@@ -257,7 +267,7 @@ func (r *Reg[T]) mod() *Module {
 // Init declares the register under owner. Call it from the constructor.
 func (r *Reg[T]) Init(owner *Module, name string, opts ...Opt) *Reg[T] {
 	r.ref = unsafe.Pointer(owner)
-	newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(r), &r.q, nil, bindReg)
+	newSignal[T](owner, name, 3, opts, unsafe.Pointer(r), &r.q, nil, bindReg)
 	return r
 }
 
@@ -339,6 +349,6 @@ func (p *Probe[T]) setTraced(v T) { p.Reg.Set(v) }
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
 	p.ref = unsafe.Pointer(owner)
-	newSignal[T](owner, name, callerPC(2), opts, unsafe.Pointer(&p.Reg), &p.q, nil, bindReg)
+	newSignal[T](owner, name, 3, opts, unsafe.Pointer(&p.Reg), &p.q, nil, bindReg)
 	return p
 }
