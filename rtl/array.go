@@ -1,6 +1,9 @@
 package rtl
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // An Array is n indexed scopes name(0) … name(n−1) under a module that
 // hold nothing but probes: what a block has many of (the crosspoint
@@ -17,6 +20,7 @@ type Array struct {
 	at      int32 // the owner's children declared before it: its place in the waveform
 	members []arrayMember
 	scopes  *[]*Module // per element, made when first traced
+	k       int32      // its place among its owner's arrays
 }
 
 type arrayMember interface {
@@ -30,7 +34,15 @@ func NewArray(owner *Module, name string, n int) *Array {
 	if owner.sim.built {
 		panic("rtl: array " + owner.Path() + "." + name + " declared after Build")
 	}
-	a := &Array{owner: owner, modID: owner.sim.id(name, callerPC(2)), n: int32(n), at: int32(len(owner.children))}
+	k := len(owner.arrayList())
+	var pc uintptr
+	if site := owner.cls.arraySite(k, name); site != nil {
+		pc = site.pc
+	} else {
+		pc = callerPC(2)
+		owner.cls.addArray(k, name, pc)
+	}
+	a := &Array{owner: owner, modID: owner.sim.id(name, pc), n: int32(n), at: int32(len(owner.children)), k: int32(k)}
 	owner.extra().arrays = append(owner.extra().arrays, a)
 	return a
 }
@@ -85,7 +97,21 @@ type ProbeArray[T comparable] struct {
 
 // Init declares the probe name in every element of arr.
 func (p *ProbeArray[T]) Init(arr *Array, name string, opts ...Opt) *ProbeArray[T] {
-	*p = ProbeArray[T]{arr: arr, meta: newMeta[T](arr.owner.sim, name, callerPC(2), opts)}
+	// The site from the owner's class when its array made the same
+	// declaration at this place (as for signals: newSignal).
+	var meta *sigMeta
+	k := len(arr.members)
+	site := arr.owner.cls.arraySite(int(arr.k), arr.name)
+	if want := site.member(k); want != nil && want.name == name && want.typ == reflect.TypeFor[T]() {
+		if m := newMeta[T](arr.owner.sim, name, want.pc, opts); m == want {
+			meta = m
+		}
+	}
+	if meta == nil {
+		meta = newMeta[T](arr.owner.sim, name, callerPC(2), opts)
+		site.addMember(k, meta)
+	}
+	*p = ProbeArray[T]{arr: arr, meta: meta}
 	arr.members = append(arr.members, p)
 	return p
 }

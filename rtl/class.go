@@ -19,6 +19,78 @@ type class struct {
 	modOff uintptr // where the Module sits in the struct
 	size   uintptr // the struct's size
 	decls  []decl
+	// Where the first module of the class made its children and its
+	// arrays, by their place in its lists: a later module making the
+	// same one there (same name, same class) made it at the same site,
+	// which is then not looked up on the stack (most of a large
+	// network's build time).
+	kids   []kidSite
+	arrays []*arraySite
+}
+
+// kidSite is where a module of a class made its k-th child.
+type kidSite struct {
+	name string
+	cls  *class
+	pc   uintptr
+}
+
+// arraySite is where a module of a class declared its k-th array, and the
+// declarations of the array's probes.
+type arraySite struct {
+	name    string
+	pc      uintptr
+	members []*sigMeta
+}
+
+// kidSite returns the site of a child named name of class cls made k-th
+// by a module of c, if the first module of c made one there.
+func (c *class) kidSite(k int, name string, cls *class) (uintptr, bool) {
+	if c == nil || k >= len(c.kids) || c.kids[k].name != name || c.kids[k].cls != cls {
+		return 0, false
+	}
+	return c.kids[k].pc, true
+}
+
+// addKid records the site of the k-th child of a module of c, if it is the
+// first module of c to make a k-th child.
+func (c *class) addKid(k int, name string, cls *class, pc uintptr) {
+	if c != nil && k == len(c.kids) {
+		c.kids = append(c.kids, kidSite{name, cls, pc})
+	}
+}
+
+// arraySite returns the site of an array named name declared k-th by a
+// module of c (nil: none recorded).
+func (c *class) arraySite(k int, name string) *arraySite {
+	if c == nil || k >= len(c.arrays) || c.arrays[k].name != name {
+		return nil
+	}
+	return c.arrays[k]
+}
+
+// addArray records the site of an array declared k-th at pc, when it is
+// the first k-th array of a module of c.
+func (c *class) addArray(k int, name string, pc uintptr) {
+	if c != nil && k == len(c.arrays) {
+		c.arrays = append(c.arrays, &arraySite{name: name, pc: pc})
+	}
+}
+
+// member is the declaration of the array's k-th probe (nil: none).
+func (a *arraySite) member(k int) *sigMeta {
+	if a == nil || k >= len(a.members) {
+		return nil
+	}
+	return a.members[k]
+}
+
+// addMember records the declaration of the array's k-th probe, if it is
+// the first.
+func (a *arraySite) addMember(k int, m *sigMeta) {
+	if a != nil && k == len(a.members) {
+		a.members = append(a.members, m)
+	}
 }
 
 // decl is one declaration of a class.

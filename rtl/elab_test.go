@@ -216,3 +216,48 @@ func TestProblemsNameTheDeclaringLine(t *testing.T) {
 	require.Equal(t, "top.z.a", p[2].Path)
 	require.Equal(t, lineOf("// the other declaration of a"), p[2].Where)
 }
+
+type leaf struct{ rtl.Module }
+
+type pair struct {
+	rtl.Module
+	x, y leaf
+}
+
+func newPair(parent *rtl.Module, name string) *pair {
+	p := &pair{}
+	p.Init(parent, name, p)
+	p.x.Init(&p.Module, "c", &p.x) // the first c
+	p.y.Init(&p.Module, "c", &p.y)
+	rtl.NewArray(&p.Module, "bad.array", 2) // an invalid name
+	return p
+}
+
+// Children and arrays name their lines too, for the first module of a
+// class and the later ones (which take them from the class).
+func TestChildAndArrayProblemsNameTheirLines(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	src, err := os.ReadFile(file)
+	require.NoError(t, err)
+	lineOf := func(text string) string {
+		for i, l := range strings.Split(string(src), "\n") {
+			if strings.Contains(l, text) {
+				return fmt.Sprintf("rtl/elab_test.go:%d", i+1)
+			}
+		}
+		t.Fatalf("%q not in %s", text, file)
+		return ""
+	}
+	s := rtl.NewSim(rtl.Options{})
+	newPair(s.Top(), "p")
+	newPair(s.Top(), "q")
+	p := elabProblems(t, s)
+	require.Len(t, p, 6) // per pair: the duplicate c, and two invalid array elements
+	for i, name := range []string{"p", "q"} {
+		dup, bad := p[3*i], p[3*i+1]
+		require.Equal(t, "top."+name+".c", dup.Path)
+		require.Contains(t, dup.Msg, "duplicate name, first declared at "+lineOf("// the first c"))
+		require.Equal(t, "top."+name+".bad.array(0)", bad.Path)
+		require.Equal(t, lineOf("// an invalid name"), bad.Where)
+	}
+}

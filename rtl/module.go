@@ -124,9 +124,19 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if parent.sim.built {
 		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
 	}
-	m.moduleInfo = &moduleInfo{modID: parent.sim.id(name, callerPC(2)), parent: parent}
+	m.moduleInfo = &moduleInfo{parent: parent}
 	m.sim = parent.sim
 	m.cls = m.sim.classOf(self, m)
+	// The site of Init: from the parent's class when a module of that
+	// class made a child of this name and class at this place in its
+	// list (the same code did), else from the stack.
+	k := len(parent.children)
+	pc, ok := parent.cls.kidSite(k, name, m.cls)
+	if !ok {
+		pc = callerPC(2)
+		parent.cls.addKid(k, name, m.cls, pc)
+	}
+	m.modID = m.sim.id(name, pc)
 	if e, ok := self.(Evaler); ok {
 		m.s = &sched{self: e, mod: m} // moved into the Sim's array at Build
 	}

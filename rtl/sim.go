@@ -228,6 +228,9 @@ func (s *Sim) Build() error {
 		}
 	})
 	s.metas = nil // only declarations use it
+	for _, c := range s.classes {
+		c.kids, c.arrays = nil, nil // sites of declarations to come: none now
+	}
 	s.sched = make([]sched, len(comps))
 	for i, m := range comps {
 		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i)}
