@@ -29,10 +29,38 @@ type loadNet struct {
 	netErr   func() error              // the network's own protocol errors
 	report   func(wall float64) Result // the result of the run so far
 	faults   faultNet                  // links that go down, and what was discarded
+	tally    *traffic.Tally            // measured copies received, once past the window (measuredDone)
+	want     uint64                    // measured copies to deliver, once past the window
 }
 
+// measuredDone reports whether every copy of every measured packet arrived
+// (or, lost of them, was discarded for want of a route). It is asked every
+// cycle of the drain, so past the window it counts the sources and sinks
+// once and then follows one counter the sinks add to (traffic.Tally): no
+// work per node and cycle.
 func (n *loadNet) measuredDone() bool {
-	return measuredDone(n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost())
+	// Every source wakes at Win.End, so every kernel mode evaluates that
+	// cycle; deciding only after it keeps the end cycle the same with time
+	// skipping on or off. From then on no measured packet is born.
+	if n.Sim.Now() <= n.Win.End {
+		return false
+	}
+	if n.tally == nil {
+		for _, s := range n.Srcs {
+			n.want += s.MeasuredCopies
+		}
+		if n.copies != nil {
+			n.want += n.copies()
+		}
+		n.tally = &traffic.Tally{}
+		var got uint64
+		for _, s := range n.Sinks {
+			got += s.MeasuredReceived
+			s.Tally = n.tally
+		}
+		n.tally.Add(got)
+	}
+	return n.tally.Load()+n.faults.measuredLost() == n.want
 }
 
 // Harness wraps the netlist for testbenches: done when drained, the credit
@@ -82,30 +110,6 @@ func runTimed(sim *rtl.Sim, done func() bool, cfg config.Config, report func(wal
 func (n *loadNet) Result(wall float64) Result { return n.report(wall) }
 
 func (n *loadNet) sim() *rtl.Sim { return n.Sim }
-
-// measuredDone reports whether every copy of every measured packet arrived
-// (or, lost of them, was discarded for want of a route). copies, when not
-// nil, counts the measured copies the sources' counters miss (multicasts
-// to a collective address).
-func measuredDone(sim *rtl.Sim, win traffic.Window, srcs []*traffic.Source, sinks []*traffic.Sink, copies func() uint64, lost uint64) bool {
-	// Every source wakes at Win.End, so every kernel mode evaluates that
-	// cycle; deciding only after it keeps the end cycle the same with time
-	// skipping on or off.
-	if sim.Now() <= win.End {
-		return false
-	}
-	var want, got uint64
-	for _, s := range srcs {
-		want += s.MeasuredCopies
-	}
-	if copies != nil {
-		want += copies()
-	}
-	for _, s := range sinks {
-		got += s.MeasuredReceived
-	}
-	return got+lost == want
-}
 
 // loadResult fills r (whose topology fields the caller set) from a load run:
 // srcs are the sources that generate traffic, lost the measured packets

@@ -176,6 +176,9 @@ type Sink struct {
 	Win  Window
 
 	Received, ReceivedInWindow, MeasuredReceived uint64
+	// Tally, when set, counts the measured copies received too (one
+	// counter for a drain check; nil: none)
+	Tally *Tally
 	// Hops sums packet.Hops (switches crossed) over the packets received:
 	// with Received, the links they crossed (Hops + Received).
 	Hops      uint64
@@ -245,6 +248,9 @@ func (k *Sink) Eval() {
 		}
 		if p.Measured {
 			k.MeasuredReceived++
+			if k.Tally != nil {
+				k.Tally.Add(1)
+			}
 			k.Lat.Add(tail + 1 - p.Born)
 		}
 		if k.Record {
