@@ -184,18 +184,7 @@ func TestElaborationErrors(t *testing.T) {
 // the class: the same code declares the same signal); a signal of the same
 // name declared elsewhere with other options names its own line.
 func TestProblemsNameTheDeclaringLine(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	lineOf := func(text string) string {
-		src, err := os.ReadFile(file)
-		require.NoError(t, err)
-		for i, l := range strings.Split(string(src), "\n") {
-			if strings.Contains(l, text) {
-				return fmt.Sprintf("rtl/elab_test.go:%d", i+1)
-			}
-		}
-		t.Fatalf("%q not in %s", text, file)
-		return ""
-	}
+	lineOf := func(text string) string { return lineIn(t, text) }
 	s := rtl.NewSim(rtl.Options{})
 	x, y := newBox(s.Top(), "x"), newBox(s.Top(), "y")
 	for _, b := range []*box{x, y} {
@@ -236,18 +225,7 @@ func newPair(parent *rtl.Module, name string) *pair {
 // Children and arrays name their lines too, for the first module of a
 // class and the later ones (which take them from the class).
 func TestChildAndArrayProblemsNameTheirLines(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	src, err := os.ReadFile(file)
-	require.NoError(t, err)
-	lineOf := func(text string) string {
-		for i, l := range strings.Split(string(src), "\n") {
-			if strings.Contains(l, text) {
-				return fmt.Sprintf("rtl/elab_test.go:%d", i+1)
-			}
-		}
-		t.Fatalf("%q not in %s", text, file)
-		return ""
-	}
+	lineOf := func(text string) string { return lineIn(t, text) }
 	s := rtl.NewSim(rtl.Options{})
 	newPair(s.Top(), "p")
 	newPair(s.Top(), "q")
@@ -260,4 +238,20 @@ func TestChildAndArrayProblemsNameTheirLines(t *testing.T) {
 		require.Equal(t, "top."+name+".bad.array(0)", bad.Path)
 		require.Equal(t, lineOf("// an invalid name"), bad.Where)
 	}
+}
+
+// lineIn is "rtl/elab_test.go:N" for the first line of this file that
+// holds text, as an elaboration problem names a declaration's site.
+func lineIn(t *testing.T, text string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	src, err := os.ReadFile(file)
+	require.NoError(t, err)
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.Contains(l, text) {
+			return fmt.Sprintf("rtl/elab_test.go:%d", i+1)
+		}
+	}
+	t.Fatalf("%q not in %s", text, file)
+	return ""
 }
