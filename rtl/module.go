@@ -124,8 +124,7 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if parent.sim.built {
 		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
 	}
-	m.moduleInfo = parent.sim.newInfo()
-	m.parent = parent
+	m.moduleInfo = &moduleInfo{parent: parent}
 	m.sim = parent.sim
 	m.cls = m.sim.classOf(self, m)
 	// The site of Init: from the parent's class when a module of that
@@ -330,34 +329,6 @@ func (m *Module) private() {
 		info.parent, info.shared, info.delta = m.Parent(), false, 0
 		m.moduleInfo = &info
 	}
-}
-
-// infoSlabSize is how many module infos one slab holds (40 KB).
-const infoSlabSize = 512
-
-// newInfo returns a zero module info from the current slab. Until Build a
-// module's info is in a slab; Build gives those it does not share an info
-// of their own and drops the slabs whole, so that the infos sharing
-// replaced leave no holes in the heap (dropInfoSlabs).
-func (s *Sim) newInfo() *moduleInfo {
-	if len(s.infoSlab) == 0 {
-		s.infoSlab = make([]moduleInfo, infoSlabSize)
-	}
-	i := &s.infoSlab[0]
-	s.infoSlab = s.infoSlab[1:]
-	return i
-}
-
-// dropInfoSlabs moves the infos shareInfos left alone out of the slabs,
-// which nothing then holds: a slab is freed whole, its span with it.
-func (s *Sim) dropInfoSlabs() {
-	walk(&s.top, func(m *Module) {
-		if m != &s.top && !m.shared {
-			info := *m.moduleInfo
-			m.moduleInfo = &info
-		}
-	})
-	s.infoSlab = nil
 }
 
 // shareInfos lets like sub-blocks share one info (a name, a class, nothing

@@ -40,11 +40,10 @@ type Sim struct {
 
 	order func([]*sched) // test hook: permutes each cycle's eval order
 
-	stats    Stats
-	metas    map[sigMeta]*sigMeta // interned signal declarations
-	ids      map[modID]*modID     // interned module names and sites
-	infoSlab []moduleInfo         // where Init takes module infos from until Build (newInfo)
-	classes  map[reflect.Type]*class
+	stats   Stats
+	metas   map[sigMeta]*sigMeta // interned signal declarations
+	ids     map[modID]*modID     // interned module names and sites
+	classes map[reflect.Type]*class
 
 	badLines map[unsafe.Pointer]lineProblem // line senders badly connected, by address (ConnectLine)
 }
@@ -290,7 +289,6 @@ func (s *Sim) Build() error {
 		s.wake(&s.sched[i], s.now)
 	}
 	s.shareInfos()
-	s.dropInfoSlabs()
 	s.ids = nil
 	if s.workers > 1 {
 		s.pool = newPool(s)
