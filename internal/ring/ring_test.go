@@ -49,3 +49,20 @@ func TestRingModel(t *testing.T) {
 		})
 	})
 }
+
+// Misuse panics rather than reading memory outside the ring: Pop of an
+// empty ring, At out of range (the ring indexes its entries through a
+// pointer, not a slice).
+func TestRingMisusePanics(t *testing.T) {
+	var r Ring[int]
+	require.PanicsWithValue(t, "ring: Pop of an empty ring", func() { r.Pop() })
+	require.PanicsWithValue(t, "ring: At out of range", func() { r.At(0) })
+	r.Push(1)
+	r.Push(2)
+	require.Equal(t, 2, *r.At(1))
+	require.PanicsWithValue(t, "ring: At out of range", func() { r.At(2) })
+	require.PanicsWithValue(t, "ring: At out of range", func() { r.At(-1) })
+	require.Equal(t, 1, r.Pop())
+	require.Equal(t, 2, r.Pop())
+	require.PanicsWithValue(t, "ring: Pop of an empty ring", func() { r.Pop() })
+}
