@@ -4,6 +4,7 @@
 package stats
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 )
@@ -17,9 +18,8 @@ import (
 // bits, a count that would overflow those going to the list: a sink's
 // table is a few hundred bytes (docs/architecture.md §10, state per node).
 type Latency struct {
-	c8     []uint8  // c8[i]: samples of lo+i cycles, while every count fits in 8 bits
-	c16    []uint16 // the same once one does not (c8 is then nil), while they fit in 16
-	c32    []uint32 // the same once one does not (c8 and c16 are then nil)
+	tab    []byte // the counts, w bytes each, little-endian: tab[w*i:] counts samples of lo+i cycles
+	w      uint8  // bytes per count: 1 while every count fits in 8 bits, then 2, then 4
 	lo     uint64
 	over   []uint64
 	n, sum uint64
@@ -41,64 +41,63 @@ func (l *Latency) Add(cycles uint64) {
 // inc adds c to the count at table index i, widening the table as a count
 // needs; false when it does not fit in 32 bits (the count is left full).
 func (l *Latency) inc(i, c uint64) bool {
-	if l.c8 != nil {
-		if s := uint64(l.c8[i]) + c; s <= math.MaxUint8 {
-			l.c8[i] = uint8(s)
-			return true
+	s := l.count(int(i)) + c
+	for s > maxCount(l.w) {
+		if l.w == 4 {
+			return false
 		}
-		l.c16, l.c8 = widened[uint8, uint16](l.c8), nil
+		l.widen(2 * l.w)
 	}
-	if l.c16 != nil {
-		if s := uint64(l.c16[i]) + c; s <= math.MaxUint16 {
-			l.c16[i] = uint16(s)
-			return true
-		}
-		l.c32, l.c16 = widened[uint16, uint32](l.c16), nil
-	}
-	if s := uint64(l.c32[i]) + c; s <= math.MaxUint32 {
-		l.c32[i] = uint32(s)
-		return true
-	}
-	return false
+	l.set(int(i), s)
+	return true
 }
 
-func widened[N uint8 | uint16, W uint16 | uint32](t []N) []W {
-	w := make([]W, len(t))
-	for j, v := range t {
-		w[j] = W(v)
-	}
-	return w
-}
+func maxCount(w uint8) uint64 { return 1<<(8*uint(w)) - 1 }
 
 // count is the table's count at index i; size is the table's length.
 func (l *Latency) count(i int) uint64 {
-	switch {
-	case l.c8 != nil:
-		return uint64(l.c8[i])
-	case l.c16 != nil:
-		return uint64(l.c16[i])
+	switch l.w {
+	case 1:
+		return uint64(l.tab[i])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(l.tab[2*i:]))
 	}
-	return uint64(l.c32[i])
+	return uint64(binary.LittleEndian.Uint32(l.tab[4*i:]))
 }
 
-func (l *Latency) size() int { return len(l.c8) + len(l.c16) + len(l.c32) }
+func (l *Latency) set(i int, v uint64) {
+	switch l.w {
+	case 1:
+		l.tab[i] = uint8(v)
+	case 2:
+		binary.LittleEndian.PutUint16(l.tab[2*i:], uint16(v))
+	default:
+		binary.LittleEndian.PutUint32(l.tab[4*i:], uint32(v))
+	}
+}
+
+func (l *Latency) size() int {
+	if l.w == 0 {
+		return 0
+	}
+	return len(l.tab) / int(l.w)
+}
+
+// widen re-encodes the table in w bytes per count.
+func (l *Latency) widen(w uint8) {
+	old := *l
+	l.tab, l.w = make([]byte, old.size()*int(w)), w
+	for i := range old.size() {
+		l.set(i, old.count(i))
+	}
+}
 
 // reshape puts front empty counts before the table and lengthens it to n.
 func (l *Latency) reshape(front, n uint64) {
-	switch {
-	case l.c8 != nil:
-		l.c8 = resized(l.c8, front, n)
-	case l.c16 != nil:
-		l.c16 = resized(l.c16, front, n)
-	default:
-		l.c32 = resized(l.c32, front, n)
-	}
-}
-
-func resized[C uint8 | uint16 | uint32](t []C, front, n uint64) []C {
-	r := make([]C, n)
-	copy(r[front:], t)
-	return r
+	w := uint64(l.w)
+	r := make([]byte, n*w)
+	copy(r[front*w:], l.tab)
+	l.tab = r
 }
 
 // cover extends the table to v when that keeps it within denseMax; false
@@ -107,7 +106,7 @@ func (l *Latency) cover(v uint64) bool {
 	size := uint64(l.size())
 	if size == 0 {
 		l.lo = v
-		l.c8 = make([]uint8, 64)
+		l.tab, l.w = make([]byte, 64), 1
 		return true
 	}
 	switch {
