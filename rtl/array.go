@@ -1,9 +1,6 @@
 package rtl
 
-import (
-	"reflect"
-	"unsafe"
-)
+import "unsafe"
 
 // An Array is n indexed scopes name(0) … name(n−1) under a module that
 // hold nothing but probes: what a block has many of (the crosspoint
@@ -99,14 +96,9 @@ type ProbeArray[T comparable] struct {
 func (p *ProbeArray[T]) Init(arr *Array, name string, opts ...Opt) *ProbeArray[T] {
 	// The site from the owner's class when its array made the same
 	// declaration at this place (as for signals: newSignal).
-	var meta *sigMeta
 	k := len(arr.members)
 	site := arr.owner.cls.arraySite(int(arr.k), arr.name)
-	if want := site.member(k); want != nil && want.name == name && want.typ == reflect.TypeFor[T]() {
-		if m := newMeta[T](arr.owner.sim, name, want.pc, opts); m == want {
-			meta = m
-		}
-	}
+	meta := sameAs[T](arr.owner.sim, site.member(k), name, opts)
 	if meta == nil {
 		meta = newMeta[T](arr.owner.sim, name, callerPC(2), opts)
 		site.addMember(k, meta)

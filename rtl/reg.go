@@ -94,17 +94,27 @@ func newSignal[T any](owner *Module, name string, skip int, opts []Opt, obj unsa
 	if val != nil {
 		v = unsafe.Pointer(val)
 	}
-	if d := owner.classNext(); d != nil && d.proto.name == name && d.proto.typ == reflect.TypeFor[T]() {
-		// The class's next declaration, by name and type: made by the
-		// same code as the first module of the class made it, so at the
-		// same site. Taking the site from the class rather than from the
-		// stack is most of a large network's build time saved; the
-		// declaration must still match in every option.
-		if m := newMeta[T](owner.sim, name, d.proto.pc, opts); m == d.proto.sigMeta {
+	if d := owner.classNext(); d != nil {
+		if m := sameAs[T](owner.sim, d.proto.sigMeta, name, opts); m != nil {
 			return declare(owner, m, obj, v, asPort, bind)
 		}
 	}
 	return declare(owner, newMeta[T](owner.sim, name, callerPC(skip), opts), obj, v, asPort, bind)
+}
+
+// sameAs returns want when the declaration of name with opts is the one
+// want records but for its site (nil otherwise): the class's declaration
+// at this place in the sequence, which the same code made, so at the same
+// site. Taking the site from the class rather than from the stack is most
+// of a large network's build time.
+func sameAs[T any](sim *Sim, want *sigMeta, name string, opts []Opt) *sigMeta {
+	if want == nil || want.name != name || want.typ != reflect.TypeFor[T]() {
+		return nil
+	}
+	if m := newMeta[T](sim, name, want.pc, opts); m == want {
+		return m
+	}
+	return nil
 }
 
 // at is the signal's path as declared by owner (a class's declaration has
