@@ -24,12 +24,18 @@ type oqxp struct{ *Switch }
 
 func (s oqxp) rx(i int) *link.Receiver { return &s.ins[i].rx }
 func (s oqxp) tx(o int) *link.Sender   { return &s.outs[o].tx }
-func (s oqxp) grants(o int) []uint64   { return s.outs[o].grants }
+func (s oqxp) grants(o int) []uint64 {
+	if g := s.outs[o].grants; g != nil {
+		return *g
+	}
+	return nil
+}
 
 func (s oqxp) trackGrants() {
 	for _, out := range s.outs {
 		if out.grants == nil {
-			out.grants = make([]uint64, s.k)
+			g := make([]uint64, s.k)
+			out.grants = &g
 		}
 	}
 }

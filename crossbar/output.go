@@ -19,27 +19,20 @@ type outPort struct {
 	rtl.Module
 	sw     *Switch
 	idx    int32
+	dsSnap uint16     // the published credits of cycle dsAt−1, taken before this cycle's changes
 	arrAt  uint64     // the latest wake-up scheduled for arrivals (write)
 	xp     xpbuf.Bank // xp(i): input i's crosspoint
 	ds     Downstream
 	ptr    rtl.Reg[uint8]
 	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
 	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
-	grants []uint64         // per input, the copies sent (Switch.TrackGrants; nil: not counted)
+	grants *[]uint64        // per input, the copies sent (Switch.TrackGrants; nil: not counted; apart, as only a testbench asks)
 	tx     link.Sender
 	full   uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
-	ads    *adaptiveOut                 // Params.AdaptiveCredits: the credits the inputs read (nil: not published)
+	dsCred *rtl.Out[uint16]             // Params.AdaptiveCredits: the credits, registered for the inputs
+	dsAt   uint64                       // 1 + the cycle of dsSnap
 	xpIn   rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
 	done   rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
-}
-
-// adaptiveOut is what an output in Params.AdaptiveCredits publishes to the
-// inputs. It lives apart from the port: few outputs have it, and a port
-// must stay small (an array of them is one allocation per switch).
-type adaptiveOut struct {
-	reg  rtl.Out[uint16] // the credits, registered for the inputs (the waveform's ds_credits)
-	snap uint16          // the published credits of cycle at−1, taken before this cycle's changes
-	at   uint64          // 1 + the cycle of snap
 }
 
 func newOutPort(s *Switch, o int, p *outPort) *outPort {
@@ -71,13 +64,12 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 // cycle now−1. It reads the same whether or not the output has been
 // evaluated yet in this cycle.
 func (p *outPort) published(now uint64) uint16 {
-	a := p.ads
-	if a.at != now+1 {
+	if p.dsAt != now+1 {
 		// The same value whoever asks first in this cycle, as long as
 		// it is before the output's Tick (Eval takes it first thing).
-		a.snap, a.at = p.tx.AvailableAt(0, now), now+1
+		p.dsSnap, p.dsAt = p.tx.AvailableAt(0, now), now+1
 	}
-	return a.snap
+	return p.dsSnap
 }
 
 // Accept is input w.in's copy entering the switch towards this output's
@@ -110,7 +102,7 @@ func (p *outPort) lookahead(pk *packet.Packet) uint64 { return p.ds.Route(pk, p.
 
 func (p *outPort) Eval() {
 	now := p.Now()
-	if p.ads != nil {
+	if p.dsCred != nil {
 		p.published(now) // what the inputs read in this cycle, before Tick takes credits
 	}
 	p.tx.Tick(now)
@@ -150,17 +142,17 @@ func (p *outPort) Eval() {
 			p.done.Send(i, xpSent{slot: e.Slot, out: uint16(p.idx)})
 			p.ptr.Set(uint8((i + 1) % k))
 			p.grant.Set(uint8(i))
-			if p.grants != nil {
-				p.grants[i]++
+			if g := p.grants; g != nil {
+				(*g)[i]++
 			}
 			granted = true
 			break
 		}
 	}
 	p.stall.Set(waiting && !granted)
-	track := p.ads != nil && p.ads.reg.Traced()
+	track := p.dsCred != nil && p.dsCred.Traced()
 	if track {
-		p.ads.reg.Set(p.tx.Credits.Avail(0))
+		p.dsCred.Set(p.tx.Credits.Avail(0))
 	}
 	p.tx.Settle(waiting && !granted || track)
 	if free, ok := p.tx.WakeAt(now, p.full != 0); ok {

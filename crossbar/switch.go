@@ -230,9 +230,9 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			// The register is what the waveform shows; the inputs read the
 			// same value from the counter (outPort.published), so no wire
 			// and no wake-up per credit is needed while it is not traced.
-			out.ads = new(adaptiveOut)
-			out.ads.reg.Init(&out.Module, "ds_credits").Reset(out.tx.Credits.Q(0))
-			out.ads.reg.TieOff()
+			out.dsCred = new(rtl.Out[uint16])
+			out.dsCred.Init(&out.Module, "ds_credits").Reset(out.tx.Credits.Q(0))
+			out.dsCred.TieOff()
 		}
 		for _, in := range s.ins[:p.Ports] {
 			in.adaptive = readers&(1<<uint(in.idx)) != 0
