@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/internal/osmem"
 )
 
 // Peak memory a node of each network takes in a run, from the benchmarks
@@ -82,5 +83,19 @@ func checkMemory(cfg config.Config) error {
 	return fmt.Errorf("%s: %s needs about %s of memory and %s; allowed: a smaller network, or a larger run.memory_limit (MiB) on a machine that has it",
 		key, what, gib(need), have)
 }
+
+// readyHeap readies the heap for the network of cfg before it is built:
+// huge pages for its estimated state (osmem.Reserve; docs/architecture.md
+// §10). Networks under hugeHeap fit the caches, where pages matter little.
+// Best effort: a run without huge pages is only slower.
+func readyHeap(cfg config.Config) {
+	if need, _, _ := stateEstimate(cfg); need >= hugeHeap {
+		osmem.Reserve(need)
+	}
+}
+
+// hugeHeap is the smallest estimated state readyHeap reserves huge pages
+// for: the 256-node fat-tree's.
+const hugeHeap = 32 << 20
 
 func gib(b uint64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }

@@ -44,6 +44,7 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 	if err := checkMemory(cfg); err != nil {
 		return Result{}, err
 	}
+	readyHeap(cfg)
 	if cfg.Link.BER > 0 && !retryTopology(cfg.Network.Topology) {
 		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree, torus, mesh, ibmesh and bgltree so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
 	}

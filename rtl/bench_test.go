@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
+	"github.com/hwcoll/hwcoll/internal/osmem"
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
@@ -117,28 +119,37 @@ func BenchmarkParallelEval(b *testing.B) {
 
 // BenchmarkMemoryLatency is the machine, not the model: the time of one
 // dependent load (a pointer chase in a random cycle over 64-byte lines)
-// by working-set size. A network whose state outgrows a cache level pays
-// that level's latency on each evaluation, which is why the wall time per
-// packet-hop grows with the network while the work per hop does not
-// (docs/architecture.md §10).
+// by working-set size, on 4 KiB pages and on 2 MiB ones. A network whose
+// state outgrows a cache level pays that level's latency on each
+// evaluation, which is why the wall time per packet-hop grows with the
+// network while the work per hop does not; on 4 KiB pages it also pays a
+// page walk once the state outgrows the TLB's reach, which huge pages
+// take away (docs/architecture.md §10, internal/osmem).
 func BenchmarkMemoryLatency(b *testing.B) {
-	for _, mb := range []int{1, 2, 4, 8, 16, 64, 256} {
-		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
-			const line = 8 // uint64s per 64-byte line
-			n := mb << 20 / 64
-			next := make([]uint64, n*line)
-			perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
-			for i, p := range perm {
-				next[p*line] = uint64(perm[(i+1)%n] * line)
-			}
-			var p uint64
-			b.ResetTimer()
-			for range b.N {
-				p = next[p]
-			}
-			b.StopTimer()
-			sink = p
-		})
+	for _, pages := range []string{"4KiB", "2MiB"} {
+		for _, mb := range []int{1, 2, 4, 8, 16, 64, 256} {
+			b.Run(fmt.Sprintf("pages=%s/%dMB", pages, mb), func(b *testing.B) {
+				mem, free, err := osmem.Pages(mb<<20, pages == "2MiB")
+				if err != nil {
+					b.Skip(err)
+				}
+				defer free()
+				const line = 8 // uint64s per 64-byte line
+				n := mb << 20 / 64
+				next := unsafe.Slice((*uint64)(unsafe.Pointer(&mem[0])), n*line)
+				perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
+				for i, p := range perm {
+					next[p*line] = uint64(perm[(i+1)%n] * line)
+				}
+				var p uint64
+				b.ResetTimer()
+				for range b.N {
+					p = next[p]
+				}
+				b.StopTimer()
+				sink = p
+			})
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/fault"
+	"github.com/hwcoll/hwcoll/internal/osmem"
 	"github.com/hwcoll/hwcoll/irregular"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/multistage"
@@ -93,6 +94,9 @@ func BenchmarkTorusScale(b *testing.B) {
 	for _, k := range []int{4, 8, 16} {
 		b.Run(fmt.Sprintf("nodes=%d", k*k*k), func(b *testing.B) {
 			p := params([]int{k, k, k}, true, "bgl", routing.Bubble, router.VCT, 4, 16)
+			// As hwcoll run does: huge pages for what the network will
+			// take (more than its peak; virtual until used).
+			osmem.Reserve(uint64(k*k*k) * 64 << 10)
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)

@@ -1,0 +1,119 @@
+package osmem
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+const thpEnabled = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+// THPMode reads the kernel's transparent huge page mode: the bracketed word
+// of thpEnabled ("always [madvise] never" is madvise).
+func THPMode() string {
+	b, err := os.ReadFile(thpEnabled)
+	if err != nil {
+		return ""
+	}
+	return parseMode(b)
+}
+
+func parseMode(b []byte) string {
+	i, j := bytes.IndexByte(b, '['), bytes.IndexByte(b, ']')
+	if i < 0 || j < i {
+		return ""
+	}
+	return string(b[i+1 : j])
+}
+
+// Reserve readies n bytes of heap for huge pages before a network is built
+// into them. It grows the heap by n bytes that it never touches, marks
+// them MADV_HUGEPAGE and frees them: the network's allocations then land in
+// that address range, and each first touch of a 2 MiB range faults in one
+// huge page. Nothing is copied and nothing becomes resident here. The
+// advice stays with the address range when Go later returns free pages
+// to the system. Only a "madvise" kernel needs this ("always" gives huge
+// pages anyway, "never" none); elsewhere it does nothing.
+//
+// Call it before building, with the network's estimated peak: the range
+// is virtual until used. Memory the heap already holds is left as it is.
+func Reserve(n uint64) (Advice, error) {
+	a := Advice{Mode: THPMode()}
+	if a.Mode != "madvise" || n < HugePageSize {
+		return a, nil
+	}
+	buf := make([]byte, n)
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	beg := (lo + HugePageSize - 1) &^ (HugePageSize - 1)
+	end := (lo + uintptr(n)) &^ (HugePageSize - 1)
+	var err error
+	if end > beg {
+		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, beg, end-beg, madvHugepage); e != 0 {
+			err = fmt.Errorf("osmem: madvise(MADV_HUGEPAGE) of %d bytes: %w", end-beg, e)
+		} else {
+			a.At, a.Advised = beg, uint64(end-beg)
+		}
+	}
+	runtime.KeepAlive(buf)
+	// Free the range now, while the heap is small and the collection
+	// cheap: left to the pacer, the next collection would wait for the
+	// heap to double past the reservation, and the network would be
+	// built beyond it.
+	runtime.GC()
+	return a, err
+}
+
+// include/uapi/asm-generic/mman-common.h
+const (
+	madvHugepage   = 14 // MADV_HUGEPAGE
+	madvNoHugepage = 15 // MADV_NOHUGEPAGE
+)
+
+// PeakRSS is the process's peak resident set (VmHWM) in bytes since it
+// started or since the last ResetPeakRSS.
+func PeakRSS() (uint64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("osmem: no VmHWM in /proc/self/status")
+}
+
+// ResetPeakRSS starts PeakRSS over from the current resident set (Linux
+// 4.0 on: "5" to /proc/self/clear_refs), so that a benchmark can report
+// the peak of one run among several in one process.
+func ResetPeakRSS() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// Pages maps n bytes of anonymous memory outside the Go heap on pages of
+// one kind: huge (MADV_HUGEPAGE; 2 MiB pages where the kernel has them to
+// give) or base (MADV_NOHUGEPAGE; 4 KiB pages even where the kernel's mode
+// is always). For measuring what the page size costs; free unmaps it.
+func Pages(n int, huge bool) (mem []byte, free func(), err error) {
+	raw, err := syscall.Mmap(-1, 0, n+HugePageSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, nil, fmt.Errorf("osmem: mmap of %d bytes: %w", n, err)
+	}
+	off := (HugePageSize - int(uintptr(unsafe.Pointer(&raw[0])))%HugePageSize) % HugePageSize
+	mem = raw[off : off+n : off+n]
+	advice := madvNoHugepage
+	if huge {
+		advice = madvHugepage
+	}
+	if err := syscall.Madvise(mem, advice); err != nil {
+		syscall.Munmap(raw)
+		return nil, nil, fmt.Errorf("osmem: madvise of %d bytes: %w", n, err)
+	}
+	return mem, func() { syscall.Munmap(raw) }, nil
+}
