@@ -236,9 +236,11 @@ func (s *Sim) Build() error {
 		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i)}
 		m.s = &s.sched[i]
 	}
-	// Contiguous blocks in tree order keep neighbours on one core; a
-	// Together subtree goes whole to the partition of its first component.
-	n := len(comps)
+	// Each kind of component is split evenly over the partitions, in
+	// contiguous blocks in tree order, which keep neighbours on one core;
+	// a Together subtree goes whole to the partition of its first
+	// component.
+	home := s.homes(comps)
 	var assign func(m *Module, forced *partition)
 	assign = func(m *Module, forced *partition) {
 		isComp := m.isComp()
@@ -256,7 +258,7 @@ func (s *Sim) Build() error {
 				m.part = m.parent.part
 			}
 		default:
-			m.part = s.parts[int(m.s.idx)*s.workers/max(n, 1)]
+			m.part = s.parts[home[m.s.idx]]
 		}
 		if m.together && forced == nil {
 			first := int32(-1)
@@ -266,7 +268,7 @@ func (s *Sim) Build() error {
 				}
 			})
 			if first >= 0 {
-				m.part = s.parts[int(first)*s.workers/max(n, 1)]
+				m.part = s.parts[home[first]]
 			}
 			forced = m.part
 		}
@@ -294,6 +296,31 @@ func (s *Sim) Build() error {
 		s.pool = newPool(s)
 	}
 	return nil
+}
+
+// homes assigns each component (in tree order) a partition: the i-th of n
+// components of one kind (Go type) goes to partition i*workers/n. Split by
+// count alone, a network built as all its routers and then every node's
+// source and sink put nearly all the routers, where most of the work is,
+// on one core (the 64×32×32 torus ran 1.2× faster on two workers than on
+// one); by kind, each core has its share of every kind, and a node's
+// source and sink the core of its router when both are numbered alike.
+func (s *Sim) homes(comps []*Module) []uint16 {
+	home := make([]uint16, len(comps))
+	if s.workers == 1 {
+		return home
+	}
+	count := map[reflect.Type]int{}
+	for _, m := range comps {
+		count[reflect.TypeOf(m.s.self)]++
+	}
+	seen := make(map[reflect.Type]int, len(count))
+	for i, m := range comps {
+		t := reflect.TypeOf(m.s.self)
+		home[i] = uint16(seen[t] * s.workers / count[t])
+		seen[t]++
+	}
+	return home
 }
 
 // Close stops the worker goroutines of a parallel Sim and flushes nothing else.
