@@ -37,6 +37,7 @@ type setup struct {
 	// eagerInject: the sources deliver packets as they arrive, as in a
 	// traced run (default: deferred, as in an untraced one).
 	eagerInject bool
+	workers     int // run.workers (0, 1: one goroutine)
 }
 
 // tb is what the helpers need of a test: testing.T or rapid.T.
@@ -82,6 +83,9 @@ func newBench(t tb, s setup) *bench {
 	}
 	if !s.eagerInject {
 		net.DeferInjection() // as an untraced run does; the timing is the same
+	}
+	if s.workers > 1 {
+		sim.SetParallel(s.workers)
 	}
 	require.NoError(t, sim.Build())
 	return b
