@@ -20,7 +20,7 @@
 //     master seed and its hierarchical path.
 //
 // Speed (docs/architecture.md §10): timers live in a calendar of the next 1024 cycles
-// (a heap beyond); a delay line whose two ends share a partition takes a
+// (a heap beyond), one per partition; a delay line whose two ends share a partition takes a
 // value at the send instead of at the commit (it cannot be seen before
 // now+latency anyway), and may take one settled early for a later cycle
 // (LineOut.Schedule); components that must share state (a switch's ports)

@@ -238,7 +238,7 @@ func (l *line[T]) push(v *T, at, sent uint64, p *partition) {
 		l.set.or(int(l.bit/64), 1<<(l.bit%64))
 	}
 	if !l.lazy {
-		p.wakeAt(l.recv.s, at)
+		p.wakeAt(l.recv.s, at, l.direct)
 	}
 }
 

@@ -238,7 +238,7 @@ func (m *Module) WakeAt(c uint64) {
 	if c <= m.sim.now {
 		panic("rtl: WakeAt of " + m.Path() + " for a cycle already begun")
 	}
-	m.part.wakeAt(m.s, c)
+	m.part.wakeAt(m.s, c, true)
 }
 
 // Rand is the module's own deterministic stream, derived from the master seed

@@ -96,9 +96,13 @@ func (p *pool) close() {
 }
 
 func (p *partition) run(phase int) {
-	if phase == phaseEval {
+	switch phase {
+	case phaseGatherEval:
+		p.gather(p.sim.now)
 		p.eval()
-	} else {
+	case phaseEval:
+		p.eval()
+	default:
 		p.commit()
 	}
 }
