@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,9 @@ func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credi
 		osmem.Reserve(uint64(nodes) * 64 << 10)
 		runtime.GC()
 		runtime.ReadMemStats(&m0)
+		// The peak from here: what an earlier network left resident goes
+		// back to the system first.
+		debug.FreeOSMemory()
 		require.NoError(b, osmem.ResetPeakRSS())
 		sim, _, srcs, sinks := uniformNet(b, ports, nodes, 4, 0.5, stop, mode)
 		sim.SetParallel(workers)
