@@ -1,6 +1,7 @@
 package torus_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,4 +38,25 @@ func TestHeapPerNode(t *testing.T) {
 	if per > heapBudget {
 		t.Fatalf("%.0f B of heap per node, over the budget of %d", per, heapBudget)
 	}
+}
+
+// A packet allocates nothing: once a 4×4×4 BlueGene/L style torus (bgl,
+// bubble escape, 4 VCs) has run at uniform load 0.3 long enough for its
+// queues to have been nearly as long as they get, a window of 20,000
+// cycles delivers thousands of packets and allocates at most one object
+// per 50 of them (a ring or the packet store reaching a new high-water
+// mark now and then). One allocation per packet or per hop fails it.
+func TestAllocationsAreNotPerPacket(t *testing.T) {
+	p := params([]int{4, 4, 4}, true, "bgl", routing.Bubble, router.VCT, 4, 16)
+	bn := newBench(t, setup{p: p, pattern: "uniform", load: 0.3, flits: 8, stop: 1 << 62, seed: 1, noBoard: true})
+	bn.sim.Run(50_000)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	p0 := bn.delivered()
+	bn.sim.Run(20_000)
+	runtime.ReadMemStats(&m1)
+	pkts, allocs := bn.delivered()-p0, m1.Mallocs-m0.Mallocs
+	t.Logf("%d packets, %d allocations", pkts, allocs)
+	require.Greater(t, pkts, uint64(2_000))
+	require.LessOrEqual(t, allocs*50, pkts, "%d allocations for %d packets", allocs, pkts)
 }
