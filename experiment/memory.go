@@ -1,11 +1,7 @@
 package experiment
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/internal/osmem"
@@ -42,24 +38,6 @@ func stateEstimate(cfg config.Config) (bytes uint64, key, what string) {
 	return 0, "", ""
 }
 
-// memAvailable reads MemAvailable from /proc/meminfo (false when the
-// machine does not say).
-func memAvailable() (uint64, bool) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
-}
-
 // checkMemory refuses, before it is built, a network whose estimated state
 // exceeds run.memory_limit or, when that is 0, the memory the machine has
 // available: one line naming the size key, the estimate and the limit.
@@ -72,7 +50,7 @@ func checkMemory(cfg config.Config) error {
 	have := fmt.Sprintf("run.memory_limit is %d MiB", cfg.Run.MemoryLimit)
 	if limit == 0 {
 		var ok bool
-		if limit, ok = memAvailable(); !ok {
+		if limit, ok = osmem.MemAvailable(); !ok {
 			return nil
 		}
 		have = gib(limit) + " is available on this machine (run.memory_limit 0)"

@@ -43,8 +43,13 @@ func parseMode(b []byte) string {
 // is virtual until used. Memory the heap already holds is left as it is.
 func Reserve(n uint64) (Advice, error) {
 	a := Advice{Mode: THPMode()}
-	if a.Mode != "madvise" || n < HugePageSize {
+	if a.Mode != "madvise" || n < HugePageSize || strictCommit() {
 		return a, nil
+	}
+	// Virtual, but a mapping larger than the machine's memory may be
+	// refused, which the runtime would not survive.
+	if avail, ok := MemAvailable(); ok {
+		n = min(n, avail/2)
 	}
 	buf := make([]byte, n)
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
@@ -75,19 +80,7 @@ const (
 
 // PeakRSS is the process's peak resident set (VmHWM) in bytes since it
 // started or since the last ResetPeakRSS.
-func PeakRSS() (uint64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for line := range bytes.Lines(b) {
-		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			kb, err := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("osmem: no VmHWM in /proc/self/status")
-}
+func PeakRSS() (uint64, error) { return procKB("/proc/self/status", "VmHWM:") }
 
 // ResetPeakRSS starts PeakRSS over from the current resident set (Linux
 // 4.0 on: "5" to /proc/self/clear_refs), so that a benchmark can report
@@ -116,4 +109,34 @@ func Pages(n int, huge bool) (mem []byte, free func(), err error) {
 		return nil, nil, fmt.Errorf("osmem: madvise of %d bytes: %w", n, err)
 	}
 	return mem, func() { syscall.Munmap(raw) }, nil
+}
+
+// strictCommit says whether the kernel charges address space as it is
+// mapped (vm.overcommit_memory 2): a reservation would then take from what
+// the run may use.
+func strictCommit() bool {
+	b, err := os.ReadFile("/proc/sys/vm/overcommit_memory")
+	return err == nil && bytes.Equal(bytes.TrimSpace(b), []byte("2"))
+}
+
+// MemAvailable is the kernel's estimate of the memory available to new
+// work (MemAvailable in /proc/meminfo); false when it does not say.
+func MemAvailable() (uint64, bool) {
+	n, err := procKB("/proc/meminfo", "MemAvailable:")
+	return n, err == nil
+}
+
+// procKB reads the line "key N kB" of a /proc file, in bytes.
+func procKB(path, key string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte(key)); ok {
+			kb, err := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("osmem: no %s in %s", key, path)
 }

@@ -121,3 +121,14 @@ func TestPagesAreOfTheKindAsked(t *testing.T) {
 		free()
 	}
 }
+
+func TestMemAvailableIsBelowTotal(t *testing.T) {
+	avail, ok := MemAvailable()
+	require.True(t, ok)
+	total, err := procKB("/proc/meminfo", "MemTotal:")
+	require.NoError(t, err)
+	require.Positive(t, avail)
+	require.LessOrEqual(t, avail, total)
+	_, err = procKB("/proc/meminfo", "NoSuchKey:")
+	require.ErrorContains(t, err, "no NoSuchKey: in /proc/meminfo")
+}

@@ -22,3 +22,6 @@ func ResetPeakRSS() error { return errNoProc }
 func Pages(n int, huge bool) ([]byte, func(), error) {
 	return nil, nil, errors.New("osmem: pages of a chosen size are mapped on Linux only")
 }
+
+// MemAvailable is not known off Linux.
+func MemAvailable() (uint64, bool) { return 0, false }
