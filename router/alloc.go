@@ -193,7 +193,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 				bq, bw, best, ties = o, u, score, 1
 			case score == best:
 				ties++
-				if r.Rand().IntN(ties) == 0 {
+				if r.rnd.IntN(ties) == 0 {
 					bq, bw = o, u
 				}
 			}

@@ -3,6 +3,7 @@ package router
 import (
 	"math"
 	"math/bits"
+	"math/rand/v2"
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/param"
@@ -79,6 +80,12 @@ type Router struct {
 	// unrouted is the first packet the routing function offered no port
 	// (Err); nil: none.
 	unrouted *unrouted
+
+	// The router's own random stream (rtl Module.Seeds: Rand's numbers)
+	// inside its record, for the allocator's draw among tied outputs:
+	// behind Rand, a draw missed on three records at 65,536 routers.
+	pcg rand.PCG
+	rnd rand.Rand
 }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
@@ -129,6 +136,8 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	}
 	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer())}
 	r.Init(parent, name, r)
+	r.pcg = *rand.NewPCG(r.Seeds())
+	r.rnd = *rand.New(&r.pcg)
 	np := p.Net.Ports()
 	if np > maxPorts {
 		return nil, param.Errorf("router.Params.Net", "%d ports per router; allowed: at most %d", np, maxPorts)

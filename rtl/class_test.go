@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unsafe"
@@ -242,4 +243,26 @@ func TestRegHeadIsThePrefixOfEveryReg(t *testing.T) {
 	var e Reg[struct{}]
 	check(unsafe.Offsetof(e.ref), unsafe.Offsetof(e.dirty), unsafe.Offsetof(e.traced), unsafe.Sizeof(e))
 	require.Equal(t, uintptr(16), unsafe.Sizeof(Reg[uint16]{}), "a 16-bit register is two words")
+}
+
+// Seeds gives the numbers of Rand, to a generator kept elsewhere (a
+// component's own record), without making the module's info its own.
+func TestSeedsGiveRandsStream(t *testing.T) {
+	sim := NewSim(Options{Seed: 9})
+	var hs []*host
+	for i := 0; i < 2; i++ {
+		hs = append(hs, newHost(sim.Top(), Idx("h", i)))
+	}
+	require.NoError(t, sim.Build())
+	own := rand.New(rand.NewPCG(hs[1].leaf.Seeds()))
+	require.True(t, hs[1].leaf.shared, "Seeds keeps the info shared")
+	other := rand.New(rand.NewPCG(hs[0].leaf.Seeds()))
+	r := hs[1].leaf.Rand()
+	differ := false
+	for range 100 {
+		x := own.Uint64()
+		require.Equal(t, r.Uint64(), x)
+		differ = differ || other.Uint64() != x
+	}
+	require.True(t, differ, "another path, another stream")
 }

@@ -247,11 +247,18 @@ func (m *Module) WakeAt(c uint64) {
 func (m *Module) Rand() *rand.Rand {
 	if m.rng == nil {
 		m.private()
-		h := fnv64(m.Path())
-		s := splitmix(m.sim.seed ^ h)
-		m.rng = rand.New(rand.NewPCG(s, splitmix(s^0x9e3779b97f4a7c15)))
+		m.rng = rand.New(rand.NewPCG(m.Seeds()))
 	}
 	return m.rng
+}
+
+// Seeds are the seeds of the PCG behind Rand. A component that draws on
+// its hot path may keep the generator inside its own record
+// (rand.NewPCG(m.Seeds())): the same numbers as Rand's, without the
+// records behind Rand to miss on in a large network.
+func (m *Module) Seeds() (uint64, uint64) {
+	s := splitmix(m.sim.seed ^ fnv64(m.Path()))
+	return s, splitmix(s ^ 0x9e3779b97f4a7c15)
 }
 
 // Idx returns "name(i)(j)…", the naming convention for indexed instances.
