@@ -29,8 +29,7 @@ type loadNet struct {
 	netErr   func() error              // the network's own protocol errors
 	report   func(wall float64) Result // the result of the run so far
 	faults   faultNet                  // links that go down, and what was discarded
-	tally    *traffic.Tally            // measured copies received, once past the window (measuredDone)
-	want     uint64                    // measured copies to deliver, once past the window
+	drain    drainCount                // measured copies to deliver and received, once past the window (measuredDone)
 }
 
 // measuredDone reports whether every copy of every measured packet arrived
@@ -45,22 +44,20 @@ func (n *loadNet) measuredDone() bool {
 	if n.Sim.Now() <= n.Win.End {
 		return false
 	}
-	if n.tally == nil {
+	if n.drain.tally == nil {
 		for _, s := range n.Srcs {
-			n.want += s.MeasuredCopies
+			n.drain.want += s.MeasuredCopies
 		}
 		if n.copies != nil {
-			n.want += n.copies()
+			n.drain.want += n.copies()
 		}
-		n.tally = &traffic.Tally{}
-		var got uint64
+		n.drain.tally = &traffic.Tally{}
 		for _, s := range n.Sinks {
-			got += s.MeasuredReceived
-			s.Tally = n.tally
+			n.drain.tally.Add(s.MeasuredReceived)
+			s.Tally = n.drain.tally
 		}
-		n.tally.Add(got)
 	}
-	return n.tally.Load()+n.faults.measuredLost() == n.want
+	return n.drain.tally.Load()+n.faults.measuredLost() == n.drain.want
 }
 
 // Harness wraps the netlist for testbenches: done when drained, the credit

@@ -54,6 +54,7 @@ type MulticastNICNet struct {
 	Senders   []*nic.Sender
 	Receivers []*nic.Receiver
 	Hosts     []*swcoll.Multicaster
+	drain     drainCount
 	Groups    *swcoll.Groups
 	Sources   []int
 	Alg       swcoll.Algorithm
@@ -243,12 +244,15 @@ func (n *MulticastNICNet) measuredDone() bool {
 	if n.Sim.Now() <= n.Win.End {
 		return false
 	}
-	var want, got uint64
-	for _, h := range n.Hosts {
-		want += h.MeasuredExpect
-		got += h.MeasuredDone
+	if n.drain.tally == nil { // no measured multicast is born from now on
+		n.drain.tally = &traffic.Tally{}
+		for _, h := range n.Hosts {
+			n.drain.want += h.MeasuredExpect
+			n.drain.tally.Add(h.MeasuredDone)
+			h.Tally = n.drain.tally
+		}
 	}
-	return got == want
+	return n.drain.tally.Load() == n.drain.want
 }
 
 // Harness wraps the netlist for testbenches: done when every measured

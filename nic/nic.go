@@ -471,8 +471,11 @@ type Receiver struct {
 	// packet at a time; a message has arrived when its last packet is done.
 	PacketOverhead uint64
 	Win            traffic.Window
-	Record         bool
-	Log            []Completion
+	// Tally, when set, counts the measured messages completed too (one
+	// counter for the drain check of a run, whatever its size).
+	Tally  *traffic.Tally
+	Record bool
+	Log    []Completion
 	// Links, when set, gives the links a packet from src crossed; their sum
 	// over the packets received is Hops (for packet-hop rates).
 	Links func(src uint32) uint64
@@ -610,6 +613,9 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 	r.Completed++
 	if m.measured {
 		r.MeasuredCompleted++
+		if r.Tally != nil {
+			r.Tally.Add(1)
+		}
 		r.Lat.Add(c - m.born)
 	}
 	if r.Record || r.fed {

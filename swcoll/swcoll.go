@@ -187,6 +187,9 @@ type Multicaster struct {
 	Completed, MeasuredDone  uint64 // multicasts completed here
 	CompletedInWindow        uint64 // of those, at a cycle inside Win
 	Errors                   uint64 // a message of a multicast this node is not in
+	// Tally, when set, counts the measured completions too (one counter
+	// for the drain check of a run, whatever its size).
+	Tally *traffic.Tally
 }
 
 var _ nic.Host = (*Multicaster)(nil)
@@ -246,6 +249,9 @@ func (h *Multicaster) Complete(s *nic.Sender, c nic.Completion) {
 	}
 	if c.Measured {
 		h.MeasuredDone++
+		if h.Tally != nil {
+			h.Tally.Add(1)
+		}
 	}
 	if c.Measured || h.Record {
 		h.Log = append(h.Log, Done{Origin: origin, Index: index, Born: c.Born, At: c.At, Measured: c.Measured})
