@@ -39,26 +39,16 @@ func (s *Sim) elaborate() error {
 	add := func(path string, pc uintptr, msg string) {
 		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
 	}
-	// One map for the modules, cleared in between (clear keeps its
-	// buckets): a large design has a module per port. Clearing costs what
-	// the map can hold, so one that a module with many children (the top
-	// of a large network) has grown is dropped instead.
-	seen := map[string]uintptr{}
+	var seen names
 	walk(&s.top, func(m *Module) {
-		if len(seen) > 64 {
-			seen = map[string]uintptr{}
-		} else {
-			clear(seen)
-		}
+		seen.reset()
 		check := func(name string, pc uintptr) {
 			if !validName(name) {
 				add(m.Path()+"."+name, pc, fmt.Sprintf("invalid name %q: use letters, digits, '_' and (i) indices", name))
 			}
-			if first, dup := seen[name]; dup {
+			if first, dup := seen.add(name, pc); dup {
 				add(m.Path()+"."+name, pc, "duplicate name, first declared at "+where(first))
-				return
 			}
-			seen[name] = pc
 		}
 		for _, c := range m.children {
 			check(c.name, c.pc)
@@ -80,4 +70,51 @@ func (s *Sim) elaborate() error {
 		return &ElabError{Problems: probs}
 	}
 	return nil
+}
+
+// names finds a module's duplicate names: a large design has a module per
+// port, most with a few names, which a scan of a short list checks faster
+// than a map's hashing (the 64×32×32 torus has millions of names); a
+// module with many (the top of a large network) gets a map.
+type names struct {
+	list []nameAt
+	m    map[string]uintptr
+}
+
+type nameAt struct {
+	name string
+	pc   uintptr
+}
+
+const namesScan = 16 // names a module may have before a map is used
+
+func (n *names) reset() {
+	clear(n.list)
+	n.list = n.list[:0]
+	n.m = nil
+}
+
+// add records name, declared at pc, or returns where it was first
+// declared.
+func (n *names) add(name string, pc uintptr) (first uintptr, dup bool) {
+	if n.m == nil {
+		for _, e := range n.list {
+			if e.name == name {
+				return e.pc, true
+			}
+		}
+		if len(n.list) < namesScan {
+			n.list = append(n.list, nameAt{name, pc})
+			return 0, false
+		}
+		n.m = make(map[string]uintptr, 2*namesScan)
+		for _, e := range n.list {
+			n.m[e.name] = e.pc
+		}
+	}
+	if first, dup := n.m[name]; dup {
+		return first, true
+	}
+	n.m[name] = pc
+	return 0, false
 }
