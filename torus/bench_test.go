@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -136,6 +137,39 @@ func BenchmarkTorusWorkers(b *testing.B) {
 			b.ReportMetric(float64(b.N*20)/s, "cycles/s")
 		})
 	}
+}
+
+// BenchmarkBuild64x32x32 builds the BlueGene/L-size torus (65,536 routers
+// with their sources and sinks; bgl, vct, 4 VCs of 16 flits, bubble
+// escape) as hwcoll run does, huge pages readied first, and reports the
+// seconds from the first declaration to the end of Build and the heap
+// per node then. About 1.3 GB.
+func BenchmarkBuild64x32x32(b *testing.B) {
+	p := params([]int{64, 32, 32}, true, "bgl", routing.Bubble, router.VCT, 4, 16)
+	const nodes = 64 * 32 * 32
+	var secs float64
+	var heap uint64
+	for b.Loop() {
+		b.StopTimer()
+		osmem.Reserve(nodes * 48 << 10)
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		b.StartTimer()
+		start := time.Now()
+		bn := newBench(b, setup{p: p, pattern: "uniform", load: 0.05, flits: 8, stop: 1 << 62, seed: 1, noBoard: true})
+		secs += time.Since(start).Seconds()
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		heap = max(heap, m1.HeapAlloc-m0.HeapAlloc)
+		runtime.KeepAlive(bn)
+		bn = nil
+		runtime.GC()
+		b.StartTimer()
+	}
+	b.ReportMetric(secs/float64(b.N), "build-s")
+	b.ReportMetric(float64(heap)/nodes, "heap-B/node")
 }
 
 // BenchmarkSwitched runs the switch-based networks (torus.Graph) at
