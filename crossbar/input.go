@@ -23,12 +23,11 @@ type inPort struct {
 	rtl.Module
 	sw       *Switch
 	idx      int32
-	creditN  uint16 // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
-	adaptive bool   // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
-	minFree  bool   // credit mode min-free: grant credits up to the least free crosspoint
+	creditN  uint16      // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
+	adaptive bool        // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
+	mode     credit.Mode // the switch's credit mode, here so that a done notice need not read the switch
 	rx       link.Receiver
 	done     ring.Ring[xpDone] // copies the outputs have sent: slot, output, from when
-	batch    []xpDone          // scratch: the done notices of this cycle, by output
 	pkts     []packet.Packet   // per slot: the packet, read by the outputs until its last copy left
 	slot     []slotState       // per slot, beside pkts
 	free     []uint16          // free slots (a stack)
@@ -69,8 +68,8 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	p.doneIn.Init(&p.Module, "done_in")
 	p.grow(1)
 	p.used.Init(&p.Module, "slots_used")
+	p.mode = s.P.CreditMode
 	if s.P.CreditMode == credit.MinFree {
-		p.minFree = true
 		credit.InitGranter(&p.grant, &p.Module, "grant", k, uint16(s.P.XPPackets))
 	}
 	return p
@@ -105,7 +104,7 @@ func (p *inPort) Eval() {
 	now := p.Now()
 	p.takeDone(now)
 	p.receive(now)
-	if p.minFree {
+	if p.mode == credit.MinFree {
 		p.owe(p.grant.Release())
 	}
 	if len(p.owed) > 0 {
@@ -129,12 +128,12 @@ func (p *inPort) takeDone(now uint64) {
 	if p.done.Len() == 0 || p.done.Peek().at > now {
 		return
 	}
-	perXP := p.sw.P.CreditMode == credit.PerCrosspoint
+	perXP := p.mode == credit.PerCrosspoint
 	// This cycle's notices (at most one per output, each output sends at
 	// most one packet a cycle), taken by output index as the done wires of
 	// a crossbar are: the credit tokens of per-crosspoint mode go upstream
 	// in that order.
-	b := p.batch[:0]
+	b := p.sw.batch[:0]
 	for p.done.Len() > 0 && p.done.Peek().at <= now {
 		d := p.done.Pop()
 		j := len(b)
@@ -144,13 +143,13 @@ func (p *inPort) takeDone(now uint64) {
 		}
 		b[j] = d
 	}
-	p.batch = b
+	p.sw.batch = b
 	var freed uint16
 	for _, d := range b {
 		o, st := int(d.out), &p.slot[d.slot]
 		st.copies--
 		p.queued[o]--
-		if p.minFree {
+		if p.mode == credit.MinFree {
 			p.grant.Leave(p.queued[o])
 		}
 		if perXP {
@@ -166,7 +165,7 @@ func (p *inPort) takeDone(now uint64) {
 			}
 		}
 	}
-	if p.sw.P.CreditMode == credit.PerLink {
+	if p.mode == credit.PerLink {
 		p.owe(freed)
 	}
 }
@@ -199,7 +198,7 @@ func (p *inPort) receive(now uint64) {
 			p.fail(fmt.Errorf("%s: packet %#x from node %d: %v", p.Path(), pk.ID, pk.Src, err))
 			continue
 		}
-		if p.minFree && !p.grant.Arrive() {
+		if p.mode == credit.MinFree && !p.grant.Arrive() {
 			p.fail(fmt.Errorf("%s: packet %#x arrived with no credit granted (min-free): credit protocol violated", p.Path(), pk.ID))
 			continue
 		}
@@ -228,7 +227,7 @@ func (p *inPort) receive(now uint64) {
 			o := bits.TrailingZeros64(m)
 			p.xpWrite.Send(o, w)
 			p.queued[o]++
-			if p.minFree {
+			if p.mode == credit.MinFree {
 				p.grant.Enter(p.queued[o])
 			}
 		}
@@ -254,7 +253,7 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 	st.left--
 	d := xpDone{at: now + 1, slot: slot, out: uint16(out), last: st.left == 0}
 	wake := true
-	if p.sw.P.CreditMode == credit.PerLink {
+	if p.mode == credit.PerLink {
 		wake = false
 		if d.last {
 			if p.rx.CanSchedule() {
@@ -347,11 +346,11 @@ func pickLeast(mask uint64, queued []uint16, random bool, m *rtl.Module) uint64 
 // and Release returns it, the crosspoints being as free as before;
 // per-link: next cycle), and it is logged.
 func (p *inPort) discard(now uint64, pk *packet.Packet) {
-	if p.minFree && !p.grant.Arrive() {
+	if p.mode == credit.MinFree && !p.grant.Arrive() {
 		p.fail(fmt.Errorf("%s: packet %#x arrived with no credit granted (min-free): credit protocol violated", p.Path(), pk.ID))
 		return
 	}
-	if p.sw.P.CreditMode == credit.PerLink {
+	if p.mode == credit.PerLink {
 		// As the outputs return the credits of departing packets (sent):
 		// scheduled for the next cycle, merged with theirs, so the line's
 		// values stay in cycle order.

@@ -169,6 +169,10 @@ type Switch struct {
 	units []*combine.Unit
 	k     int   // crossbar ports: Ports + CombineUnits
 	err   error // oq-xp: the first fault of a port (Fault)
+	// batch is the inputs' scratch for a cycle's done notices, sorted by
+	// output (inPort.takeDone): one for all, as the ports are evaluated
+	// one at a time (Together), and warm in the cache.
+	batch []xpDone
 }
 
 // fail records the first fault of one of the switch's ports.
@@ -378,7 +382,7 @@ func (s *Switch) CopiesHeld(i, o int) int { return s.fab.copiesHeld(i, o) }
 // in the switch + credits owed or on their way back = capacity; per
 // crosspoint, the same for every output o counted in copies bound for o.
 func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
-	if s.P.Org == OQXP && s.ins[i].minFree {
+	if s.P.Org == OQXP && s.ins[i].mode == credit.MinFree {
 		return s.checkMinFree(i, tx)
 	}
 	if tx.Credits.Mode().Single() {
@@ -443,7 +447,7 @@ func (s *Switch) checkMinFree(i int, tx *link.Sender) error {
 // upstream and the least free space over its crosspoints as it counts them;
 // ok is false in the other credit modes.
 func (s *Switch) MinFree(i int) (granted, minFree int, ok bool) {
-	if s.P.Org != OQXP || !s.ins[i].minFree {
+	if s.P.Org != OQXP || s.ins[i].mode != credit.MinFree {
 		return 0, 0, false
 	}
 	g := &s.ins[i].grant
