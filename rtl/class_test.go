@@ -266,3 +266,32 @@ func TestSeedsGiveRandsStream(t *testing.T) {
 	}
 	require.True(t, differ, "another path, another stream")
 }
+
+// A parallel Sim gives each partition its share of every kind of
+// component, in contiguous blocks of tree order: a network declared as all
+// its routers (here hosts) and then every node's endpoints (outers) puts
+// half of each on each of two cores, and endpoint i on the core of host i.
+// Split by count, the first partition would hold every host.
+func TestPartitionsShareEveryKind(t *testing.T) {
+	const n = 8
+	sim := NewSim(Options{})
+	sim.SetParallel(2)
+	var hs []*host
+	var os []*outer
+	for i := 0; i < n; i++ {
+		hs = append(hs, newHost(sim.Top(), Idx("h", i)))
+	}
+	for i := 0; i < n; i++ {
+		o := &outer{}
+		o.Init(sim.Top(), Idx("o", i), o)
+		os = append(os, o)
+	}
+	require.NoError(t, sim.Build())
+	defer sim.Close()
+	for i := 0; i < n; i++ {
+		want := sim.parts[i*2/n]
+		require.Same(t, want, hs[i].part, "h(%d)", i)
+		require.Same(t, want, hs[i].leaf.part, "h(%d).leaf goes with its host", i)
+		require.Same(t, want, os[i].part, "o(%d)", i)
+	}
+}

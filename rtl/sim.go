@@ -109,7 +109,7 @@ func (p *partition) wakeAt(m *sched, c uint64, local bool) {
 		return
 	}
 	if local {
-		p.timers.push(timer{at: c, m: m})
+		p.addTimer(timer{at: c, m: m})
 		return
 	}
 	p.xtimers = append(p.xtimers, timer{at: c, m: m})
