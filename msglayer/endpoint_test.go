@@ -84,3 +84,72 @@ func TestUnexpectedThenPosted(t *testing.T) {
 	require.Less(t, log[0].Presented, log[0].At)
 	require.GreaterOrEqual(t, log[0].At, uint64(200_000+p.RecvDoneCycles))
 }
+
+// sendOne sends one message of bytes from node 0 to the far corner of a
+// 4×4×4 BG/L torus with the default (700 MHz, Table 1) parameters and
+// returns the sender's log, the number of its data packets that went
+// before the ack arrived, and the delivery.
+func sendOne(t *testing.T, p msglayer.Params, proto msglayer.Protocol, bytes uint32) ([]msglayer.SendEvent, int, msglayer.Delivery) {
+	t.Helper()
+	m := newMachine(t, []int{4, 4, 4}, &p, 1)
+	const dst = 42 // (2, 2, 2): 6 hops
+	m.eps[0].Record, m.eps[dst].Record = true, true
+	m.script(t, []op{
+		{at: 0, node: dst, recv: true, req: msglayer.SendReq{Dst: 0}},
+		{at: 0, node: 0, req: msglayer.SendReq{Dst: dst, Bytes: bytes, Proto: proto}},
+	})
+	m.drain(t, 1, 10_000_000)
+	log := m.eps[0].SendLog
+	var ack uint64
+	for _, ev := range log {
+		if ev.Incoming {
+			ack = ev.At
+		}
+	}
+	require.NotZero(t, ack, "no ack")
+	before := 0
+	for _, ev := range log {
+		if !ev.Incoming && ev.At <= ack {
+			before++
+		}
+	}
+	require.Len(t, m.eps[dst].Log, 1)
+	return log, before, m.eps[dst].Log[0]
+}
+
+// Rendezvous: the first packet alone, then, after its ack, the rest.
+func TestRendezvousWaitsForTheAck(t *testing.T) {
+	log, before, d := sendOne(t, msglayer.DefaultParams(), msglayer.Rendezvous, 2560)
+	require.Equal(t, 1, before)
+	require.Equal(t, uint16(0), log[0].Seq)
+	require.Equal(t, msglayer.Lead, log[0].Kind)
+	require.True(t, log[1].Incoming, "the ack comes before packet 1 goes")
+	require.Len(t, log, 11)
+	require.Equal(t, uint32(2560), d.Bytes)
+}
+
+// Mid-size: the first K packets carry the matching information and go
+// without waiting. With K smaller than the round trip the sender stops
+// after K until the ack; with K sized by LeadsFor it never stops, and the
+// message arrives sooner than by rendezvous.
+func TestMidsizeStopsOnlyWhenItsLeadsAreSpent(t *testing.T) {
+	p := msglayer.DefaultParams()
+	p.Leads = 2
+	log, before, short := sendOne(t, p, msglayer.Midsize, 2560)
+	require.Equal(t, 2, before, "K = 2: two packets, then the wait for the ack")
+	for i, ev := range log[:2] {
+		require.Equal(t, msglayer.Lead, ev.Kind, "packet %d", i)
+	}
+	require.True(t, log[2].Incoming)
+	require.Equal(t, msglayer.Data, log[3].Kind)
+
+	p.Leads = 8
+	_, before, long := sendOne(t, p, msglayer.Midsize, 2560)
+	require.Greater(t, before, 2, "K = 8 outlasts the round trip: the sender did not stop")
+	require.LessOrEqual(t, before, 8)
+	_, _, rdv := sendOne(t, p, msglayer.Rendezvous, 2560)
+	t.Logf("2560 B over 6 hops: rendezvous %d cycles, mid-size K=2 %d, K=8 %d (%d packets before the ack)",
+		rdv.Latency(), short.Latency(), long.Latency(), before)
+	require.Less(t, long.Latency(), short.Latency())
+	require.Less(t, short.Latency(), rdv.Latency())
+}
