@@ -40,8 +40,11 @@ func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet,
 		return nil, err
 	}
 	nodes := rt.net.Nodes()
-	prog, err := program.New(cfg.Traffic.Program, nodes, program.Options{
-		Sources: cfg.Traffic.Sources, Destinations: cfg.Traffic.Fanout, Seed: uint64(cfg.Seed)})
+	o := program.Options{Sources: cfg.Traffic.Sources, Destinations: cfg.Traffic.Fanout, Seed: uint64(cfg.Seed)}
+	if !rt.net.Routing.Graph() {
+		o.Net = rt.net.Routing
+	}
+	prog, err := program.New(cfg.Traffic.Program, nodes, o)
 	if err != nil {
 		key := "traffic.program"
 		switch {

@@ -70,12 +70,7 @@ func tapRouters(w io.Writer, links string, periodPS uint64, net *torus.Net) (*ib
 	if err := rtl.ValidateGlobs(links); err != nil {
 		return nil, fmt.Errorf("--pcap-links: %v", err)
 	}
-	var pats []string
-	for _, p := range strings.Split(links, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			pats = append(pats, p)
-		}
-	}
+	pats := rtl.SplitGlobs(links)
 	match := func(path string) bool {
 		for _, p := range pats {
 			if rtl.Glob(p, path) {
@@ -186,7 +181,7 @@ func buildNet(cfg config.Config, tm config.Timing, makeNet netlist) (routed, err
 		return routed{}, fmt.Errorf("packet.flit_bytes: %d-byte flits take %d cycles on the link; too long", cfg.Packet.FlitBytes, P)
 	}
 	tm.PacketCycles = uint64(flits) * P // what a packet holds a link here
-	if m := uint64(cfg.Run.MeasureCycles); m < tm.PacketCycles && cfg.Traffic.Pattern != config.PatternProgram {
+	if m := uint64(cfg.Run.MeasureCycles); m < tm.PacketCycles && cfg.Traffic.Pattern != config.PatternProgram && cfg.Traffic.Pattern != config.PatternBroadcast {
 		return routed{}, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
 	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
@@ -325,15 +320,41 @@ func routedResult(r *Result, cfg config.Config, net *torus.Net, flits int) {
 	}
 }
 
+// torusBroadcast is the program of a broadcast (traffic.pattern
+// broadcast) on a torus or mesh: node 0's message of traffic.message_bytes
+// to every node, in deposit-bit lines (traffic.multicast hardware: the
+// BG/L torus's broadcast, which needs router.routing bgl) or along a
+// binomial tree of point-to-point messages (software).
+func torusBroadcast(cfg config.Config) (string, error) {
+	if cfg.Traffic.Multicast == config.MulticastSoftware {
+		return "broadcast", nil
+	}
+	if cfg.Router.Routing != "bgl" {
+		return "", fmt.Errorf("router.routing: %s has no deposit bit, which a hardware broadcast on a %s sends along its lines; allowed: bgl (or traffic.multicast: software)", cfg.Router.Routing, cfg.Network.Topology)
+	}
+	if cfg.Router.Switching != "vct" {
+		return "", fmt.Errorf("router.switching: %s cannot deposit a packet at the nodes it passes (a router replicates whole packets); allowed with traffic.multicast hardware: vct", cfg.Router.Switching)
+	}
+	return "deposit-broadcast", nil
+}
+
 func init() {
 	for _, name := range []string{config.TopologyTorus, config.TopologyMesh} {
 		Register(Topology{
 			Name: name,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+				if cfg.Traffic.Pattern == config.PatternBroadcast {
+					kernel, err := torusBroadcast(cfg)
+					if err != nil {
+						return nil, err
+					}
+					cfg.Traffic.Program = kernel
+					cfg.Traffic.Multicast = config.MulticastHardware // the program's NICs, not the fat-tree's (refuseNIC)
+				}
 				if err := refuseNIC(cfg); err != nil {
 					return nil, err
 				}
-				if cfg.Traffic.Pattern == config.PatternProgram {
+				if cfg.Traffic.Pattern == config.PatternProgram || cfg.Traffic.Pattern == config.PatternBroadcast {
 					nl, err := torusNetlist(cfg)
 					if err != nil {
 						return nil, err

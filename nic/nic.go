@@ -145,6 +145,7 @@ func (s Shape) Latency0(sendOv, recvOv uint64, h int, d, sw uint64) uint64 {
 type message struct {
 	born     uint64 // latency origin: the packets' Born
 	at       uint64 // the NIC may start it from this cycle (birth or post)
+	mask     uint64 // the packets' Mask (a torus packet's hint bits)
 	dst      uint32
 	msg      uint32
 	op       packet.Op
@@ -153,10 +154,14 @@ type message struct {
 
 // Request is a message a host posts to its NIC (Sender.Post).
 type Request struct {
-	// Dst is a node (Op Unicast) or a collective tree address (Op
-	// Multicast, e.g. fattree.Tree.Addr).
+	// Dst is a node (Op Unicast), a collective tree address (Op
+	// Multicast, e.g. fattree.Tree.Addr) or the last node of a torus line
+	// (Op Deposit: every node on the way gets the message too).
 	Dst uint32
 	Op  packet.Op
+	// Mask goes into every packet's header: a Deposit's hint bit
+	// (packet.HintMinus).
+	Mask uint64
 	// Msg is the message id at this node: (this node, Msg) must not be in
 	// reassembly twice at one receiver, so a host that posts must not also
 	// use the Proc/Pat births (their ids count from 0).
@@ -305,7 +310,7 @@ func (s *Sender) Eval() {
 	if s.active && now >= s.ready && s.Tx.CanSend(now, 1) {
 		m := s.queue.Peek()
 		pk := packet.Packet{
-			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op,
+			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op, Mask: m.mask,
 			Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
 			Born: m.born, Sent: now, Measured: m.measured,
 		}
@@ -412,10 +417,10 @@ func (s *Sender) enqueue(m message) {
 // Eval), or between cycles from a testbench, which must then Wake the
 // Sender. Posts must come in non-decreasing At (the NIC is FIFO).
 func (s *Sender) Post(r Request) {
-	if r.Op != packet.Multicast {
+	if r.Op != packet.Multicast && r.Op != packet.Deposit {
 		r.Op = packet.Unicast
 	}
-	s.enqueue(message{born: r.Born, at: r.At, dst: r.Dst, msg: r.Msg, op: r.Op, measured: r.Measured})
+	s.enqueue(message{born: r.Born, at: r.At, dst: r.Dst, msg: r.Msg, op: r.Op, mask: r.Mask, measured: r.Measured})
 	s.Posted++
 	if s.Win.In(r.At) {
 		s.PostedInWindow++
@@ -568,6 +573,7 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 			r.Misrouted++
 			return
 		}
+	case packet.Deposit: // deposited here on its way along a torus line
 	default:
 		r.Misrouted++
 		return

@@ -19,9 +19,20 @@ const (
 	Reduce              // combined in the switches (combine units)
 	Barrier             // a reduction without payload
 	Broadcast           // a multicast from the root of a collective
+	// Deposit is the BlueGene/L torus's deposit bit (the BG/L MPI paper
+	// §2): a packet sent along one line of the torus (Dst differs from
+	// Src in one coordinate) is delivered at every node it passes, its
+	// direction the hint bit of that dimension (HintMinus).
+	Deposit
 )
 
-var opNames = [...]string{"unicast", "multicast", "reduce", "barrier", "broadcast"}
+var opNames = [...]string{"unicast", "multicast", "reduce", "barrier", "broadcast", "deposit"}
+
+// HintMinus is the hint bit of dimension d in a torus packet's Mask (bits
+// 0..2; the BG/L torus header's hint bits): set, a Deposit packet goes
+// the negative way along its line; clear, the positive way. The bits
+// above 7 are the message layer's (package msglayer).
+func HintMinus(d int) uint64 { return 1 << uint(d) }
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {
@@ -37,7 +48,7 @@ type Packet struct {
 	ID     uint64 // unique per run: source << 40 | sequence at the source
 	Src    uint32 // source node
 	Dst    uint32 // destination node (Unicast) or collective address
-	Mask   uint64 // Multicast in a single-switch experiment: the destination port set drawn by the source; 0 means look Dst up in the routing table
+	Mask   uint64 // Multicast in a single-switch experiment: the destination port set drawn by the source; 0 means look Dst up in the routing table. A torus packet: hint bits (HintMinus) and the message layer's header
 	Msg    uint32 // message id at the source
 	Bytes  uint32
 	Cycles uint32 // cycles the packet holds a link: ceil(Bytes / link bytes per cycle)

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/hwcoll/hwcoll/routing"
 )
 
 // Kernels are the programs shipped (traffic.program).
-var Kernels = []string{"ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall"}
+var Kernels = []string{"ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall", "broadcast", "deposit-broadcast"}
 
 // Options parameterize the kernels that need more than the node count.
 type Options struct {
@@ -15,6 +17,9 @@ type Options struct {
 	// and destinations per source (at most nodes−1).
 	Sources, Destinations int
 	Seed                  uint64 // multi-multicast's draw of sources and destinations
+	// Net is the torus or mesh the nodes are on, for the kernels that
+	// send along its lines (deposit-broadcast); nil: none.
+	Net *routing.Net
 }
 
 // New builds the named kernel on nodes nodes.
@@ -33,8 +38,20 @@ type Options struct {
 //     (reduce-scatter, then allgather).
 //   - alltoall: every node sends one message to every other, to node+k
 //     for k = 1, 2, …, then receives from node−k in the same order.
+//   - broadcast: node 0's message to every node along a binomial tree of
+//     point-to-point messages (Rank.Bcast): the software broadcast.
+//   - deposit-broadcast: node 0's message to every node of the torus or
+//     mesh Options.Net in lines of deposit-bit packets (Rank.DepositBcast):
+//     the hardware broadcast of the BG/L torus.
 func New(name string, nodes int, o Options) (*Program, error) {
 	switch name {
+	case "broadcast":
+		return Build(name, nodes, func(r *Rank) { r.Bcast(0) })
+	case "deposit-broadcast":
+		if o.Net == nil {
+			return nil, fmt.Errorf("%s needs a torus or mesh; allowed on network.topology torus | mesh", name)
+		}
+		return BuildOn(name, nodes, o.Net, func(r *Rank) { r.DepositBcast() })
 	case "ping-pong":
 		return Build(name, nodes, func(r *Rank) {
 			switch r.ID {

@@ -24,12 +24,21 @@
 //     src with tag, waiting for one if there is none; a message completes
 //     at the receiving NIC after the receive overhead o_r (nic.Receiver).
 //     Messages from one source with one tag are taken in completion order.
+//   - Deposit(d, minus, hops, tag): on a torus or mesh (Options.Net), one
+//     message sent with the deposit bit along dimension d, the negative
+//     way if minus, to the node hops away: every node it passes receives
+//     it too (Recv from this node with tag), as the last one does.
 //
 // A node's program ends with its last operation; the run's completion is
 // the last node's end.
 package program
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/routing"
+)
 
 // Kind is an operation.
 type Kind uint8
@@ -38,13 +47,17 @@ const (
 	Compute Kind = iota
 	Send
 	Recv
+	Deposit // a Send along a torus line that every node on the way receives
 )
 
 // Op is one operation of a node's program.
 type Op struct {
-	Kind   Kind
-	Peer   int32  // Send: the destination; Recv: the source
-	Tag    int32  // Send, Recv
+	Kind Kind
+	Hint uint8 // Deposit: the packets' hint bits (packet.HintMinus)
+	// Peer is Send's destination, Deposit's last node on the line, Recv's
+	// source.
+	Peer   int32
+	Tag    int32  // Send, Deposit, Recv
 	Cycles uint64 // Compute
 }
 
@@ -52,6 +65,7 @@ type Op struct {
 const (
 	barrierTag = -1 - iota
 	bcastTag
+	depositTag
 )
 
 // Program is every node's list of operations.
@@ -59,6 +73,30 @@ type Program struct {
 	Name  string
 	Nodes int
 	ops   [][]Op
+	net   *routing.Net // Deposit's network (BuildOn)
+}
+
+// EachDeposited calls f with every node that receives Deposit op of node
+// src, in the order the message passes them (the last one is op.Peer).
+func (p *Program) EachDeposited(src int, op Op, f func(dst int)) {
+	port := p.line(src, op)
+	for at := src; at != int(op.Peer); {
+		at, _ = p.net.Neighbor(at, port)
+		f(at)
+	}
+}
+
+// line is the port a Deposit op of node src goes out on.
+func (p *Program) line(src int, op Op) routing.Port {
+	for d := 0; d < p.net.N; d++ {
+		if p.net.Coord(src, d) != p.net.Coord(int(op.Peer), d) {
+			if op.Hint&uint8(packet.HintMinus(d)) != 0 {
+				return routing.Minus(d)
+			}
+			return routing.Plus(d)
+		}
+	}
+	return routing.Local
 }
 
 // Ops is node's operations.
@@ -69,7 +107,7 @@ func (p *Program) Messages() int {
 	n := 0
 	for _, ops := range p.ops {
 		for _, op := range ops {
-			if op.Kind == Send {
+			if op.Kind == Send || op.Kind == Deposit {
 				n++
 			}
 		}
@@ -82,6 +120,7 @@ type Rank struct {
 	ID, N int
 	ops   []Op
 	err   error
+	net   *routing.Net // the torus or mesh of Deposit (nil: none)
 }
 
 func (r *Rank) fail(format string, args ...any) {
@@ -111,6 +150,51 @@ func (r *Rank) send(dst, tag int) {
 		return
 	}
 	r.ops = append(r.ops, Op{Kind: Send, Peer: int32(dst), Tag: int32(tag)})
+}
+
+// Deposit sends one message with the deposit bit along dimension d of the
+// torus or mesh (BuildOn), the negative way if minus, to the node hops
+// away: every node it passes receives it as well (each takes it with
+// Recv(this node, tag)).
+func (r *Rank) Deposit(d int, minus bool, hops, tag int) {
+	if tag < 0 {
+		r.fail("tag %d; allowed: 0 and up", tag)
+	}
+	r.deposit(d, minus, hops, tag)
+}
+
+func (r *Rank) deposit(d int, minus bool, hops, tag int) {
+	n := r.net
+	switch {
+	case n == nil:
+		r.fail("deposits on a network without lines; allowed: a torus or mesh")
+		return
+	case d < 0 || d >= n.N:
+		r.fail("deposits along dimension %d; allowed: 0..%d", d, n.N-1)
+		return
+	case hops < 1 || hops >= n.K[d]:
+		r.fail("deposits %d hops along dimension %d; allowed: 1..%d", hops, d, n.K[d]-1)
+		return
+	}
+	port := routing.Plus(d)
+	var hint uint8
+	if minus {
+		port, hint = routing.Minus(d), uint8(packet.HintMinus(d))
+	}
+	at := r.ID
+	for range hops {
+		next, ok := n.Neighbor(at, port)
+		if !ok {
+			way := "positive"
+			if minus {
+				way = "negative"
+			}
+			r.fail("deposits %d hops along dimension %d the %s way, off the mesh's edge", hops, d, way)
+			return
+		}
+		at = next
+	}
+	r.ops = append(r.ops, Op{Kind: Deposit, Hint: hint, Peer: int32(at), Tag: int32(tag)})
 }
 
 // Recv waits for a message from node src with tag (≥ 0).
@@ -150,16 +234,68 @@ func (r *Rank) Bcast(root int) {
 	binomial(r, members, (r.ID-root+r.N)%r.N, bcastTag)
 }
 
+// DepositBcast broadcasts node 0's message to every node of the torus or
+// mesh (BuildOn) in lines of deposit-bit packets, re-sent at the corners
+// (the BG/L MPI paper §4: "broadcasts on contiguous 1, 2 and 3
+// dimensional meshes" with the deposit feature): node 0 sends along
+// dimension 0, then 1, …; a node whose last non-zero coordinate is j
+// receives along dimension j from the node with coordinate j zero, then
+// sends along each dimension above j. Along a ring of k nodes a sender
+// sends twice, k/2 hops the positive way and k−1−k/2 the negative way
+// (every node once, each at most half the ring away); along a mesh line,
+// from coordinate 0, once to the end.
+func (r *Rank) DepositBcast() {
+	n := r.net
+	if n == nil {
+		r.fail("deposits on a network without lines; allowed: a torus or mesh")
+		return
+	}
+	last := -1
+	for d := 0; d < n.N; d++ {
+		if n.Coord(r.ID, d) != 0 {
+			last = d
+		}
+	}
+	if last >= 0 {
+		stride := 1 // node numbers are mixed-radix, dimension 0 the fastest
+		for d := 0; d < last; d++ {
+			stride *= n.K[d]
+		}
+		from := r.ID - n.Coord(r.ID, last)*stride
+		r.recv(from, depositTag)
+	}
+	for d := last + 1; d < n.N; d++ {
+		k := n.K[d]
+		if !n.Torus {
+			r.deposit(d, false, k-1, depositTag)
+			continue
+		}
+		r.deposit(d, false, k/2, depositTag)
+		if m := k - 1 - k/2; m > 0 {
+			r.deposit(d, true, m, depositTag)
+		}
+	}
+}
+
 // Build records the program of body on nodes nodes. An operation out of
 // range, or a message that no Recv takes (or a Recv no message feeds), is
 // an error naming the node.
 func Build(name string, nodes int, body func(r *Rank)) (*Program, error) {
+	return BuildOn(name, nodes, nil, body)
+}
+
+// BuildOn is Build for the nodes of a torus or mesh net (nil: none), on
+// which the program may Deposit.
+func BuildOn(name string, nodes int, net *routing.Net, body func(r *Rank)) (*Program, error) {
 	if nodes < 2 {
 		return nil, fmt.Errorf("program %s: %d nodes; allowed: at least 2", name, nodes)
 	}
-	p := &Program{Name: name, Nodes: nodes, ops: make([][]Op, nodes)}
+	if net != nil && net.Nodes() != nodes {
+		return nil, fmt.Errorf("program %s: %d nodes on a network of %d", name, nodes, net.Nodes())
+	}
+	p := &Program{Name: name, Nodes: nodes, ops: make([][]Op, nodes), net: net}
 	for i := 0; i < nodes; i++ {
-		r := &Rank{ID: i, N: nodes}
+		r := &Rank{ID: i, N: nodes, net: net}
 		body(r)
 		if r.err != nil {
 			return nil, fmt.Errorf("program %s: %v", name, r.err)
@@ -179,6 +315,8 @@ func (p *Program) check() error {
 			switch op.Kind {
 			case Send:
 				count[key{int32(node), op.Peer, op.Tag}]++
+			case Deposit:
+				p.EachDeposited(node, op, func(dst int) { count[key{int32(node), int32(dst), op.Tag}]++ })
 			case Recv:
 				count[key{op.Peer, int32(node), op.Tag}]--
 			}

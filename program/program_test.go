@@ -3,6 +3,7 @@ package program
 import (
 	"testing"
 
+	"github.com/hwcoll/hwcoll/routing"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
@@ -14,6 +15,12 @@ import (
 // (source, tag), and each node's vector clock at its end (clock[i][j]:
 // how many of node j's operations happened before node i's end).
 func execute(p *Program) (bool, []map[[2]int32]int, [][]int) {
+	return executeOn(p, nil)
+}
+
+// executeOn is execute where a Deposit op of node n delivers to the nodes
+// line(n, op) names.
+func executeOn(p *Program, line func(n int, op Op) []int) (bool, []map[[2]int32]int, [][]int) {
 	type msg struct {
 		src, tag int32
 		clock    []int
@@ -52,6 +59,11 @@ func execute(p *Program) (bool, []map[[2]int32]int, [][]int) {
 				case Send:
 					clock[n][n]++
 					box[op.Peer] = append(box[op.Peer], msg{int32(n), op.Tag, append([]int(nil), clock[n]...)})
+				case Deposit:
+					clock[n][n]++
+					for _, d := range line(n, op) {
+						box[d] = append(box[d], msg{int32(n), op.Tag, append([]int(nil), clock[n]...)})
+					}
 				default:
 					clock[n][n]++
 				}
@@ -73,7 +85,7 @@ func execute(p *Program) (bool, []map[[2]int32]int, [][]int) {
 func TestKernelsEnd(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(2, 70).Draw(t, "nodes")
-		name := rapid.SampledFrom(Kernels).Draw(t, "kernel")
+		name := rapid.SampledFrom(Kernels[:len(Kernels)-1]).Draw(t, "kernel") // deposit-broadcast: TestDepositBcast
 		o := Options{Sources: rapid.IntRange(0, n).Draw(t, "sources"), Destinations: rapid.IntRange(1, n-1).Draw(t, "dests"),
 			Seed: rapid.Uint64().Draw(t, "seed")}
 		p, err := New(name, n, o)
@@ -81,7 +93,7 @@ func TestKernelsEnd(t *testing.T) {
 		ok, _, _ := execute(p)
 		require.True(t, ok, "%s on %d nodes does not end", name, n)
 		want := map[string]int{"ping-pong": 2, "one-to-all": n - 1, "all-to-one": n - 1, "ring-allreduce": 2 * n * (n - 1),
-			"alltoall": n * (n - 1)}
+			"alltoall": n * (n - 1), "broadcast": n - 1}
 		if name == "multi-multicast" {
 			s := o.Sources
 			if s == 0 {
@@ -152,9 +164,78 @@ func TestBuildErrors(t *testing.T) {
 	_, err = Build("x", 4, func(r *Rank) { r.Send(1, -2) })
 	require.ErrorContains(t, err, "tag -2; allowed: 0 and up")
 	_, err = New("scatter", 4, Options{})
-	require.EqualError(t, err, `"scatter" is not a program; allowed: ping-pong | one-to-all | all-to-one | multi-multicast | ring-allreduce | alltoall`)
+	require.EqualError(t, err, `"scatter" is not a program; allowed: ping-pong | one-to-all | all-to-one | multi-multicast | ring-allreduce | alltoall | broadcast | deposit-broadcast`)
+	_, err = New("deposit-broadcast", 4, Options{})
+	require.EqualError(t, err, "deposit-broadcast needs a torus or mesh; allowed on network.topology torus | mesh")
+	mesh, err := routing.NewNet([]int{4}, false, routing.Bubble, 1)
+	require.NoError(t, err)
+	_, err = BuildOn("x", 4, mesh, func(r *Rank) {
+		if r.ID == 1 {
+			r.Deposit(0, true, 2, 0)
+		}
+	})
+	require.EqualError(t, err, "program x: node 1: deposits 2 hops along dimension 0 the negative way, off the mesh's edge")
+	_, err = Build("x", 4, func(r *Rank) { r.Deposit(0, false, 1, 0) })
+	require.EqualError(t, err, "program x: node 0: deposits on a network without lines; allowed: a torus or mesh")
 	_, err = New("multi-multicast", 4, Options{Destinations: 4})
 	require.EqualError(t, err, "4 destinations on 4 nodes; allowed 1..3")
 	_, err = New("one-to-all", 1, Options{})
 	require.EqualError(t, err, "program one-to-all: 1 nodes; allowed: at least 2")
+}
+
+// DepositBcast on random tori and meshes of 1 to 3 dimensions: every node
+// but the root receives the broadcast exactly once, from a node on one of
+// its lines, and every program ends. The lines are walked here by
+// coordinate arithmetic, independently of Program.EachDeposited, which
+// Build's matching of sends and receives relies on.
+func TestDepositBcast(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		dims := rapid.SliceOfN(rapid.IntRange(2, 7), 1, 3).Draw(t, "dims")
+		torus := rapid.Bool().Draw(t, "torus")
+		n, err := routing.NewNet(dims, torus, routing.Bubble, 4)
+		require.NoError(t, err)
+		nodes := n.Nodes()
+		p, err := New("deposit-broadcast", nodes, Options{Net: n})
+		require.NoError(t, err)
+		coord := func(i int) []int {
+			c := make([]int, len(dims))
+			for d, k := range dims {
+				c[d], i = i%k, i/k
+			}
+			return c
+		}
+		index := func(c []int) int {
+			i := 0
+			for d := len(dims) - 1; d >= 0; d-- {
+				i = i*dims[d] + c[d]
+			}
+			return i
+		}
+		line := func(src int, op Op) []int {
+			a, b := coord(src), coord(int(op.Peer))
+			d := 0
+			for a[d] == b[d] {
+				d++
+			}
+			step := 1
+			if op.Hint&(1<<uint(d)) != 0 {
+				step = -1
+			}
+			var out []int
+			for a[d] != b[d] {
+				a[d] = (a[d] + step + dims[d]) % dims[d]
+				out = append(out, index(a))
+			}
+			return out
+		}
+		ok, got, _ := executeOn(p, line)
+		require.True(t, ok, "deposit-broadcast on %v (torus %v) does not end", dims, torus)
+		for i := 0; i < nodes; i++ {
+			want := 1
+			if i == 0 {
+				want = 0
+			}
+			require.Equal(t, want, sumTag(got[i], depositTag), "node %d of %v (torus %v) received the broadcast", i, dims, torus)
+		}
+	})
 }

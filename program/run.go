@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hwcoll/hwcoll/nic"
+	"github.com/hwcoll/hwcoll/packet"
 )
 
 // Runner runs a program on the nodes' NICs: one Host per node (Attach).
@@ -103,8 +104,12 @@ func (h *host) run(s *nic.Sender, t uint64) {
 			h.pc++
 			s.WakeHost(t + op.Cycles)
 			return
-		case Send:
-			s.Post(nic.Request{Dst: uint32(op.Peer), Msg: uint32(h.pc), Born: t, At: t, Measured: true})
+		case Send, Deposit:
+			r := nic.Request{Dst: uint32(op.Peer), Msg: uint32(h.pc), Born: t, At: t, Measured: true}
+			if op.Kind == Deposit {
+				r.Op, r.Mask = packet.Deposit, uint64(op.Hint)
+			}
+			s.Post(r)
 			h.pc++
 			if s.Overhead > 0 {
 				s.WakeHost(t + s.Overhead) // the host is busy with the send overhead

@@ -129,6 +129,18 @@ func (r *Router) allocateVCs(now uint64) {
 	}
 }
 
+// request is what the routing function sees of packet p at node, in
+// input VC (q, w).
+func request(node, q, w int, p *packet.Packet) routing.Request {
+	return routing.Request{Node: node, Dst: int(p.Dst), In: routing.Port(q), InVC: w, SL: p.SL, Hop: p.Hops,
+		Path: p.Mask, Deposit: p.Op == packet.Deposit}
+}
+
+// replicated: packets of op go to every port their routing choices name
+// (multicast): a multicast by forwarding table, or a deposit-bit packet
+// to the next router on its line and the node here.
+func replicated(op packet.Op) bool { return op == packet.Multicast || op == packet.Deposit }
+
 // allocate picks, among the output VCs the routing function allows, a free
 // one that can take the packet (switching mode, bubble rule) with the most
 // credits; ties go by the router's random stream.
@@ -138,10 +150,10 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		ch = ch.Add(routing.Local, 1)
 	} else {
 		if pr.route == 0 {
-			pr.route = r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: dst, In: routing.Port(q), InVC: w, SL: pr.p.SL, Hop: pr.p.Hops, Path: pr.p.Mask})
+			pr.route = r.p.Route(r.p.Net, request(r.Node, q, w, &pr.p))
 		}
 		ch = pr.route
-		if r.flt != nil && now >= r.flt.from && pr.p.Op != packet.Multicast {
+		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
 			ch = r.aroundFaults(now, dst, v, ch)
 		}
 	}
@@ -150,7 +162,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		// packet it strands (Err), which then waits where it is.
 		r.unrouted = &unrouted{at: now, in: q, p: pr.p}
 	}
-	if pr.p.Op == packet.Multicast {
+	if replicated(pr.p.Op) {
 		v.watch = ^uint8(0)
 		r.multicast(now, q, w, v, pr, ch)
 		return

@@ -6,7 +6,9 @@ import (
 	"github.com/hwcoll/hwcoll/routing"
 )
 
-// multicast sends a multicast packet (packet.Multicast) of input VC (q, w)
+// multicast sends a multicast packet (packet.Multicast, or a deposit-bit
+// packet.Deposit: the next router on its line and the node here) of input
+// VC (q, w)
 // to every port its routing choices name at once: the switch replicates
 // it, as an InfiniBand switch does by its multicast forwarding table (the
 // IBA-multicast paper §3.3.2). Every copy is one whole run that starts in
@@ -66,7 +68,17 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 			}
 			c := ^uint32(0)
 			if o != 0 {
-				if c = ov.creditFor(now, r.P, F); c < F {
+				// A deposit packet entering a bubble ring needs room for
+				// two packets in hand, as a unicast one does (need).
+				if nd := r.need(q, w, o, u, F); nd > F {
+					ov.settle(now, r.P)
+					if ov.credits < nd {
+						if t, ok := ov.creditsAt(nd, r.P); ok {
+							retry = min(retry, t)
+						}
+						continue
+					}
+				} else if c = ov.creditFor(now, r.P, F); c < F {
 					if t, ok := ov.creditsAt(F, r.P); ok {
 						retry = min(retry, t)
 					}

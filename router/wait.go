@@ -61,7 +61,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 				if int(pr.p.Dst) == r.Node {
 					break
 				}
-				ch := r.p.Route(r.p.Net, routing.Request{Node: r.Node, Dst: int(pr.p.Dst), In: routing.Port(q), InVC: w, SL: pr.p.SL, Hop: pr.p.Hops, Path: pr.p.Mask})
+				ch := r.p.Route(r.p.Net, request(r.Node, q, w, &pr.p))
 				for ports := ch.Ports(); ports != 0; ports &= ports - 1 {
 					o := bits.TrailingZeros8(ports)
 					for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {

@@ -18,6 +18,10 @@ type Request struct {
 	// that read the route from the header rather than compute it.
 	Hop  uint8
 	Path uint64
+	// Deposit marks a deposit-bit packet (packet.Deposit): it goes along
+	// its line in the direction of its hint bit (Path bit d set: the
+	// negative way along dimension d), delivered at every node it passes.
+	Deposit bool
 }
 
 // Func is a routing function: the ports and virtual channels the packet
@@ -350,7 +354,40 @@ func BGL(n *Net, r Request) Choices {
 	if r.Node == r.Dst {
 		return eject
 	}
+	if r.Deposit {
+		return n.deposit(r, 1<<2)
+	}
 	return n.minimal(r.Node, r.Dst, 0b11) | n.escape(r.Node, r.Dst, 2)
+}
+
+// deposit routes a deposit-bit packet (the BG/L MPI paper §2, "depositing
+// packets along a route"): along the one dimension in which the node and
+// the destination differ, the way the packet's hint bit says, on the
+// escape VCs vcs (deterministic, so it keeps to its line), and a copy to
+// the node here unless it was injected here. Destinations off the line
+// are not routable (no Choices): a deposit packet never turns.
+func (n *Net) deposit(r Request, vcs uint8) Choices {
+	d := -1
+	for i := 0; i < n.N; i++ {
+		if n.Coord(r.Node, i) != n.Coord(r.Dst, i) {
+			if d >= 0 {
+				return 0
+			}
+			d = i
+		}
+	}
+	p := Plus(d)
+	if r.Path&(1<<uint(d)) != 0 {
+		p = Minus(d)
+	}
+	if _, ok := n.Neighbor(r.Node, p); !ok {
+		return 0 // a mesh's edge: the hint points off the line
+	}
+	c := Choices(0).Add(p, vcs)
+	if r.In != Local {
+		c = c.Add(Local, 1)
+	}
+	return c
 }
 
 func checkBGL(n *Net) error {

@@ -43,8 +43,9 @@ func (s *Sim) NewTraceWriter(out interface{ Write([]byte) (int, error) }) (*vcd.
 	return vcd.NewWriter(out, vcd.Options{Timescale: ts, Version: "hwcoll"})
 }
 
-// Trace records every signal selected by globs (comma-separated; '*' matches
-// any run of characters including '.', '?' one character; a pattern that
+// Trace records every signal selected by globs (comma-separated, SplitGlobs;
+// '*' matches any run of characters including '.', '?' one character;
+// indices by coordinates, r(3,4,5) for r(3)(4)(5); a pattern that
 // matches a module selects everything under it; empty selects everything)
 // into w, starting now. Call it after Build and before the first cycle.
 func (s *Sim) Trace(w *vcd.Writer, globs string) error {
@@ -217,13 +218,38 @@ func (t *tracer) dump(s *Sim) {
 	}
 }
 
-func splitGlobs(g string) []string {
+func splitGlobs(g string) []string { return SplitGlobs(g) }
+
+// SplitGlobs splits a comma-separated list of patterns. A comma inside
+// parentheses is not a separator: it separates the indices of one
+// element, so r(3,4,5) is r(3)(4)(5), the name Idx gives a router at
+// coordinates (3, 4, 5), and r(*,0,0) picks a line of them.
+func SplitGlobs(g string) []string {
 	var out []string
-	for _, p := range strings.Split(g, ",") {
+	add := func(p string) {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)
 		}
 	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(g); i++ {
+		switch c := g[i]; {
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case c == ',' && depth == 0:
+			add(b.String())
+			b.Reset()
+			continue
+		case c == ',':
+			b.WriteString(")(")
+			continue
+		}
+		b.WriteByte(g[i])
+	}
+	add(b.String())
 	return out
 }
 

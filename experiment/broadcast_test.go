@@ -1,0 +1,120 @@
+package experiment_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/hwcoll/hwcoll/experiment"
+)
+
+// broadcastRun builds and runs a broadcast (traffic.pattern broadcast) on
+// a torus or mesh of bgl routers.
+func broadcastRun(t require.TestingT, sets ...string) (experiment.Result, *experiment.ProgramNet) {
+	cfg := configWith(t, append([]string{"traffic.pattern=broadcast", "router.routing=bgl", "router.escape=bubble",
+		"router.switching=vct", "router.vcs=4", "router.vc_buffer_flits=16", "run.max_cycles=10000000"}, sets...)...)
+	topo, err := experiment.TopologyOf(cfg)
+	require.NoError(t, err)
+	built, err := topo.Build(cfg, cfg.Timing())
+	require.NoError(t, err)
+	n := built.(*experiment.ProgramNet)
+	r := n.Run()
+	require.Empty(t, r.Error)
+	require.True(t, r.Drained)
+	return r, n
+}
+
+// A broadcast on a random torus or mesh of 1 to 3 dimensions, in
+// deposit-bit lines (hardware) or a binomial tree (software): every node
+// but the root completes the message exactly once, whole, and no NIC sees
+// a packet twice or one not meant for it; the deposit lines inject fewer
+// packets than the tree's point-to-point messages whenever a line has more
+// than two nodes to reach.
+func TestTorusBroadcastReachesEveryNodeOnce(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		dims := rapid.SliceOfN(rapid.IntRange(2, 5), 1, 3).Draw(t, "dims")
+		topo := rapid.SampledFrom([]string{"torus", "mesh"}).Draw(t, "topology")
+		bytes := rapid.IntRange(1, 1200).Draw(t, "bytes")
+		shape := fmt.Sprint(dims[0])
+		for _, k := range dims[1:] {
+			shape += fmt.Sprint(",", k)
+		}
+		sets := []string{"network.topology=" + topo, "network.dims=" + shape, fmt.Sprint("traffic.message_bytes=", bytes)}
+		if topo == "mesh" {
+			sets = append(sets, "router.escape=none")
+		}
+		pkts := uint64((bytes + 255) / 256)
+		var injected [2]uint64
+		for i, mode := range []string{"hardware", "software"} {
+			r, n := broadcastRun(t, append(sets, "traffic.multicast="+mode)...)
+			nodes := len(n.Receivers)
+			for node, rx := range n.Receivers {
+				want := uint64(1)
+				if node == 0 {
+					want = 0
+				}
+				require.Equal(t, want, rx.Completed, "%s broadcast on %s %v: node %d", mode, topo, dims, node)
+				require.NoError(t, rx.Err())
+			}
+			require.Equal(t, uint64(nodes-1)*pkts, r.PacketsDelivered, "%s broadcast on %s %v", mode, topo, dims)
+			injected[i] = r.PacketsInjected
+		}
+		require.LessOrEqual(t, injected[0], injected[1])
+		if maxK(dims) > 3 || topo == "mesh" && maxK(dims) > 2 {
+			require.Less(t, injected[0], injected[1], "deposit lines on %s %v inject no fewer packets than the tree", topo, dims)
+		}
+	})
+}
+
+func maxK(dims []int) int {
+	m := 0
+	for _, k := range dims {
+		m = max(m, k)
+	}
+	return m
+}
+
+// At zero contention a deposit-bit packet reaches each node of its line
+// when a unicast to that node would arrive (the router hands the node its
+// copy in the cycle the packet goes on), so a line broadcast completes as
+// the root's messages to the line's far ends: on a mesh one message to
+// the last node; on a ring one to k/2 hops the positive way, then one to
+// k−1−k/2 hops the negative way, leaving o_s + t_nic_send after the first
+// (each message: o_s, t_nic_send, the wire, t_nic_recv, o_r).
+func TestDepositLineZeroContention(t *testing.T) {
+	for _, c := range []struct {
+		topo string
+		k    int
+	}{{"mesh", 2}, {"mesh", 7}, {"torus", 2}, {"torus", 3}, {"torus", 8}, {"torus", 9}} {
+		t.Run(fmt.Sprint(c.topo, c.k), func(t *testing.T) {
+			for _, bytes := range []int{4, 256} {
+				sets := []string{"network.topology=" + c.topo, fmt.Sprint("network.dims=", c.k), fmt.Sprint("traffic.message_bytes=", bytes)}
+				if c.topo == "mesh" {
+					sets = append(sets, "router.escape=none")
+				}
+				r, n := broadcastRun(t, append(sets, "traffic.multicast=hardware")...)
+				tm := n.Timing
+				P := tm.PacketCycles / uint64(r.PacketFlits)
+				flits := (bytes + 31) / 32
+				os, or := tm.SendOverheadCycles, tm.RecvOverheadCycles
+				ts, tr := tm.Cycles(n.Cfg.NIC.SendPacketNS), tm.Cycles(n.Cfg.NIC.RecvPacketNS)
+				L, D := max(tm.LinkDelayCycles, 1), max(tm.SwitchDelayCycles, 1)
+				msg := func(leave uint64, hops int) uint64 {
+					return leave + wireCycles(hops+1, 1, flits, L, D, P) + tr + or // hops+1 routers
+				}
+				var want uint64
+				if c.topo == "mesh" {
+					want = msg(os+ts, c.k-1)
+				} else {
+					want = msg(os+ts, c.k/2)
+					if m := c.k - 1 - c.k/2; m > 0 {
+						want = max(want, msg(2*(os+ts), m))
+					}
+				}
+				require.Equal(t, want, r.CompletionCycles, "%d bytes", bytes)
+			}
+		})
+	}
+}
