@@ -220,6 +220,7 @@ type Endpoint struct {
 	pkts     uint64        // packets prepared (packet ids)
 	recvs    uint32        // receives posted (ids)
 	open     int           // reassembly records in use
+	cur      Delivery      // the one OnDeliver sees
 }
 
 // New makes node's endpoint under parent, its sender with credits for the
@@ -393,14 +394,15 @@ func (e *Endpoint) Eval() {
 // flush hands the host the messages whose recvdone has ended.
 func (e *Endpoint) flush(now uint64) {
 	for e.outq.Len() > 0 && e.outq.Peek().At <= now {
-		d := e.outq.Pop()
+		e.cur = e.outq.Pop() // in the record: a local would escape to the callback
+		d := &e.cur
 		e.Delivered++
 		e.Latency.Add(d.Latency())
 		if e.Record {
-			e.Log = append(e.Log, d)
+			e.Log = append(e.Log, *d)
 		}
 		if e.OnDeliver != nil {
-			e.OnDeliver(&d)
+			e.OnDeliver(d)
 		}
 	}
 }
