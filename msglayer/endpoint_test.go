@@ -153,3 +153,26 @@ func TestMidsizeStopsOnlyWhenItsLeadsAreSpent(t *testing.T) {
 	require.Less(t, long.Latency(), short.Latency())
 	require.Less(t, short.Latency(), rdv.Latency())
 }
+
+// With Params.HighPriorityLead packet 0 of every message, and only it,
+// goes with SL = 1 (the high-priority VC once routing maps it there).
+func TestHighPriorityLead(t *testing.T) {
+	for _, hp := range []bool{false, true} {
+		p := msglayer.DefaultParams()
+		p.HighPriorityLead = hp
+		log, _, _ := sendOne(t, p, msglayer.Midsize, 2000)
+		n := 0
+		for _, ev := range log {
+			if ev.Incoming {
+				continue
+			}
+			n++
+			want := uint8(0)
+			if hp && ev.Seq == 0 {
+				want = 1
+			}
+			require.Equal(t, want, ev.SL, "high priority %v, packet %d", hp, ev.Seq)
+		}
+		require.Equal(t, 8, n)
+	}
+}

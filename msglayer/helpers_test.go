@@ -1,8 +1,6 @@
 package msglayer_test
 
 import (
-	"testing"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/msglayer"
@@ -41,7 +39,16 @@ func bglParams(dims []int, p *msglayer.Params, linkDelay, routerDelay uint64) to
 
 func newMachine(t tb, dims []int, p *msglayer.Params, seed uint64) *machine {
 	t.Helper()
+	return newMachineEval(t, dims, p, seed, false)
+}
+
+// newMachineEval is newMachine, with every component evaluated every cycle
+// and no cycle skipped when always is set (to check the sleep claims).
+func newMachineEval(t tb, dims []int, p *msglayer.Params, seed uint64, always bool) *machine {
+	t.Helper()
 	sim := rtl.NewSim(rtl.Options{Seed: seed})
+	sim.SetAlwaysEval(always)
+	sim.SetSkipping(!always)
 	net, err := torus.New(sim.Top(), "net", bglParams(dims, p, 2, 2))
 	require.NoError(t, err)
 	m := &machine{sim: sim, net: net}
@@ -148,5 +155,3 @@ func (m *machine) drain(t tb, n uint64, limit uint64) {
 		require.NoError(t, e.Err())
 	}
 }
-
-var _ = testing.Short

@@ -97,7 +97,8 @@ type SendEvent struct {
 	Msg      uint32
 	Seq      uint16
 	Kind     Kind
-	Incoming bool // an ack that came in
+	SL       uint8 // the packet's service level (1: the high-priority VC)
+	Incoming bool  // an ack that came in
 }
 
 // Counters are what a run reports of an endpoint.
@@ -419,7 +420,7 @@ func (e *Endpoint) inject(now uint64) {
 	e.PacketsSent++
 	if e.Record {
 		h := Decode(e.slot.Mask)
-		e.SendLog = append(e.SendLog, SendEvent{At: now, Peer: e.slot.Dst, Msg: e.slot.Msg, Seq: e.slot.Seq, Kind: h.Kind})
+		e.SendLog = append(e.SendLog, SendEvent{At: now, Peer: e.slot.Dst, Msg: e.slot.Msg, Seq: e.slot.Seq, Kind: h.Kind, SL: e.slot.SL})
 	}
 }
 

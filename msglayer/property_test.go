@@ -92,14 +92,36 @@ type sent struct {
 	proto msglayer.Protocol
 }
 
-func checkWorkload(t tb, w workload) {
+// run runs w and returns the machine and the ids Send and Recv returned.
+func run(t tb, w workload, always bool) (*machine, []uint32) {
 	t.Helper()
-	m := newMachine(t, w.dims, &w.p, w.seed)
+	m := newMachineEval(t, w.dims, &w.p, w.seed, always)
 	for _, e := range m.eps {
 		e.Record = true
 	}
 	ids := m.script(t, w.ops)
 	m.drain(t, uint64(w.msgs), 5_000_000)
+	return m, ids
+}
+
+// TestPropertyActivity: the endpoint's sleep claims are exact. Evaluating
+// every component every cycle, and never skipping idle cycles, gives the
+// same deliveries at the same cycles and the same send logs.
+func TestPropertyActivity(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		w := drawWorkload(rt)
+		lazy, _ := run(rt, w, false)
+		eager, _ := run(rt, w, true)
+		for i := range lazy.eps {
+			require.Equal(rt, eager.eps[i].Log, lazy.eps[i].Log, "node %d: deliveries differ when always evaluated", i)
+			require.Equal(rt, eager.eps[i].SendLog, lazy.eps[i].SendLog, "node %d: send logs differ when always evaluated", i)
+		}
+	})
+}
+
+func checkWorkload(t tb, w workload) {
+	t.Helper()
+	m, ids := run(t, w, false)
 
 	// The functional model: per (dst, src, tag), messages in send order
 	// and receives in posting order pair up.
