@@ -42,9 +42,17 @@ func newMachine(t tb, dims []int, p *msglayer.Params, seed uint64) *machine {
 	return newMachineEval(t, dims, p, seed, false)
 }
 
-// newMachineEval is newMachine, with every component evaluated every cycle
-// and no cycle skipped when always is set (to check the sleep claims).
+// newMachineEval is newMachine, with every component evaluated every cycle,
+// no cycle skipped and injected packets delivered as they arrive when
+// always is set (to check the sleep claims); else injection is deferred
+// (torus.Net.DeferInjection), as in an untraced run.
 func newMachineEval(t tb, dims []int, p *msglayer.Params, seed uint64, always bool) *machine {
+	t.Helper()
+	return newMachineWorkers(t, dims, p, seed, always, 1)
+}
+
+// newMachineWorkers is newMachineEval on workers goroutines.
+func newMachineWorkers(t tb, dims []int, p *msglayer.Params, seed uint64, always bool, workers int) *machine {
 	t.Helper()
 	sim := rtl.NewSim(rtl.Options{Seed: seed})
 	sim.SetAlwaysEval(always)
@@ -57,6 +65,13 @@ func newMachineEval(t tb, dims []int, p *msglayer.Params, seed uint64, always bo
 		require.NoError(t, err)
 		net.ConnectNode(i, &e.Tx, &e.Rx)
 		m.eps = append(m.eps, e)
+	}
+	if !always {
+		net.DeferInjection() // as an untraced run does; the same timing
+	}
+	if workers > 1 {
+		sim.SetParallel(workers)
+		sim.SetParallelThreshold(1)
 	}
 	require.NoError(t, sim.Build())
 	return m
