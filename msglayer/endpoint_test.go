@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/msglayer"
+	"github.com/hwcoll/hwcoll/stats"
 )
 
 // One message of each protocol between two nodes of a 4×4 torus with the
@@ -32,6 +33,8 @@ func TestEachProtocolDelivers(t *testing.T) {
 			for _, e := range m.eps {
 				e.Record = true
 			}
+			var lat stats.Latency
+			m.eps[5].Lat = &lat
 			m.script(t, []op{
 				{at: 0, node: 5, recv: true, req: msglayer.SendReq{Dst: 0, Tag: 7}},
 				{at: 10, node: 0, req: msglayer.SendReq{Dst: 5, Tag: 7, Bytes: c.bytes, Proto: c.proto}},
@@ -51,6 +54,10 @@ func TestEachProtocolDelivers(t *testing.T) {
 			// packet, recvnew and recvdone at least
 			floor := p.PostCycles + n*p.PacketCycles + p.DispatchCycles + p.MatchCycles + p.RecvDoneCycles
 			require.GreaterOrEqual(t, d.Latency(), floor)
+			require.Equal(t, uint64(1), lat.N())
+			require.Equal(t, d.Latency(), lat.Max())
+			require.Equal(t, d.Latency(), m.eps[5].LatencySum)
+			require.Equal(t, d.Latency(), m.eps[5].LatencyMax)
 			require.Equal(t, uint64(1), m.eps[0].Sent)
 			if c.proto == msglayer.Single {
 				require.Equal(t, uint64(1), m.eps[5].FastPath)

@@ -102,7 +102,7 @@ func (m *machine) packets() uint64 {
 	return n
 }
 
-// total sums every endpoint's counters (Latency left out).
+// total sums every endpoint's counters.
 func (m *machine) total() msglayer.Counters {
 	var c msglayer.Counters
 	for _, e := range m.eps {
@@ -121,6 +121,8 @@ func (m *machine) total() msglayer.Counters {
 		c.FastPath += x.FastPath
 		c.Errors += x.Errors
 		c.MaxOpen = max(c.MaxOpen, x.MaxOpen)
+		c.LatencySum += x.LatencySum
+		c.LatencyMax = max(c.LatencyMax, x.LatencyMax)
 	}
 	return c
 }

@@ -121,8 +121,10 @@ type Counters struct {
 	// message's end): none on a reliable network.
 	Errors  uint64
 	MaxOpen int // reassembly records in use at once
-	// Latency is per message: the sender's post → delivery to the host.
-	Latency stats.Latency
+	// LatencySum and LatencyMax are over the messages delivered: the
+	// sender's post → delivery to the host (the mean is LatencySum /
+	// Delivered). The distribution is Endpoint.Lat's.
+	LatencySum, LatencyMax uint64
 }
 
 // conn is a virtual connection: the state kept per peer talked to (the BG/L
@@ -196,6 +198,12 @@ type Endpoint struct {
 	Record  bool
 	Log     []Delivery
 	SendLog []SendEvent
+	// Lat, when set, collects the latency of every message delivered (nil:
+	// only the sum and the maximum, in Counters): a distribution spans
+	// the latencies seen, up to a megabyte, too much to keep per node of
+	// a large machine by default. Endpoints evaluated in parallel must not
+	// share one.
+	Lat *stats.Latency
 	Counters
 
 	conns  []conn // sorted by peer
@@ -398,7 +406,12 @@ func (e *Endpoint) flush(now uint64) {
 		e.cur = e.outq.Pop() // in the record: a local would escape to the callback
 		d := &e.cur
 		e.Delivered++
-		e.Latency.Add(d.Latency())
+		l := d.Latency()
+		e.LatencySum += l
+		e.LatencyMax = max(e.LatencyMax, l)
+		if e.Lat != nil {
+			e.Lat.Add(l)
+		}
 		if e.Record {
 			e.Log = append(e.Log, *d)
 		}
