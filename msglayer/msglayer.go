@@ -230,7 +230,26 @@ type Endpoint struct {
 	recvs    uint32        // receives posted (ids)
 	open     int           // reassembly records in use
 	cur      Delivery      // the one OnDeliver sees
+
+	// The waveform's view of the processor and the queues: the job
+	// running (a Job), packets waiting for dispatch, messages in
+	// reassembly.
+	jobP  rtl.Probe[uint8]
+	rxqP  rtl.Probe[uint16]
+	openP rtl.Probe[uint16]
 }
+
+// Job is what the message layer's processor is doing (the probe job).
+type Job uint8
+
+const (
+	JobIdle     Job = iota
+	JobPost         // postsend, without its first packet
+	JobPacket       // msgsend_adv: a data packet into the injection FIFO (senddone after the last)
+	JobAck          // msgsend_adv of an ack
+	JobDispatch     // dispatch of a packet received (recvnew for what it lets present)
+	JobRecvDone     // recvdone: a message to the host
+)
 
 // New makes node's endpoint under parent, its sender with credits for the
 // router's injection FIFO of inject packets.
@@ -242,6 +261,9 @@ func New(parent *rtl.Module, name string, node uint32, p *Params, inject uint16)
 	e.Init(parent, name, e)
 	link.InitSender(&e.Tx, &e.Module, "tx", credit.PerLink, 1, inject)
 	link.InitReceiver(&e.Rx, &e.Module, "rx")
+	e.jobP.Init(&e.Module, "job", rtl.Width(3))
+	e.rxqP.Init(&e.Module, "rxq")
+	e.openP.Init(&e.Module, "open")
 	return e, nil
 }
 
@@ -373,6 +395,11 @@ func (e *Endpoint) Eval() {
 		}
 	}
 	e.inEval = false
+	if e.cpu <= now {
+		e.jobP.Set(uint8(JobIdle))
+	}
+	e.rxqP.Set(uint16(min(e.rxq.Len(), 1<<16-1)))
+	e.openP.Set(uint16(min(e.open, 1<<16-1)))
 
 	wake := never
 	if e.cpu > now {
@@ -446,21 +473,25 @@ func (e *Endpoint) job(now uint64) bool {
 		d.At = now + e.P.RecvDoneCycles
 		e.outq.Push(d)
 		e.cpu = d.At
+		e.jobP.Set(uint8(JobRecvDone))
 		return true
 	}
 	recv := e.rxq.Len() > 0 && e.rxq.Peek().ready <= now
 	if recv && !e.sendTurn {
 		e.cpu = now + e.dispatch(now)
 		e.sendTurn = true
+		e.jobP.Set(uint8(JobDispatch))
 		return true
 	}
-	if cost, ok := e.sendJob(now); ok {
+	if cost, job, ok := e.sendJob(now); ok {
 		e.cpu = now + cost
 		e.sendTurn = false
+		e.jobP.Set(uint8(job))
 		return true
 	}
 	if recv {
 		e.cpu = now + e.dispatch(now)
+		e.jobP.Set(uint8(JobDispatch))
 		return true
 	}
 	return false
@@ -468,21 +499,21 @@ func (e *Endpoint) job(now uint64) bool {
 
 // sendJob starts the next send-side job: an ack, a postsend, or the next
 // data packet of the earliest posted message that may send one. It
-// returns the job's cycles.
-func (e *Endpoint) sendJob(now uint64) (uint64, bool) {
+// returns the job's cycles and kind.
+func (e *Endpoint) sendJob(now uint64) (uint64, Job, bool) {
 	if !e.slotFull && e.acks.Len() > 0 {
 		a := e.acks.Pop()
 		e.prepare(now+e.P.PacketCycles, packet.Packet{Src: e.Node, Dst: a.dst, Msg: a.msg, Born: now,
 			Bytes: 0, Cycles: e.P.Shape.Cycles(0), Mask: Header{Kind: Ack}.Encode()})
 		e.AcksSent++
-		return e.P.PacketCycles, true
+		return e.P.PacketCycles, JobAck, true
 	}
 	if e.posts.Len() > 0 {
 		e.active = append(e.active, e.posts.Pop())
-		return e.P.PostCycles, true
+		return e.P.PostCycles, JobPost, true
 	}
 	if e.slotFull {
-		return 0, false
+		return 0, JobIdle, false
 	}
 	for k, i := range e.active {
 		m := &e.txm[i]
@@ -512,9 +543,9 @@ func (e *Endpoint) sendJob(now uint64) (uint64, bool) {
 		if last {
 			e.sendDone(k)
 		}
-		return cost, true
+		return cost, JobPacket, true
 	}
-	return 0, false
+	return 0, JobIdle, false
 }
 
 // prepare fills the slot with p (its id given here), ready to go at at.
