@@ -41,6 +41,20 @@
 //     between a receive job and a send job (the paper's advance loop both
 //     sends and polls the reception FIFOs).
 //
+// Choices the paper leaves open: the ack of a rendezvous or mid-size
+// message goes as soon as its first lead packet is dispatched, whether a
+// receive is posted or not (the optimistic form the paper cites from
+// Portals): its purpose here is §5's, that the first packet cannot be
+// overtaken, not flow control into an unposted receive. Messages start
+// in post order, one packet at a time from the earliest that may send; a
+// message waiting for its ack lets later ones go, so an MPI program that
+// posts its receives in another order than the sends cannot deadlock on
+// it. The processor prepares one packet at a time and waits for room in
+// the injection FIFO before the next. Packet.Born carries the send's post
+// cycle (the latency origin) and Packet.ID the source's packet count, by
+// which arrivals out of the source's injection order are counted: the
+// model's bookkeeping, not the software header.
+//
 // The network is reliable (§5, "The impact of hardware reliability"): no
 // packet is resent, and an ack is only the protocol's. The reception FIFO
 // is taken at link rate (the router's ejection port has unbounded
