@@ -263,14 +263,19 @@ func (r *Router) allocateSwitch(now uint64) {
 	for ; asked != 0; asked &= asked - 1 {
 		q := bits.TrailingZeros(asked)
 		if r.out[q].busyTo <= now {
-			r.grant(now, q, req[q&(maxPorts-1)])
+			rq := req[q&(maxPorts-1)]
+			if hp := rq & r.hi; hp != 0 && hp != rq && r.grant(now, q, hp) {
+				continue // a high-priority VC's run (Params.Priority)
+			}
+			r.grant(now, q, rq)
 		}
 	}
 }
 
 // grant gives free output q to the first of the requesting VCs (mask rq)
-// whose flits can go, round robin over the inputs and their VCs.
-func (r *Router) grant(now uint64, q int, rq uint64) {
+// whose flits can go, round robin over the inputs and their VCs, and says
+// whether one could.
+func (r *Router) grant(now uint64, q int, rq uint64) bool {
 	op := &r.out[q]
 	np := len(r.in)
 	if rq&(rq-1) == 0 { // one VC asks: the round robin's outcome without its scan
@@ -278,8 +283,9 @@ func (r *Router) grant(now uint64, q int, rq uint64) {
 		p, w := portOf(id), vcIn(id)
 		if ip := &r.in[p]; ip.busyTo <= now && r.run(now, now, q, id, false) {
 			op.rr, ip.rr = next(p, np), next(w, len(ip.vcs))
+			return true
 		}
-		return
+		return false
 	}
 	var ports uint
 	for m := rq; m != 0; {
@@ -300,12 +306,13 @@ func (r *Router) grant(now uint64, q int, rq uint64) {
 					w := bits.TrailingZeros(vm)
 					if r.run(now, now, q, vcID(p, w), false) {
 						op.rr, ip.rr = next(p, np), next(w, nv)
-						return
+						return true
 					}
 				}
 			}
 		}
 	}
+	return false
 }
 
 // next is the round-robin pointer after i of n (no division on the

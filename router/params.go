@@ -49,6 +49,9 @@ type Params struct {
 	Switching Switching //
 	// Bubble is the mask of VCs the bubble rule applies to (0: none).
 	Bubble uint8
+	// Priority is the mask of high-priority VCs: a switch grants an output
+	// to their requests before the others' (0: none).
+	Priority uint8
 	// Atomic allocates a VC, under wormhole switching, only to a packet
 	// that finds its buffer empty (every credit home), so a packet never
 	// waits behind another one's tail in a VC it was given: Duato's

@@ -38,6 +38,7 @@ type Router struct {
 	// what the router holds, not its ports × VCs.
 	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
 	act  uint64 // active input VCs: requests for the switch
+	hi   uint64 // the high-priority input VCs (Params.Priority) of every port
 
 	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
 	outVCs []outVC // every output VC, likewise
@@ -158,6 +159,9 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 		}
 	}
 	r.credOn = r.outs // lines wake their receiver until told otherwise
+	for q := 1; q < np && p.Priority != 0; q++ {
+		r.hi |= uint64(p.Priority&(1<<uint(p.VCs)-1)) << uint(q*routing.MaxVCs)
+	}
 	return r, nil
 }
 

@@ -46,6 +46,9 @@ type Spec struct {
 	// escapes by bubble (Escape == Bubble): the VCs its deadlock-freedom
 	// argument rests on. Nil: none.
 	Bubble func(n *Net) uint8
+	// Priority is the mask of high-priority VCs, whose requests a switch
+	// grants before the others' (nil: none).
+	Priority func(n *Net) uint8
 }
 
 var specs = []Spec{
@@ -55,7 +58,7 @@ var specs = []Spec{
 	{Name: "negative-first", F: NegativeFirst, Check: checkMesh("negative-first"), Adaptive: true, Minimal: true},
 	{Name: "planar-adaptive", F: PlanarAdaptive, Check: checkPlanar, Adaptive: true, Minimal: true},
 	{Name: "duato", F: Duato, Check: checkDuato, Adaptive: true, Bubble: vcMask(0), Minimal: true},
-	{Name: "bgl", F: BGL, Check: checkBGL, Adaptive: true, Bubble: vcMask(2), Minimal: true},
+	{Name: "bgl", F: BGL, Check: checkBGL, Adaptive: true, Bubble: bglBubble, Priority: bglPriority, Minimal: true},
 }
 
 // allVCs: every VC is a dor escape VC.
@@ -345,7 +348,9 @@ func escapeOf(n *Net) string {
 
 // BGL is the BlueGene/L torus routing: minimal adaptive on the two dynamic
 // VCs (0 and 1), and dimension order on the bubble escape VC (2); VC 3,
-// the high-priority bubble VC, carries no normal traffic.
+// the high-priority bubble VC, carries only high-priority packets
+// (HighPriority), in dimension order, and no normal traffic. Deposit-bit
+// packets keep to their line on VC 2 (deposit).
 //
 // Deadlock freedom: Duato's argument with the bubble escape (the router's
 // bubble rule keeps a free buffer in every escape ring, so the escape
@@ -357,7 +362,32 @@ func BGL(n *Net, r Request) Choices {
 	if r.Deposit {
 		return n.deposit(r, 1<<2)
 	}
+	if r.SL == HighPriority && n.VCs > 3 {
+		return n.escape(r.Node, r.Dst, 3)
+	}
 	return n.minimal(r.Node, r.Dst, 0b11) | n.escape(r.Node, r.Dst, 2)
+}
+
+// HighPriority is the service level (Request.SL, packet.Packet.SL) of a
+// BG/L high-priority packet: bgl routes it on VC 3, the high-priority
+// bubble VC, which switches serve first.
+const HighPriority = 1
+
+// bglBubble: the bubble rule keeps VC 2 (bubble normal) and VC 3 (bubble
+// high-priority), both in dimension order.
+func bglBubble(n *Net) uint8 {
+	if n.VCs > 3 {
+		return 1<<2 | 1<<3
+	}
+	return 1 << 2
+}
+
+// bglPriority: VC 3, when there is one.
+func bglPriority(n *Net) uint8 {
+	if n.VCs > 3 {
+		return 1 << 3
+	}
+	return 0
 }
 
 // deposit routes a deposit-bit packet (the BG/L MPI paper §2, "depositing

@@ -17,6 +17,11 @@ import (
 // counts in 8 bits until a count would overflow, then in 16, then in 32
 // bits, a count that would overflow those going to the list: a sink's
 // table is a few hundred bytes (docs/architecture.md §10, state per node).
+// The first listSamples samples are only listed: a table spans the range
+// of its samples, and a few samples spread over thousands of cycles (a
+// 65,536-node torus at 700 MHz: each sink gets a handful in a window,
+// latencies of 2,000–20,000 cycles) would cost tens of KB per sink in a
+// table against 8 bytes each in the list.
 type Latency struct {
 	tab    []byte // the counts, w bytes each, little-endian: tab[w*i:] counts samples of lo+i cycles
 	w      uint8  // bytes per count: 1 while every count fits in 8 bits, then 2, then 4
@@ -33,8 +38,41 @@ func (l *Latency) Add(cycles uint64) {
 	l.n++
 	l.sum += cycles
 	l.max = max(l.max, cycles)
-	if !l.cover(cycles) || !l.inc(cycles-l.lo, 1) {
-		l.over = append(l.over, cycles)
+	l.put(cycles)
+}
+
+// put counts a sample: in the list while there is no table and the list
+// is short, else in the table if it can hold it, else in the list.
+func (l *Latency) put(v uint64) {
+	if l.w == 0 {
+		if len(l.over) < listSamples {
+			l.over = append(l.over, v)
+			return
+		}
+		l.tabulate()
+	}
+	if !l.cover(v) || !l.inc(v-l.lo, 1) {
+		l.over = append(l.over, v)
+	}
+}
+
+// listSamples is how many samples a Latency lists before it makes a
+// table.
+const listSamples = 32
+
+// tabulate moves the listed samples into a table (those it cannot hold
+// stay listed) and lets the list go when it is empty.
+func (l *Latency) tabulate() {
+	var buf [listSamples]uint64
+	list := buf[:copy(buf[:], l.over)]
+	l.over = l.over[:0]
+	for _, v := range list {
+		if !l.cover(v) || !l.inc(v-l.lo, 1) {
+			l.over = append(l.over, v)
+		}
+	}
+	if len(l.over) == 0 {
+		l.over = nil
 	}
 }
 
@@ -201,7 +239,9 @@ func (l *Latency) Merge(o *Latency) {
 			}
 		}
 	}
-	l.over = append(l.over, o.over...)
+	for _, v := range o.over {
+		l.put(v)
+	}
 	l.n += o.n
 	l.sum += o.sum
 	l.max = max(l.max, o.max)

@@ -20,9 +20,19 @@ func TestLatencyQuantiles(t *testing.T) {
 		parts := rapid.IntRange(1, 4).Draw(t, "parts")
 		ls := make([]Latency, parts)
 		var sum uint64
+		var first []uint64 // part 0's samples: listed while few, then in a table
 		for _, x := range xs {
-			ls[rapid.IntRange(0, parts-1).Draw(t, "part")].Add(x)
+			i := rapid.IntRange(0, parts-1).Draw(t, "part")
+			ls[i].Add(x)
+			if i == 0 {
+				first = append(first, x)
+			}
 			sum += x
+		}
+		if len(first) > 0 {
+			s := slices.Clone(first)
+			slices.Sort(s)
+			require.Equal(t, float64(s[(len(s)-1)/2]), ls[0].Quantile(0.5), "one part, %d samples", len(s))
 		}
 		var l Latency
 		for i := range ls {
@@ -82,6 +92,7 @@ func TestLatencyCountOverflow(t *testing.T) {
 	var l, m Latency
 	l.Add(100)
 	l.Add(100)
+	l.tabulate()
 	l.inc(0, math.MaxUint16) // past 8 and 16 bits at once: the table now counts in 32
 	require.Equal(t, uint8(4), l.w)
 
@@ -106,4 +117,25 @@ func counts(l *Latency, from, to uint64) []uint64 {
 		c = append(c, l.count(int(v-l.lo)))
 	}
 	return c
+}
+
+// A few samples spread wide are listed, not tabled: a sink of a large
+// network that gets a handful of packets in a window, with latencies
+// thousands of cycles apart, keeps a few words; from listSamples on they
+// go into a table and the list is let go.
+func TestFewSamplesAreListed(t *testing.T) {
+	var l Latency
+	for i := range 5 {
+		l.Add(2000 + 4000*uint64(i))
+	}
+	require.Nil(t, l.tab)
+	require.LessOrEqual(t, cap(l.over), 8)
+	require.Equal(t, float64(10000), l.Quantile(0.5))
+	for i := 5; i < listSamples+1; i++ {
+		l.Add(2000 + uint64(i))
+	}
+	require.NotNil(t, l.tab)
+	require.Nil(t, l.over, "every listed sample fits the table")
+	require.Equal(t, uint64(listSamples+1), l.N())
+	require.Equal(t, float64(18000), l.Quantile(1))
 }

@@ -88,6 +88,9 @@ func New(parent *rtl.Module, name string, p Params) (*Net, error) {
 	}
 	rp := p.Router
 	rp.Net, rp.Route, rp.Bubble, rp.Atomic, rp.Minimal = rn, spec.F, bubbleVCs(rn, spec), spec.Adaptive, spec.Minimal
+	if spec.Priority != nil {
+		rp.Priority = spec.Priority(rn)
+	}
 	n := &Net{Routing: rn, Spec: spec, delay: p.LinkDelay}
 	n.Init(parent, name, n)
 	return n, n.build(rp, n.routerName)
