@@ -99,3 +99,17 @@ func requireDeadlock(t *testing.T, name string, b *bench) {
 		}
 	}
 }
+
+// TestBGLWithoutBubbleDeadlocks: the BG/L routing with the bubble rule
+// taken off its escape VC (escape none: VC 2 is plain dimension order
+// round each ring) deadlocks under saturating load, and the wait-for cycle
+// is real; with the bubble rule the same load drains (the BG/L MPI paper
+// §2: the torus is deadlock-free by its bubble escape).
+func TestBGLWithoutBubbleDeadlocks(t *testing.T) {
+	p := params([]int{4, 4}, true, "bgl", routing.None, router.VCT, 3, 16)
+	requireDeadlock(t, "bgl without bubble", newBench(t, setup{p: p, pattern: "uniform", load: 1, flits: 8, stop: 4000, seed: 7}))
+
+	p = params([]int{4, 4}, true, "bgl", routing.Bubble, router.VCT, 3, 16)
+	b := newBench(t, setup{p: p, pattern: "uniform", load: 1, flits: 8, stop: 4000, seed: 7})
+	b.drain(t, 400000, false)
+}
