@@ -2,11 +2,15 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/stretchr/testify/require"
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/internal/osmem"
+	"github.com/hwcoll/hwcoll/rtl"
 )
 
 // benchSwitch runs a single switch at a load for b.N measurement windows of
@@ -204,4 +208,45 @@ func BenchmarkProgramTables(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/run")
 		})
 	}
+}
+
+// BenchmarkBGLTorus64x32x32 is configs/bgl-torus.yaml as it stands: the
+// whole 65,536-node BG/L torus at uniform load 0.05 for 10^5 cycles
+// (20,000 warm-up + 80,000 measured, then the drain), built and run as
+// hwcoll run does. Goals (docs/architecture.md §10): the 10^5 cycles in
+// under 60 s, peak RSS under 2 GiB, the build under 5 s. One op is one
+// whole run (about a minute).
+func BenchmarkBGLTorus64x32x32(b *testing.B) {
+	cfg, err := config.Load("../configs/bgl-torus.yaml")
+	require.NoError(b, err)
+	const nodes = 64 * 32 * 32
+	var build, run, cycles, hops, heap, peak float64
+	for b.Loop() {
+		runtime.GC()
+		require.NoError(b, osmem.ResetPeakRSS())
+		start := time.Now()
+		r, err := Run(cfg, Options{Started: func(*rtl.Sim) {
+			build += time.Since(start).Seconds()
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			heap = max(heap, float64(m.HeapAlloc)/nodes)
+		}})
+		require.NoError(b, err)
+		require.Empty(b, r.Error)
+		require.True(b, r.Stable)
+		run += r.WallSeconds
+		cycles += float64(r.Cycles)
+		hops += r.FlitHopsPerS * r.WallSeconds
+		rss, err := osmem.PeakRSS()
+		require.NoError(b, err)
+		peak = max(peak, float64(rss))
+	}
+	b.ReportMetric(build/float64(b.N), "build-s")
+	b.ReportMetric(run/float64(b.N), "run-s")
+	b.ReportMetric(cycles/run, "cycles/s")
+	b.ReportMetric(hops/run, "packet-hops/s")
+	b.ReportMetric(run*1e9/hops, "ns/packet-hop")
+	b.ReportMetric(heap, "heap-B/node")
+	b.ReportMetric(peak/(1<<20), "peak-rss-MB")
 }

@@ -350,3 +350,29 @@ func TestPanicIsAnInternalError(t *testing.T) {
 	require.Equal(t, "hwcoll: internal error: kaboom second line (this is a bug in hwcoll; please report it with the command line that triggered it)\n", r.stderr)
 	require.NotContains(t, r.stderr, "goroutine")
 }
+
+// --trace picks routers by their coordinates: r(1,2) is the router the
+// netlist names r(1)(2), and r(*,0) a line of them, in one list with
+// other patterns.
+func TestRunTraceByCoordinate(t *testing.T) {
+	dir := t.TempDir()
+	vcdFile := filepath.Join(dir, "t.vcd")
+	r := runApp("run", "--config", filepath.Join("..", "..", "configs", "bgl-torus.yaml"), "--set", "network.dims=4,4",
+		"--set", "run.warmup_cycles=1000", "--set", "run.measure_cycles=5000",
+		"--vcd", vcdFile, "--trace", "top.net.r(1,2).*,top.net.r(*,0).out(1).valid")
+	require.Equal(t, 0, r.code, r.stderr)
+	f, err := os.Open(vcdFile)
+	require.NoError(t, err)
+	parsed, err := vcd.Parse(f)
+	f.Close()
+	require.NoError(t, err)
+	routers := map[string]bool{}
+	for _, v := range parsed.Vars {
+		if rest, ok := strings.CutPrefix(v.Name, "top.net."); ok {
+			r, _, _ := strings.Cut(rest, ".")
+			routers[r] = true
+		}
+	}
+	require.Equal(t, map[string]bool{"r(1)(2)": true, "r(0)(0)": true, "r(1)(0)": true, "r(2)(0)": true, "r(3)(0)": true}, routers)
+	require.NotEmpty(t, parsed.History("top.net.r(1)(2).out(1).valid"))
+}
