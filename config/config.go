@@ -29,18 +29,19 @@ import (
 // docs/architecture.md §8; the dotted path of a field (e.g. "network.ports") is its
 // `--set` name.
 type Config struct {
-	Name     string  `yaml:"name" json:"name"`
-	Seed     int64   `yaml:"seed" json:"seed"`
-	ClockMHz float64 `yaml:"clock_mhz" json:"clock_mhz"`
-	Network  Network `yaml:"network" json:"network"`
-	Link     Link    `yaml:"link" json:"link"`
-	Switch   Switch  `yaml:"switch" json:"switch"`
-	Router   Router  `yaml:"router" json:"router"`
-	Packet   Packet  `yaml:"packet" json:"packet"`
-	NIC      NIC     `yaml:"nic" json:"nic"`
-	Traffic  Traffic `yaml:"traffic" json:"traffic"`
-	Combine  Combine `yaml:"combine" json:"combine"`
-	Run      Run     `yaml:"run" json:"run"`
+	Name     string   `yaml:"name" json:"name"`
+	Seed     int64    `yaml:"seed" json:"seed"`
+	ClockMHz float64  `yaml:"clock_mhz" json:"clock_mhz"`
+	Network  Network  `yaml:"network" json:"network"`
+	Link     Link     `yaml:"link" json:"link"`
+	Switch   Switch   `yaml:"switch" json:"switch"`
+	Router   Router   `yaml:"router" json:"router"`
+	Packet   Packet   `yaml:"packet" json:"packet"`
+	NIC      NIC      `yaml:"nic" json:"nic"`
+	MsgLayer MsgLayer `yaml:"msglayer" json:"msglayer"`
+	Traffic  Traffic  `yaml:"traffic" json:"traffic"`
+	Combine  Combine  `yaml:"combine" json:"combine"`
+	Run      Run      `yaml:"run" json:"run"`
 	// Faults are links that go down during the run: "PATH@CYCLE", PATH
 	// the waveform path of one of the link's output ports (fault.Parse).
 	Faults []string `yaml:"faults,flow" json:"faults"`
@@ -112,6 +113,17 @@ type NIC struct {
 	// side (the WORMulSim paper §4.1's t_nic_send, t_nic_recv).
 	SendPacketNS float64 `yaml:"send_packet_ns" json:"send_packet_ns"`
 	RecvPacketNS float64 `yaml:"recv_packet_ns" json:"recv_packet_ns"`
+}
+
+// MsgLayer configures the BG/L message layer at every node (nic.model
+// msglayer; package msglayer): the protocol of the program's messages and
+// the protocol table of msglayer.protocol auto.
+type MsgLayer struct {
+	Protocol         string `yaml:"protocol" json:"protocol"`
+	EagerMaxBytes    int    `yaml:"eager_max_bytes" json:"eager_max_bytes"`
+	MidsizeMaxBytes  int    `yaml:"midsize_max_bytes" json:"midsize_max_bytes"`
+	Leads            int    `yaml:"leads" json:"leads"`
+	HighPriorityLead bool   `yaml:"high_priority_lead" json:"high_priority_lead"`
 }
 
 // Traffic selects the workload.
@@ -216,6 +228,13 @@ const (
 
 	NICNone     = "none"
 	NICOverhead = "overhead"
+	NICMsgLayer = "msglayer"
+
+	ProtoAuto       = "auto"
+	ProtoEager      = "eager"
+	ProtoSingle     = "single"
+	ProtoMidsize    = "midsize"
+	ProtoRendezvous = "rendezvous"
 
 	SoftwareSequential = "sequential"
 	SoftwareBinomial   = "binomial"
@@ -249,11 +268,12 @@ func Default() Config {
 			Switches:        16,
 			Degree:          4,
 		},
-		Link:   Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
-		Switch: Switch{DelayNS: 90},
-		Router: Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
-		Packet: Packet{Bytes: 256, FlitBytes: 32},
-		NIC:    NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
+		Link:     Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
+		Switch:   Switch{DelayNS: 90},
+		Router:   Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
+		Packet:   Packet{Bytes: 256, FlitBytes: 32},
+		NIC:      NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
+		MsgLayer: MsgLayer{Protocol: ProtoAuto, EagerMaxBytes: 1024, MidsizeMaxBytes: 16384, Leads: 4},
 		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64, Program: "one-to-all",
 			Sources: 1, GroupPercent: 100},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
@@ -661,6 +681,12 @@ func decodeLeaf(n *yaml.Node, key string, fv reflect.Value) *Error {
 			return &Error{Key: key, Msg: msg}
 		}
 		fv.SetInt(i)
+	case reflect.Bool:
+		b, msg := scalarBool(n)
+		if msg != "" {
+			return &Error{Key: key, Msg: msg}
+		}
+		fv.SetBool(b)
 	case reflect.Float64:
 		f, msg := scalarFloat(n)
 		if msg != "" {
@@ -708,6 +734,8 @@ func typeName(t reflect.Type) string {
 		return "an integer"
 	case reflect.Float64:
 		return "a number"
+	case reflect.Bool:
+		return "true or false"
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.String {
 			return "a list of strings"
@@ -715,6 +743,20 @@ func typeName(t reflect.Type) string {
 		return "a list of integers"
 	}
 	return t.String()
+}
+
+// scalarBool accepts true and false (any case: YAML's true, True, TRUE).
+func scalarBool(n *yaml.Node) (bool, string) {
+	if n.Kind != yaml.ScalarNode {
+		return false, fmt.Sprintf("expected true or false; got %s", describe(n))
+	}
+	switch strings.ToLower(n.Value) {
+	case "true":
+		return true, ""
+	case "false":
+		return false, ""
+	}
+	return false, fmt.Sprintf("%q is not true or false", clip(n.Value))
 }
 
 // scalarInt accepts YAML integers (decimal, 0x, 0o, 0b, underscores) and
@@ -811,6 +853,8 @@ func format(v reflect.Value) string {
 		return strconv.FormatInt(v.Int(), 10)
 	case reflect.Float64:
 		return strconv.FormatFloat(v.Float()+0, 'g', -1, 64) // + 0: no "-0"
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
 	case reflect.Slice:
 		parts := make([]string, v.Len())
 		for i := range parts {

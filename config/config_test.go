@@ -240,7 +240,7 @@ var badInputs = []struct {
 	frags   []string
 }{
 	// unknown keys at each level
-	{"foo: 1", "foo", []string{"unknown key; allowed keys: name, seed, clock_mhz, network, link, switch, router, packet, nic, traffic, combine, run"}},
+	{"foo: 1", "foo", []string{"unknown key; allowed keys: name, seed, clock_mhz, network, link, switch, router, packet, nic, msglayer, traffic, combine, run"}},
 	{"network:\n  topolgy: torus", "network.topolgy", []string{"unknown key (did you mean network.topology?); allowed keys in network: topology, ports, inputs,"}},
 	{"link: {speed: 10}", "link.speed", []string{"unknown key", "allowed keys in link: gbps, delay_ns"}},
 	{"network: {\"a.b\": 1}", "network.a.b", []string{"unknown key; allowed keys in network: topology,"}},
@@ -369,13 +369,16 @@ func TestEveryEnum(t *testing.T) {
 			if k.Key == "network.topology" && v == "ibmesh" {
 				in += "  dims: [4, 4]\n"
 			}
+			if k.Key == "nic.model" && v == "msglayer" { // a program run on a torus or mesh only
+				in += "network: {topology: torus}\ntraffic: {pattern: program}\n"
+			}
 			_, err := Parse([]byte(in))
 			require.NoError(t, err, in)
 			c := Default()
 			require.NoError(t, c.Set(k.Key+"="+v))
 		}
 	}
-	require.Equal(t, 19, n) // + combine.op, combine.type, combine.float_mode
+	require.Equal(t, 20, n) // + combine.op, combine.type, combine.float_mode, msglayer.protocol
 }
 
 func TestSet(t *testing.T) {
@@ -516,4 +519,52 @@ func TestErrorIsOneLine(t *testing.T) {
 	e := &Error{Key: "a\nb", Msg: "line one\nline two\r\n\tthree"}
 	require.Equal(t, "a b: line one line two three", e.Error())
 	require.Equal(t, "just a message", (&Error{Msg: "just\na message"}).Error())
+}
+
+// The message layer's keys: nic.model msglayer only for a program run on
+// a torus or mesh, the bool key in YAML and --set, the protocol table in
+// order, the high-priority lead only with bgl's VC 3.
+func TestMsgLayerKeys(t *testing.T) {
+	ok := func(sets ...string) Config {
+		c := Default()
+		for _, s := range append([]string{"network.topology=torus", "traffic.pattern=program", "nic.model=msglayer"}, sets...) {
+			require.NoError(t, c.Set(s), s)
+		}
+		require.NoError(t, c.Validate(), "%v", sets)
+		return c
+	}
+	c := ok("msglayer.high_priority_lead=true", "router.routing=bgl", "router.vcs=4", "msglayer.protocol=rendezvous")
+	require.True(t, c.MsgLayer.HighPriorityLead)
+	require.Equal(t, "rendezvous", c.MsgLayer.Protocol)
+	v, err := c.Get("msglayer.high_priority_lead")
+	require.NoError(t, err)
+	require.Equal(t, "true", v)
+	require.Equal(t, MsgLayer{Protocol: "auto", EagerMaxBytes: 1024, MidsizeMaxBytes: 16384, Leads: 4}, Default().MsgLayer)
+
+	y, err := Parse([]byte("network: {topology: mesh}\ntraffic: {pattern: program}\nnic: {model: msglayer}\nmsglayer: {high_priority_lead: false, leads: 0}\n"))
+	require.NoError(t, err)
+	require.Equal(t, 0, y.MsgLayer.Leads)
+
+	bad := func(key string, frag string, sets ...string) {
+		c := Default()
+		var err error
+		for _, s := range sets {
+			if err = c.Set(s); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = c.Validate()
+		}
+		requireKeyError(t, err, key, frag)
+	}
+	bad("nic.model", "network.topology torus and mesh, not on fattree", "network.topology=fattree", "traffic.pattern=program", "nic.model=msglayer")
+	bad("nic.model", "not traffic.pattern uniform", "network.topology=torus", "nic.model=msglayer")
+	bad("msglayer.protocol", "allowed: auto | eager | single | midsize | rendezvous", "msglayer.protocol=fast")
+	bad("msglayer.high_priority_lead", "is not true or false", "msglayer.high_priority_lead=maybe")
+	bad("msglayer.high_priority_lead", "router.routing bgl", "network.topology=torus", "traffic.pattern=program", "nic.model=msglayer", "msglayer.high_priority_lead=true")
+	bad("msglayer.midsize_max_bytes", "allowed 1024..16777216", "msglayer.midsize_max_bytes=512")
+	bad("msglayer.leads", "allowed 0..65536", "msglayer.leads=-1")
+	_, err = Parse([]byte("msglayer: {high_priority_lead: [1]}\n"))
+	requireKeyError(t, err, "msglayer.high_priority_lead", "expected true or false")
 }

@@ -12,7 +12,7 @@ import (
 // KeyInfo describes one config key; Keys() is the config reference.
 type KeyInfo struct {
 	Key     string // dotted key, e.g. "network.ports" (YAML path and --set name)
-	Type    string // "string", "int", "float" or "list of int"
+	Type    string // "string", "int", "float", "bool" or "list of int"
 	Default string // the default, written the way Set accepts it, e.g. "8", "[8,8]"
 	Allowed string // allowed values, e.g. "2..256", "(0, 1]" or "oq-xp | iq-fifo | voq"
 	Doc     string // one-line description
@@ -70,9 +70,15 @@ var table = []spec{
 	{key: "packet.flit_bytes", doc: "flit size in bytes (torus, mesh, min, irregular): the unit of flow control; a flit holds a link ceil(flit_bytes / link bytes per cycle) cycles", rule: intIn(1, 65536)},
 	{key: "nic.send_overhead_ns", doc: "NIC send overhead per message in ns", rule: floatIn(0, maxNS, false)},
 	{key: "nic.recv_overhead_ns", doc: "NIC receive overhead per message in ns", rule: floatIn(0, maxNS, false)},
-	{key: "nic.model", doc: "endpoints of fattree point-to-point and multicast load runs: none = open-loop packet sources and sinks (no overheads), overhead = NICs paying the per-message overheads; namd and software collectives always use NICs", rule: oneOf(NICNone, NICOverhead)},
+	{key: "nic.model", doc: "endpoints of fattree point-to-point and multicast load runs: none = open-loop packet sources and sinks (no overheads), overhead = NICs paying the per-message overheads; namd and software collectives always use NICs; msglayer = the BG/L message layer (msglayer.*) in place of the NICs of a program run (traffic.pattern program) on a torus or mesh", rule: nicModelRule()},
 	{key: "nic.send_packet_ns", doc: "NIC send work per packet in ns (t_nic_send): each packet goes this long after the last one, the first after the send overhead (program runs)", rule: floatIn(0, maxNS, false)},
 	{key: "nic.recv_packet_ns", doc: "NIC receive work per packet in ns (t_nic_recv), one packet at a time after its tail arrived; a message has arrived when its last packet is done (program runs)", rule: floatIn(0, maxNS, false)},
+
+	{key: "msglayer.protocol", doc: "nic.model msglayer: the protocol of every message (the BG/L MPI paper §5): eager (fire and forget), single (the one-packet fast path; messages of one packet only), midsize (matching information in the first msglayer.leads packets, the first acknowledged), rendezvous (the first packet acknowledged, the rest after the ack); auto = single for one packet, eager up to msglayer.eager_max_bytes, midsize up to msglayer.midsize_max_bytes, rendezvous above. The message layer's processor pays the Table 1 overheads (postsend 630, msgsend_adv 650 per packet, senddone 115, dispatch 560 per packet, recvnew 350, recvdone 250 instructions) at one instruction per cycle of a 700 MHz core: clock_mhz/700 simulation cycles each", rule: oneOf(ProtoAuto, ProtoEager, ProtoSingle, ProtoMidsize, ProtoRendezvous)},
+	{key: "msglayer.eager_max_bytes", doc: "msglayer.protocol auto: messages of more than one packet and at most this many bytes go eager", rule: intIn(0, 1<<24)},
+	{key: "msglayer.midsize_max_bytes", doc: "msglayer.protocol auto: longer messages of at most this many bytes go midsize, longer ones rendezvous", rule: midsizeRule()},
+	{key: "msglayer.leads", doc: "K: the packets of a midsize message that carry the matching information and may go before the ack; 0 = derived from the round trip (msglayer LeadsFor of the lead out and the ack back over the network's mean distance, both dispatched)", rule: intIn(0, 1<<16)},
+	{key: "msglayer.high_priority_lead", doc: "send packet 0 of every message at high priority (SL 1: VC 3 of router.routing bgl with 4 VCs, served first), so that the message's other packets are less likely to overtake it", rule: highPriorityRule()},
 
 	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternShuffle, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD, PatternProgram)},
 	{key: "traffic.load", doc: "offered injection rate per source as a fraction of link bandwidth", rule: floatIn(0, 1, true)},
@@ -120,6 +126,9 @@ type rule struct {
 	allowed string
 	cross   bool
 	check   func(c *Config, v reflect.Value) string
+	// with, when set, is a check against other keys that Validate runs
+	// after check, and Set does not (a rule that is not cross otherwise).
+	with func(c *Config, v reflect.Value) string
 }
 
 var (
@@ -200,6 +209,8 @@ func shortType(t reflect.Type) string {
 		return "int"
 	case reflect.Float64:
 		return "float"
+	case reflect.Bool:
+		return "bool"
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.String {
 			return "list of string"
@@ -215,7 +226,12 @@ func (c Config) Validate() error {
 	v := reflect.ValueOf(&c).Elem()
 	for i := range table {
 		s := &table[i]
-		if msg := s.rule.check(&c, v.FieldByIndex(s.index)); msg != "" {
+		fv := v.FieldByIndex(s.index)
+		msg := s.rule.check(&c, fv)
+		if msg == "" && s.rule.with != nil {
+			msg = s.rule.with(&c, fv)
+		}
+		if msg != "" {
 			return &Error{Key: s.key, Msg: msg}
 		}
 	}
@@ -295,6 +311,47 @@ func inputsRule() rule {
 	return rule{allowed: "1..network.ports", cross: true, check: func(c *Config, v reflect.Value) string {
 		if x := v.Int(); x < 1 || x > int64(c.Network.Ports) {
 			return fmt.Sprintf("%d is out of range; allowed 1..%d (network.ports)", x, c.Network.Ports)
+		}
+		return ""
+	}}
+}
+
+// nicModelRule: none | overhead | msglayer; msglayer only for a program
+// run on a torus or mesh.
+func nicModelRule() rule {
+	r := oneOf(NICNone, NICOverhead, NICMsgLayer)
+	r.with = func(c *Config, v reflect.Value) string {
+		if v.String() != NICMsgLayer {
+			return ""
+		}
+		switch {
+		case c.Network.Topology != TopologyTorus && c.Network.Topology != TopologyMesh:
+			return fmt.Sprintf("msglayer endpoints are built on network.topology torus and mesh, not on %s; allowed there: none | overhead", c.Network.Topology)
+		case c.Traffic.Pattern != PatternProgram:
+			return fmt.Sprintf("msglayer endpoints run programs (traffic.pattern program), not traffic.pattern %s; allowed for it: none | overhead", c.Traffic.Pattern)
+		}
+		return ""
+	}
+	return r
+}
+
+// midsizeRule: msglayer.eager_max_bytes..2^24.
+func midsizeRule() rule {
+	allowed := fmt.Sprintf("msglayer.eager_max_bytes..%d", 1<<24)
+	return rule{allowed: allowed, cross: true, check: func(c *Config, v reflect.Value) string {
+		if x := v.Int(); x < int64(c.MsgLayer.EagerMaxBytes) || x > 1<<24 {
+			return fmt.Sprintf("%d is out of range; allowed %d..%d (msglayer.eager_max_bytes..%d)", x, c.MsgLayer.EagerMaxBytes, 1<<24, 1<<24)
+		}
+		return ""
+	}}
+}
+
+// highPriorityRule: true needs the high-priority VC (router.routing bgl,
+// router.vcs 4 or more) when the message layer runs.
+func highPriorityRule() rule {
+	return rule{allowed: "true | false (true: router.routing bgl with router.vcs at least 4)", cross: true, check: func(c *Config, v reflect.Value) string {
+		if v.Bool() && c.NIC.Model == NICMsgLayer && (c.Router.Routing != "bgl" || c.Router.VCs < 4) {
+			return fmt.Sprintf("true needs the high-priority VC 3 of router.routing bgl with router.vcs at least 4 (here %s, %d VCs); allowed: false", c.Router.Routing, c.Router.VCs)
 		}
 		return ""
 	}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/msglayer"
 	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/program"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -29,8 +30,22 @@ type ProgramNet struct {
 	Runner    *program.Runner
 	Senders   []*nic.Sender
 	Receivers []*nic.Receiver
+	// With nic.model msglayer: a message-layer endpoint per node in place
+	// of the NICs, the program's runner on them (Runner is nil) and their
+	// parameters.
+	Endpoints []*msglayer.Endpoint
+	Layer     *program.EndpointRunner
+	MsgParams *msglayer.Params
 	Watch     *Watchdog
 	flits     int
+	hosts     hosts // Runner or Layer
+}
+
+// hosts is what a run asks of its program's runner.
+type hosts interface {
+	Done() bool
+	Completion() uint64
+	Blocked(most int) []string
 }
 
 // buildProgram builds cfg's program run on the netlist nl.
@@ -55,12 +70,16 @@ func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet,
 		}
 		return nil, fmt.Errorf("%s: %v", key, err)
 	}
+	if cfg.NIC.Model == config.NICMsgLayer {
+		return buildMsgLayer(cfg, rt, prog)
+	}
 	fb, P := uint64(cfg.Packet.FlitBytes), rt.P
 	shape, err := nic.NewShape(cfg.Traffic.MessageBytes, cfg.Packet.Bytes, func(b uint64) uint64 { return (b + fb - 1) / fb * P })
 	if err != nil {
 		return nil, err
 	}
 	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits}
+	n.hosts = n.Runner
 	for i := 0; i < nodes; i++ {
 		tx := nic.NewSender(rt.sim.Top(), rtl.Idx("nic_tx", i), uint32(i), shape, rt.tm.SendOverheadCycles, credit.PerLink, 1, injectPackets)
 		tx.PacketOverhead, tx.Header = rt.tm.Cycles(cfg.NIC.SendPacketNS), rt.header
@@ -88,14 +107,27 @@ func (n *ProgramNet) Trace(w io.Writer, globs string) error { return traceInto(n
 // deadlock the watchdog sees).
 func (n *ProgramNet) Run() Result {
 	start := time.Now()
-	n.Sim.RunUntil(func() bool { return n.Runner.Done() || n.Watch.Stalled() }, uint64(n.Cfg.Run.MaxCycles))
+	n.Sim.RunUntil(func() bool { return n.hosts.Done() && !n.layerBusy() || n.Watch.Stalled() }, uint64(n.Cfg.Run.MaxCycles))
 	return n.result(time.Since(start).Seconds())
+}
+
+// layerBusy reports whether a message-layer endpoint has work left (the
+// acks and senddones after the programs' ends: the run drains them, so
+// that the counters add up; completion is still the programs' end).
+func (n *ProgramNet) layerBusy() bool {
+	for _, e := range n.Endpoints {
+		if e.Busy() {
+			return true
+		}
+	}
+	return false
 }
 
 func (n *ProgramNet) result(wall float64) Result {
 	cfg := n.Cfg
+	nodes := n.Prog.Nodes
 	r := Result{
-		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), Nodes: len(n.Senders), Inputs: len(n.Senders),
+		Name: cfg.Name, Seed: cfg.Seed, Cycles: n.Sim.Now(), Nodes: nodes, Inputs: nodes,
 		Pattern: cfg.Traffic.Pattern, Program: cfg.Traffic.Program, Note: ProgramNote,
 		PacketCycles: n.Timing.PacketCycles, WallSeconds: wall, Process: "program",
 	}
@@ -103,6 +135,10 @@ func (n *ProgramNet) result(wall float64) Result {
 	var lat stats.Latency
 	var hops uint64
 	var err error
+	if n.Layer != nil {
+		r.Note = MsgLayerNote
+		hops, err = n.layerResult(&r, &lat)
+	}
 	for i, tx := range n.Senders {
 		rx := n.Receivers[i]
 		r.PacketsInjected += tx.Injected
@@ -119,9 +155,9 @@ func (n *ProgramNet) result(wall float64) Result {
 		r.LatencyAvgCycles, r.LatencyP50Cycles, r.LatencyP99Cycles = lat.Avg(), lat.Quantile(0.5), lat.Quantile(0.99)
 		r.LatencyMaxCycles, r.LatencyAvgNS = float64(lat.Max()), n.Timing.NS(lat.Avg())
 	}
-	r.Drained = n.Runner.Done()
+	r.Drained = n.hosts.Done() && !n.layerBusy()
 	if r.Drained {
-		r.CompletionCycles = n.Runner.Completion()
+		r.CompletionCycles = n.hosts.Completion()
 		r.CompletionNS = n.Timing.NS(float64(r.CompletionCycles))
 	}
 	r.kernel(n.Sim, wall, hops)
@@ -136,7 +172,7 @@ func (n *ProgramNet) result(wall float64) Result {
 	switch {
 	case n.Watch.stalled:
 	case !r.Drained:
-		r.fail(fmt.Sprintf("program %s did not end within run.max_cycles (%d): %s", cfg.Traffic.Program, cfg.Run.MaxCycles, strings.Join(n.Runner.Blocked(3), "; ")))
+		r.fail(fmt.Sprintf("program %s did not end within run.max_cycles (%d): %s", cfg.Traffic.Program, cfg.Run.MaxCycles, strings.Join(n.hosts.Blocked(3), "; ")))
 	case err != nil:
 		r.fail(err.Error())
 	}

@@ -86,6 +86,22 @@ type Result struct {
 	NodeLinkLoad           float64 `json:"node_link_load,omitempty"`            // link time all nodes injected, per node
 	ReductionChecked       bool    `json:"reduction_checked,omitempty"`         // the result equals the functional model
 
+	// Programs on the BG/L message layer (nic.model msglayer): the
+	// protocol configured and K, then the endpoints' counters summed over
+	// the nodes (messages_posted and messages_sent above count its
+	// messages too; packets_injected and packets_delivered its packets,
+	// acks included). Fields that are 0 are left out.
+	MsgLayerProtocol    string `json:"msglayer_protocol,omitempty"`     // msglayer.protocol
+	MsgLayerLeads       int    `json:"msglayer_leads,omitempty"`        // K, as configured or derived (msglayer.leads 0)
+	MessagesDelivered   uint64 `json:"messages_delivered,omitempty"`    // handed to the hosts (recvdone ended)
+	Acks                uint64 `json:"acks,omitempty"`                  // acknowledgements of rendezvous and mid-size leads
+	OutOfOrderPackets   uint64 `json:"out_of_order_packets,omitempty"`  // arrived after a packet their source injected later
+	BufferedBeforeMatch uint64 `json:"buffered_before_match,omitempty"` // packets that arrived before their message's matching information
+	HeldForOrder        uint64 `json:"held_for_order,omitempty"`        // messages whose matching information came while an earlier message of their source was not presented
+	UnexpectedMessages  uint64 `json:"unexpected_messages,omitempty"`   // presented with no receive posted
+	FastPathMessages    uint64 `json:"fast_path_messages,omitempty"`    // single-packet messages delivered with no reassembly record
+	MaxOpenMessages     int    `json:"max_open_messages,omitempty"`     // reassembly records in use at once, the most at one node
+
 	// Switch-based networks (min, irregular): what was built, e.g. "omega
 	// MIN of 64 hosts, 6 stages of 2×2 switches".
 	Program string `json:"program,omitempty"` // traffic.pattern program: the program run

@@ -207,6 +207,11 @@ type Endpoint struct {
 	// message delivered, at its cycle; it may call Send and Recv of this
 	// endpoint (no other: evaluation may be parallel).
 	OnDeliver func(d *Delivery)
+	// OnWake, when set, is called in the endpoint's Eval at the cycle
+	// WakeHost asked for, after the deliveries due by then: the host
+	// program's timer (a compute phase). Like OnDeliver it may call Send,
+	// Recv and WakeHost of this endpoint.
+	OnWake func(t uint64)
 	// Record keeps every delivery in Log and every packet sent and ack
 	// received in SendLog (tests).
 	Record  bool
@@ -244,6 +249,7 @@ type Endpoint struct {
 	recvs    uint32        // receives posted (ids)
 	open     int           // reassembly records in use
 	cur      Delivery      // the one OnDeliver sees
+	hostAt   uint64        // OnWake is due then (never: not asked)
 
 	// The waveform's view of the processor and the queues: the job
 	// running (a Job), packets waiting for dispatch, messages in
@@ -271,7 +277,7 @@ func New(parent *rtl.Module, name string, node uint32, p *Params, inject uint16)
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	e := &Endpoint{Node: node, P: p}
+	e := &Endpoint{Node: node, P: p, hostAt: never}
 	e.Init(parent, name, e)
 	link.InitSender(&e.Tx, &e.Module, "tx", credit.PerLink, 1, inject)
 	link.InitReceiver(&e.Rx, &e.Module, "rx")
@@ -372,6 +378,14 @@ func (e *Endpoint) Recv(src, tag uint32) uint32 {
 	return id
 }
 
+// WakeHost has the endpoint call OnWake at cycle at (one request at a
+// time, the earliest kept): from OnDeliver or OnWake, or between cycles
+// (before the run: at the first cycle evaluated).
+func (e *Endpoint) WakeHost(at uint64) {
+	e.hostAt = min(e.hostAt, at)
+	e.poke()
+}
+
 // poke wakes the endpoint for work handed to it between cycles; inside its
 // Eval the loop picks the work up.
 func (e *Endpoint) poke() {
@@ -403,6 +417,11 @@ func (e *Endpoint) Eval() {
 	}
 	for {
 		e.flush(now)
+		if e.hostAt <= now {
+			t := e.hostAt
+			e.hostAt = never
+			e.OnWake(t)
+		}
 		e.inject(now)
 		if e.cpu > now || !e.job(now) {
 			break
@@ -424,6 +443,7 @@ func (e *Endpoint) Eval() {
 	if e.outq.Len() > 0 {
 		wake = min(wake, max(e.outq.Peek().At, now+1))
 	}
+	wake = min(wake, max(e.hostAt, now+1))
 	if e.slotFull && e.slotAt > now {
 		wake = min(wake, e.slotAt)
 	}

@@ -8,11 +8,61 @@ import (
 	"github.com/hwcoll/hwcoll/packet"
 )
 
-// Runner runs a program on the nodes' NICs: one Host per node (Attach).
-type Runner struct {
+// core is what every runner shares, whatever carries the messages: the
+// program, one host per node (program counter, mailbox, end), and the
+// count of hosts that have ended.
+type core struct {
 	P        *Program
 	hosts    []host
-	finished atomic.Int64 // hosts run in their NICs' Evals, in parallel with run.workers
+	finished atomic.Int64 // hosts run in their transports' Evals, in parallel with run.workers
+}
+
+func (c *core) init(p *Program) {
+	c.P, c.hosts = p, make([]host, p.Nodes)
+	for i := range c.hosts {
+		c.hosts[i] = host{c: c, node: i}
+	}
+}
+
+// Done reports whether every node's program has ended.
+func (c *core) Done() bool { return c.finished.Load() == int64(len(c.hosts)) }
+
+// Completion is the cycle the last node's program ended (Done).
+func (c *core) Completion() uint64 {
+	var end uint64
+	for i := range c.hosts {
+		end = max(end, c.hosts[i].end)
+	}
+	return end
+}
+
+// Blocked describes the nodes whose programs have not ended, the first
+// few: where each stands.
+func (c *core) Blocked(most int) []string {
+	var out []string
+	for i := range c.hosts {
+		h := &c.hosts[i]
+		if h.done || len(out) == most {
+			continue
+		}
+		op := c.P.ops[i][h.pc]
+		out = append(out, fmt.Sprintf("node %d at operation %d (recv from node %d, tag %d)", i, h.pc, op.Peer, op.Tag))
+	}
+	return out
+}
+
+// transport is a host's way to the network: its node's NIC (Runner) or
+// message-layer endpoint (EndpointRunner). Its calls come from the host,
+// in the transport's own Eval (or before the run).
+type transport interface {
+	// post sends op, a Send or a Deposit (the node's operation pc), at
+	// cycle t and returns the cycles the host is busy with it.
+	post(pc int, op Op, t uint64) uint64
+	// recv is called once per Recv op, when the host reaches it at t,
+	// before the host looks into its mailbox.
+	recv(op Op, t uint64)
+	// wake has the host run again at cycle at.
+	wake(at uint64)
 }
 
 type mail struct {
@@ -22,100 +72,52 @@ type mail struct {
 
 // host is one node's program counter and mailbox.
 type host struct {
-	r       *Runner
+	c       *core
+	tr      transport
 	node    int
 	pc      int
 	waiting bool   // blocked in the Recv at pc
+	asked   bool   // the Recv at pc is posted to the transport
 	mail    []mail // messages completed and not yet received, in completion order
 	end     uint64 // the cycle its last operation ended
 	done    bool
 }
 
-// NewRunner makes the runner of p.
-func NewRunner(p *Program) *Runner {
-	r := &Runner{P: p, hosts: make([]host, p.Nodes)}
-	for i := range r.hosts {
-		r.hosts[i] = host{r: r, node: i}
-	}
-	return r
-}
-
-// Attach makes node's program the host of its NIC sides and starts it at
-// cycle 0. Call before the simulation is built.
-func (r *Runner) Attach(node int, tx *nic.Sender, rx *nic.Receiver) {
-	nic.Attach(tx, rx, &r.hosts[node])
-	tx.WakeHost(0)
-}
-
-// Done reports whether every node's program has ended.
-func (r *Runner) Done() bool { return r.finished.Load() == int64(len(r.hosts)) }
-
-// Completion is the cycle the last node's program ended (Done).
-func (r *Runner) Completion() uint64 {
-	var c uint64
-	for i := range r.hosts {
-		c = max(c, r.hosts[i].end)
-	}
-	return c
-}
-
-// Blocked describes the nodes whose programs have not ended, the first
-// few: where each stands.
-func (r *Runner) Blocked(most int) []string {
-	var out []string
-	for i := range r.hosts {
-		h := &r.hosts[i]
-		if h.done || len(out) == most {
-			continue
-		}
-		op := r.P.ops[i][h.pc]
-		out = append(out, fmt.Sprintf("node %d at operation %d (recv from node %d, tag %d)", i, h.pc, op.Peer, op.Tag))
-	}
-	return out
-}
-
-// Birth is not used: a program's node has no injection process.
-func (h *host) Birth(*nic.Sender, uint64, bool) {}
-
-// Complete puts a completed message in the mailbox and resumes a Recv
-// waiting for it.
-func (h *host) Complete(s *nic.Sender, c nic.Completion) {
-	tag := h.r.P.ops[c.Src][c.Msg].Tag // Msg is the send's operation index at its source
-	h.mail = append(h.mail, mail{src: int32(c.Src), tag: tag, at: c.At})
+// deliver puts a message completed at cycle at in the mailbox and
+// resumes a Recv waiting for it.
+func (h *host) deliver(src, tag int32, at uint64) {
+	h.mail = append(h.mail, mail{src: src, tag: tag, at: at})
 	if h.waiting {
-		if op := h.r.P.ops[h.node][h.pc]; op.Peer == int32(c.Src) && op.Tag == tag {
+		if op := h.c.P.ops[h.node][h.pc]; op.Peer == src && op.Tag == tag {
 			h.waiting = false
-			h.run(s, c.At)
+			h.run(at)
 		}
 	}
 }
-
-// Wake resumes the program after a Compute or a send overhead.
-func (h *host) Wake(s *nic.Sender, t uint64) { h.run(s, t) }
 
 // run executes operations from cycle t until one takes time or a Recv
 // finds nothing to take.
-func (h *host) run(s *nic.Sender, t uint64) {
-	ops := h.r.P.ops[h.node]
+func (h *host) run(t uint64) {
+	ops := h.c.P.ops[h.node]
 	for h.pc < len(ops) {
 		op := ops[h.pc]
 		switch op.Kind {
 		case Compute:
 			h.pc++
-			s.WakeHost(t + op.Cycles)
+			h.tr.wake(t + op.Cycles)
 			return
 		case Send, Deposit:
-			r := nic.Request{Dst: uint32(op.Peer), Msg: uint32(h.pc), Born: t, At: t, Measured: true}
-			if op.Kind == Deposit {
-				r.Op, r.Mask = packet.Deposit, uint64(op.Hint)
-			}
-			s.Post(r)
+			busy := h.tr.post(h.pc, op, t)
 			h.pc++
-			if s.Overhead > 0 {
-				s.WakeHost(t + s.Overhead) // the host is busy with the send overhead
+			if busy > 0 {
+				h.tr.wake(t + busy) // the host is busy with the send overhead
 				return
 			}
 		case Recv:
+			if !h.asked {
+				h.asked = true
+				h.tr.recv(op, t)
+			}
 			i := h.find(op.Peer, op.Tag)
 			if i < 0 {
 				h.waiting = true
@@ -123,12 +125,13 @@ func (h *host) run(s *nic.Sender, t uint64) {
 			}
 			t = max(t, h.mail[i].at)
 			h.mail = append(h.mail[:i], h.mail[i+1:]...)
+			h.asked = false
 			h.pc++
 		}
 	}
 	if !h.done {
 		h.done, h.end = true, t
-		h.r.finished.Add(1)
+		h.c.finished.Add(1)
 	}
 }
 
@@ -141,3 +144,58 @@ func (h *host) find(src, tag int32) int {
 	}
 	return -1
 }
+
+// Runner runs a program on the nodes' NICs: one Host per node (Attach).
+type Runner struct {
+	core
+	nics []nicPort
+}
+
+// nicPort is a host's NIC: the host is the Sender's nic.Host (a
+// nic.Waker), and the mailbox takes the Receiver's completions.
+type nicPort struct {
+	h *host
+	s *nic.Sender
+}
+
+// NewRunner makes the runner of p.
+func NewRunner(p *Program) *Runner {
+	r := &Runner{nics: make([]nicPort, p.Nodes)}
+	r.init(p)
+	return r
+}
+
+// Attach makes node's program the host of its NIC sides and starts it at
+// cycle 0. Call before the simulation is built.
+func (r *Runner) Attach(node int, tx *nic.Sender, rx *nic.Receiver) {
+	n := &r.nics[node]
+	n.h, n.s = &r.hosts[node], tx
+	n.h.tr = n
+	nic.Attach(tx, rx, n)
+	tx.WakeHost(0)
+}
+
+// Birth is not used: a program's node has no injection process.
+func (n *nicPort) Birth(*nic.Sender, uint64, bool) {}
+
+// Complete hands a completed message to the host.
+func (n *nicPort) Complete(_ *nic.Sender, c nic.Completion) {
+	tag := n.h.c.P.ops[c.Src][c.Msg].Tag // Msg is the send's operation index at its source
+	n.h.deliver(int32(c.Src), tag, c.At)
+}
+
+// Wake resumes the program after a Compute or a send overhead.
+func (n *nicPort) Wake(_ *nic.Sender, t uint64) { n.h.run(t) }
+
+func (n *nicPort) post(pc int, op Op, t uint64) uint64 {
+	r := nic.Request{Dst: uint32(op.Peer), Msg: uint32(pc), Born: t, At: t, Measured: true}
+	if op.Kind == Deposit {
+		r.Op, r.Mask = packet.Deposit, uint64(op.Hint)
+	}
+	n.s.Post(r)
+	return n.s.Overhead
+}
+
+func (n *nicPort) recv(Op, uint64) {} // the mailbox takes every completion
+
+func (n *nicPort) wake(at uint64) { n.s.WakeHost(at) }
