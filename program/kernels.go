@@ -137,22 +137,24 @@ func multiMulticast(nodes int, o Options) (*Program, error) {
 		for g, members := range groups {
 			for i, m := range members {
 				if m == r.ID {
-					binomial(r, members, i, srcs[g])
+					binomial(r, len(members), func(j int) int { return members[j] }, i, srcs[g])
 				}
 			}
 		}
 	})
 }
 
-// binomial is member i's part of a binomial-tree multicast over members.
-func binomial(r *Rank, members []int, i, tag int) {
-	n := len(members)
+// binomial is member i's part of a binomial-tree multicast over n
+// members, member(j) the node of member j (a function, not a list: every
+// node of a 65,536-node broadcast would otherwise make its own list of
+// all of them).
+func binomial(r *Rank, n int, member func(j int) int, i, tag int) {
 	if i != 0 {
 		hi := 1
 		for hi*2 <= i {
 			hi *= 2
 		}
-		r.recv(members[i-hi], tag)
+		r.recv(member(i-hi), tag)
 	}
 	top := 1
 	for top < n {
@@ -160,7 +162,7 @@ func binomial(r *Rank, members []int, i, tag int) {
 	}
 	for d := top / 2; d >= 1 && d > i; d /= 2 {
 		if i+d < n {
-			r.send(members[i+d], tag)
+			r.send(member(i+d), tag)
 		}
 	}
 }

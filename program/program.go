@@ -227,11 +227,7 @@ func (r *Rank) Barrier() {
 // receives from its parent (its rank relative to root with the highest
 // bit cleared), then sends to its children, the farthest first.
 func (r *Rank) Bcast(root int) {
-	members := make([]int, r.N)
-	for i := range members {
-		members[i] = (root + i) % r.N
-	}
-	binomial(r, members, (r.ID-root+r.N)%r.N, bcastTag)
+	binomial(r, r.N, func(j int) int { return (root + j) % r.N }, (r.ID-root+r.N)%r.N, bcastTag)
 }
 
 // DepositBcast broadcasts node 0's message to every node of the torus or
