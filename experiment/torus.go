@@ -329,13 +329,19 @@ func torusBroadcast(cfg config.Config) (string, error) {
 	if cfg.Traffic.Multicast == config.MulticastSoftware {
 		return "broadcast", nil
 	}
+	return "deposit-broadcast", canDeposit(cfg, "traffic.multicast: software")
+}
+
+// canDeposit says why cfg's routers cannot send deposit-bit packets (nil:
+// they can); other names the way out besides.
+func canDeposit(cfg config.Config, other string) error {
 	if cfg.Router.Routing != "bgl" {
-		return "", fmt.Errorf("router.routing: %s has no deposit bit, which a hardware broadcast on a %s sends along its lines; allowed: bgl (or traffic.multicast: software)", cfg.Router.Routing, cfg.Network.Topology)
+		return fmt.Errorf("router.routing: %s has no deposit bit, which a broadcast in lines on a %s needs; allowed: bgl (or %s)", cfg.Router.Routing, cfg.Network.Topology, other)
 	}
 	if cfg.Router.Switching != "vct" {
-		return "", fmt.Errorf("router.switching: %s cannot deposit a packet at the nodes it passes (a router replicates whole packets); allowed with traffic.multicast hardware: vct", cfg.Router.Switching)
+		return fmt.Errorf("router.switching: %s cannot deposit a packet at the nodes it passes (a router replicates whole packets); allowed with deposit-bit packets: vct (or %s)", cfg.Router.Switching, other)
 	}
-	return "deposit-broadcast", nil
+	return nil
 }
 
 func init() {
@@ -353,6 +359,11 @@ func init() {
 				}
 				if err := refuseNIC(cfg); err != nil {
 					return nil, err
+				}
+				if cfg.Traffic.Pattern == config.PatternProgram && cfg.Traffic.Program == "deposit-broadcast" {
+					if err := canDeposit(cfg, "traffic.program broadcast"); err != nil {
+						return nil, err
+					}
 				}
 				if cfg.Traffic.Pattern == config.PatternProgram || cfg.Traffic.Pattern == config.PatternBroadcast {
 					nl, err := torusNetlist(cfg)
