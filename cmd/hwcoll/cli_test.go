@@ -124,6 +124,13 @@ func TestBadInput(t *testing.T) {
 		{"demo argument", []string{"demo", "now"}, []string{`"now"`}},
 		{"demo bad out", []string{"demo", "--out", filepath.Join(malformed, "sub")}, []string{"--out"}},
 		{"help unknown", []string{"help", "nosuch"}, []string{`"nosuch"`}},
+		{"bad msglayer protocol", []string{"run", "--config", "../../configs/bgl-torus.yaml", "--set", "traffic.pattern=program",
+			"--set", "nic.model=msglayer", "--set", "msglayer.protocol=fast"}, []string{"msglayer.protocol", `"fast"`, "auto | eager | single | midsize | rendezvous"}},
+		{"msglayer off a program run", []string{"run", "--config", "../../configs/bgl-torus.yaml", "--set", "nic.model=msglayer"},
+			[]string{"nic.model", "traffic.pattern program", "none | overhead"}},
+		{"msglayer single for a long message", []string{"run", "--config", "../../configs/bgl-torus.yaml", "--set", "network.dims=4,4",
+			"--set", "traffic.pattern=program", "--set", "nic.model=msglayer", "--set", "msglayer.protocol=single", "--set", "traffic.message_bytes=1000"},
+			[]string{"msglayer.protocol", "single-packet protocol", "1000 bytes"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
