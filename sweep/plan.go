@@ -208,7 +208,8 @@ func Plan(base config.Config, x Axis, series []SeriesSpec) ([]Spec, error) {
 			if err != nil {
 				return nil, err
 			}
-			f, err := strconv.ParseFloat(got, 64)
+			// A list of one number (network.dims=16, a line) is that number.
+			f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(got, "["), "]"), 64)
 			if err != nil {
 				return nil, fmt.Errorf("%s: the x axis needs numbers, %q is not one (a key with other values can name series instead)", x.Key, v)
 			}

@@ -67,6 +67,16 @@ func TestPlan(t *testing.T) {
 	require.Equal(t, "", specs[0].Series)
 	require.Equal(t, base.Traffic.Load, specs[1].Config.Traffic.Load)
 
+	// a list of one number is that number (the nodes of a line); of two, none
+	torus := base
+	require.NoError(t, torus.Set("network.topology=mesh"))
+	specs, err = Plan(torus, Axis{"network.dims", []string{"16", "4"}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []float64{4, 16}, []float64{specs[0].X, specs[1].X})
+	require.Equal(t, []int{16}, specs[1].Config.Network.Dims)
+	_, err = Plan(torus, Axis{"network.dims", []string{"4x4"}}, nil)
+	require.ErrorContains(t, err, "the x axis needs numbers")
+
 	// the ports key moves inputs along unless set (config's rule holds)
 	specs, err = Plan(base, Axis{"network.ports", []string{"16"}}, nil)
 	require.NoError(t, err)
