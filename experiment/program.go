@@ -107,7 +107,7 @@ func (n *ProgramNet) Trace(w io.Writer, globs string) error { return traceInto(n
 // deadlock the watchdog sees).
 func (n *ProgramNet) Run() Result {
 	start := time.Now()
-	n.Sim.RunUntil(func() bool { return n.hosts.Done() && !n.layerBusy() || n.Watch.Stalled() }, uint64(n.Cfg.Run.MaxCycles))
+	n.Watch.runUntil(n.Sim, func() bool { return n.hosts.Done() && !n.layerBusy() || n.Watch.Stalled() }, uint64(n.Cfg.Run.MaxCycles))
 	return n.result(time.Since(start).Seconds())
 }
 

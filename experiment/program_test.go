@@ -101,3 +101,19 @@ func TestProgramWorkersAgree(t *testing.T) {
 		require.Equal(t, want, one.MessagesSent, prog)
 	}
 }
+
+// A program run whose network deadlocks is stopped by the watchdog and
+// reported with its wait-for cycle, although nothing is left to wake (no
+// open-loop source): the kernel's time skipping must not jump past the
+// watchdog to run.max_cycles. dor with one VC and no escape on a torus
+// deadlocks under all-to-all.
+func TestProgramDeadlockIsCaught(t *testing.T) {
+	cfg := configWith(t, "network.topology=torus", "network.dims=4,4", "router.escape=none", "router.vcs=1",
+		"router.vc_buffer_flits=8", "traffic.pattern=program", "traffic.program=alltoall", "traffic.message_bytes=1024",
+		"run.max_cycles=50000000", "run.watchdog_cycles=100000")
+	r, err := experiment.Run(cfg, experiment.Options{})
+	require.NoError(t, err)
+	require.True(t, r.Deadlock)
+	require.NotEmpty(t, r.WaitFor)
+	require.Less(t, r.Cycles, uint64(1_000_000), "stopped within a few watchdog periods of the stall")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/torus"
 )
 
@@ -23,6 +24,26 @@ type Watchdog struct {
 
 func newWatchdog(n *torus.Net, cycles uint64) *Watchdog {
 	return &Watchdog{net: n, cycles: cycles, next: max(cycles/8, 1)}
+}
+
+// runUntil is sim.RunUntil(pred, max) in slices of the watchdog's period:
+// a run whose only sources of work are its nodes' programs stops waking
+// when its network deadlocks, and the kernel would skip straight to
+// run.max_cycles past the watchdog (a hang reported as "did not end");
+// sliced, a skip stops within a period, where Stalled sees the stall.
+// pred must include w.Stalled(). Slicing changes no result: the cycles
+// evaluated are the same.
+func (w *Watchdog) runUntil(sim *rtl.Sim, pred func() bool, max uint64) {
+	end := sim.Now() + max
+	for sim.Now() < end {
+		n := end - sim.Now()
+		if w.cycles > 0 {
+			n = min(n, w.cycles)
+		}
+		if sim.RunUntil(pred, n) || w.Stalled() {
+			return
+		}
+	}
 }
 
 // Stalled reports, between cycles, whether the network has deadlocked.
