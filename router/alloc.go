@@ -52,10 +52,14 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	ip.busyTo = op.busyTo
 	r.moved = max(r.moved, op.runEnd)
 	port := portOf(id)
-	if port != 0 {
-		ip.Cred.Send(Credits{At: s + ip.Cred.Latency(), N: n, VC: uint8(vcIn(id))})
-	}
 	tail := v.dep == pr.end
+	if port != 0 {
+		c := Credits{At: s + ip.Cred.Latency(), N: n, VC: uint8(vcIn(id))}
+		if tail {
+			c.Pad = r.padOf(port, int(c.VC), flitsOf(&pr.p, r.P))
+		}
+		ip.Cred.Send(c)
+	}
 	switch {
 	case q == 0 && tail && v.drop:
 		v.drop = false
@@ -192,7 +196,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 			score := ov.credits
 			if o == 0 {
 				score = ^uint32(0)
-			} else if need := r.need(q, w, o, u, F); ov.credits < need {
+			} else if need := r.need(q, w, o, u, F); ov.credits < need+uint32(ov.pad) {
 				if t, ok := ov.creditsAt(need, r.P); ok {
 					retry = min(retry, t)
 				} else {
@@ -216,17 +220,30 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		return
 	}
 	id := vcID(q, w)
-	r.out[bq].vcs[bw].owner = id
+	ov := r.outVC(bq, bw)
+	ov.owner = int16(id)
+	ov.pad += r.padOf(bq, bw, F)
 	v.state, v.out, v.ovc, v.retry = Active, uint8(bq), uint8(bw), 0
 	r.wait &^= bit(id)
 	r.act |= bit(id)
 }
 
-// need is the credits output VC (o, u) must hold to be allocated to a
-// packet of F flits from input VC (q, w): under wormhole switching none
-// (flits wait for credits one by one), or the whole buffer when
-// allocation is atomic; under vct the whole packet, two packets when the
-// bubble rule applies and the packet enters the ring.
+// need is the credits output VC (o, u) must hold beyond its padding to
+// be allocated to a packet of F flits from input VC (q, w): under
+// wormhole switching none (flits wait for credits one by one), or the
+// whole buffer when allocation is atomic; under vct the whole packet, and
+// where the bubble rule applies room for two of the longest packets when
+// the packet enters the ring, one when it goes on in it.
+//
+// The bubble rule counts in the longest packets: on a bubble VC a shorter
+// packet holds the room of a longest one (padOf) until its tail's credit
+// is back. With packets of several lengths, room for two of one's own
+// length is not enough: short packets entering a ring can leave every
+// buffer with less free room than a long packet needs to go on, and the
+// ring deadlocks with room to spare in all (8- and 1-chunk packets of
+// 2080-byte messages on a 4×4×4 bgl torus did). Counted in longest
+// packets, the rule keeps a longest packet's free room in every ring, as
+// with packets of one length, where it is the rule as it was.
 func (r *Router) need(q, w, o, u int, F uint32) uint32 {
 	if r.p.Switching != VCT {
 		if r.p.Atomic {
@@ -235,12 +252,24 @@ func (r *Router) need(q, w, o, u int, F uint32) uint32 {
 		return 0
 	}
 	if r.p.Bubble&(1<<uint(u)) != 0 {
+		fm := max(F, uint32(r.p.PacketFlits))
 		same := q != 0 && routing.Port(q).Dim() == routing.Port(o).Dim() && r.p.Bubble&(1<<uint(w)) != 0
 		if !same {
-			return 2 * F
+			return 2 * fm
 		}
+		return fm
 	}
 	return F
+}
+
+// padOf is the padding a packet of F flits holds on output VC (o, u): the
+// room up to the longest packet on a bubble VC of a network output, else
+// none.
+func (r *Router) padOf(o, u int, F uint32) uint16 {
+	if o == 0 || r.p.Bubble&(1<<uint(u)) == 0 || r.p.Switching != VCT {
+		return 0
+	}
+	return uint16(max(F, uint32(r.p.PacketFlits)) - F)
 }
 
 // allocateSwitch gives every free output to an active VC whose flits can
@@ -545,7 +574,7 @@ func (r *Router) checkCutThrough(q, u int) error {
 	if r.p.Switching != VCT || ov.owner < 0 {
 		return nil
 	}
-	_, v := r.vcOf(ov.owner)
+	_, v := r.vcOf(int32(ov.owner))
 	pr, ok := v.cur(&r.pk)
 	if !ok || v.sent == 0 {
 		return nil
@@ -616,6 +645,14 @@ func (r *Router) CheckCredits() error {
 			if got != uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: credits %d + promised %d + flits on the line %d + unsent downstream %d + returning %d + reserved for resends %d = %d, buffer %d",
 					op.Path(), u, ov.credits, ov.promised(), data, held, back, reserved, got, r.buf)
+			}
+			// The bubble padding belongs to the packet holding the VC
+			// and to packets downstream whose tails' credits are not
+			// back: none when the VC is free and every credit home;
+			// never more than the credits to come (the rule allocates a
+			// VC only with a longest packet's room beyond the padding).
+			if ov.pad > 0 && (ov.owner < 0 && ov.credits == r.buf || uint64(ov.pad) > uint64(ov.credits)+uint64(ov.promised())) {
+				return fmt.Errorf("%s vc %d: bubble padding %d with %d credits in hand and %d promised of %d", op.Path(), u, ov.pad, ov.credits, ov.promised(), r.buf)
 			}
 			if occ := dv.occupancy(now, r.P) + landed; occ > uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: %d flits in a %d-flit buffer", op.peer.Path(), u, occ, r.buf)

@@ -26,12 +26,17 @@ type Credits struct {
 	At uint64
 	N  uint32
 	VC uint8
+	// Pad, on a bubble VC, is the bubble rule's padding of the packet
+	// whose tail these credits free (outVC.pad): freed with them.
+	Pad uint16
 }
 
-// seg is n flits (or credits) arriving at at, at+P, at+2P, …
+// seg is n flits (or credits) arriving at at, at+P, at+2P, …; pad is the
+// bubble padding its last credit frees (Credits.Pad).
 type seg struct {
-	at uint64
-	n  uint32
+	at  uint64
+	n   uint32
+	pad uint16
 }
 
 // pktRec is a packet with flits in a VC buffer (arrived or announced):

@@ -68,11 +68,11 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 			}
 			c := ^uint32(0)
 			if o != 0 {
-				// A deposit packet entering a bubble ring needs room for
-				// two packets in hand, as a unicast one does (need).
-				if nd := r.need(q, w, o, u, F); nd > F {
+				// On a bubble VC (a deposit packet's) the rule's room in
+				// hand, as for a unicast packet (need).
+				if nd := r.need(q, w, o, u, F); nd > F || ov.pad > 0 {
 					ov.settle(now, r.P)
-					if ov.credits < nd {
+					if ov.credits < nd+uint32(ov.pad) {
 						if t, ok := ov.creditsAt(nd, r.P); ok {
 							retry = min(retry, t)
 						}
@@ -114,7 +114,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	ip.busyTo = end + P
 	r.moved = max(r.moved, end)
 	if q != 0 {
-		ip.Cred.Send(Credits{At: now + ip.Cred.Latency(), N: F, VC: uint8(w)})
+		ip.Cred.Send(Credits{At: now + ip.Cred.Latency(), N: F, VC: uint8(w), Pad: r.padOf(q, w, F)})
 	} else {
 		r.injected(now, end)
 	}
@@ -147,6 +147,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 		return
 	}
 	ov.take(F, r.P)
+	ov.pad += r.padOf(o, int(u), F)
 	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: pr.p}
 	m.Pkt.Hops++
 	if t := r.tx(o); t != nil {

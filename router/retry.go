@@ -493,7 +493,7 @@ func (r *Router) resend(now uint64, q int) {
 func (r *Router) midPacket(op *outPort) uint8 {
 	var m uint8
 	for u := range op.vcs {
-		if o := op.vcs[u].owner; o >= 0 && r.inVC(o).sent > 0 {
+		if o := op.vcs[u].owner; o >= 0 && r.inVC(int32(o)).sent > 0 {
 			m |= 1 << u
 		}
 	}

@@ -347,7 +347,7 @@ func (r *Router) receive(now uint64) {
 			if !ok {
 				break
 			}
-			op.vcs[c.VC].promise(c.At, c.N, P)
+			op.vcs[c.VC].promise(c.At, c.N, P, c.Pad)
 		}
 	}
 	if r.retry != 0 {

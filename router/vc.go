@@ -47,7 +47,7 @@ func (v *inVC) announce(at uint64, n uint32, P uint32) {
 			return
 		}
 	}
-	v.segs.Push(seg{at, n})
+	v.segs.Push(seg{at: at, n: n})
 	v.ann += uint64(n)
 }
 
@@ -202,8 +202,13 @@ func (v *inVC) availFrom(s, D uint64, P uint32, limit uint32) uint32 {
 type outVC struct {
 	pend    ring.Ring[seg]
 	credits uint32
-	owner   int32 // input VC holding it, −1 when free
-	freeAt  uint64
+	owner   int16 // input VC holding it, −1 when free
+	// pad is what the bubble rule counts beyond the credits taken: on a
+	// bubble VC a packet shorter than the longest holds a longest
+	// packet's room in the rule's count (Router.need) until its tail's
+	// credit is back. With packets of one length it stays 0.
+	pad    uint16
+	freeAt uint64
 }
 
 // settle moves the promised credits that have arrived by now into hand.
@@ -216,6 +221,7 @@ func (o *outVC) settle(now uint64, P uint32) {
 		k := min(uint64(s.n), flitsIn(now-s.at, P)+1)
 		o.credits += uint32(k)
 		if k == uint64(s.n) {
+			o.pad -= s.pad
 			o.pend.Pop()
 		} else {
 			s.at += k * uint64(P)
@@ -224,15 +230,16 @@ func (o *outVC) settle(now uint64, P uint32) {
 	}
 }
 
-// promise records n credits arriving from at on.
-func (o *outVC) promise(at uint64, n uint32, P uint32) {
+// promise records n credits arriving from at on, the last freeing pad.
+func (o *outVC) promise(at uint64, n uint32, P uint32, pad uint16) {
 	if o.pend.Len() > 0 {
-		if l := o.pend.At(o.pend.Len() - 1); l.at+uint64(l.n)*uint64(P) == at {
+		if l := o.pend.At(o.pend.Len() - 1); l.pad == 0 && l.at+uint64(l.n)*uint64(P) == at {
 			l.n += n
+			l.pad = pad
 			return
 		}
 	}
-	o.pend.Push(seg{at, n})
+	o.pend.Push(seg{at, n, pad})
 }
 
 // creditFor is how many flits can leave at s, s+P, … on the credits in
@@ -260,6 +267,10 @@ func (o *outVC) take(n, P uint32) {
 		k := min(n, s.n)
 		n -= k
 		if k == s.n {
+			// Credits spent before they arrive go to the packet that
+			// owns the VC until its tail has gone, after they arrive:
+			// the padding they free is unseen until then.
+			o.pad -= s.pad
 			o.pend.Pop()
 		} else {
 			s.n -= k
@@ -268,19 +279,23 @@ func (o *outVC) take(n, P uint32) {
 	}
 }
 
-// creditsAt is the cycle by which the VC holds need credits in hand, if
-// the promises reach that far.
+// creditsAt is the cycle by which the VC holds need credits in hand
+// beyond its padding, if the promises reach that far.
 func (o *outVC) creditsAt(need uint32, P uint32) (uint64, bool) {
-	if o.credits >= need {
+	pad := uint32(o.pad)
+	if o.credits >= need+pad {
 		return 0, true
 	}
 	n := o.credits
 	for i := 0; i < o.pend.Len(); i++ {
 		s := o.pend.At(i)
-		if n+s.n >= need {
-			return s.at + uint64(need-n-1)*uint64(P), true
+		if n+s.n >= need+pad {
+			return s.at + uint64(need+pad-n-1)*uint64(P), true
 		}
 		n += s.n
+		if pad -= uint32(s.pad); s.pad > 0 && n >= need+pad {
+			return s.at + uint64(s.n-1)*uint64(P), true
+		}
 	}
 	return 0, false
 }
