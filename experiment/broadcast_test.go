@@ -13,17 +13,8 @@ import (
 // broadcastRun builds and runs a broadcast (traffic.pattern broadcast) on
 // a torus or mesh of bgl routers.
 func broadcastRun(t require.TestingT, sets ...string) (experiment.Result, *experiment.ProgramNet) {
-	cfg := configWith(t, append([]string{"traffic.pattern=broadcast", "router.routing=bgl", "router.escape=bubble",
-		"router.switching=vct", "router.vcs=4", "router.vc_buffer_flits=16", "run.max_cycles=10000000"}, sets...)...)
-	topo, err := experiment.TopologyOf(cfg)
-	require.NoError(t, err)
-	built, err := topo.Build(cfg, cfg.Timing())
-	require.NoError(t, err)
-	n := built.(*experiment.ProgramNet)
-	r := n.Run()
-	require.Empty(t, r.Error)
-	require.True(t, r.Drained)
-	return r, n
+	return runProgramNet(t, configWith(t, append([]string{"traffic.pattern=broadcast", "router.routing=bgl", "router.escape=bubble",
+		"router.switching=vct", "router.vcs=4", "router.vc_buffer_flits=16", "run.max_cycles=10000000"}, sets...)...))
 }
 
 // A broadcast on a random torus or mesh of 1 to 3 dimensions, in

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 )
 
@@ -20,8 +21,13 @@ func wireCycles(r, n, F int, L, D, P uint64) uint64 {
 // programRun builds and runs a program, returning the result and the
 // built run (for its timing and hop counts).
 func programRun(t *testing.T, sets ...string) (experiment.Result, *experiment.ProgramNet) {
-	cfg := configWith(t, append([]string{"traffic.pattern=program", "router.switching=vct", "router.vc_buffer_flits=64",
-		"run.max_cycles=10000000"}, sets...)...)
+	return runProgramNet(t, configWith(t, append([]string{"traffic.pattern=program", "router.switching=vct", "router.vc_buffer_flits=64",
+		"run.max_cycles=10000000"}, sets...)...))
+}
+
+// runProgramNet builds and runs cfg, a run of programs on NICs, which must
+// end.
+func runProgramNet(t require.TestingT, cfg config.Config) (experiment.Result, *experiment.ProgramNet) {
 	topo, err := experiment.TopologyOf(cfg)
 	require.NoError(t, err)
 	built, err := topo.Build(cfg, cfg.Timing())
