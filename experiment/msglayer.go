@@ -127,25 +127,26 @@ func buildMsgLayer(cfg config.Config, rt routed, prog *program.Program) (*Progra
 // included) and the first endpoint error.
 func (n *ProgramNet) layerResult(r *Result, lat *stats.Latency) (uint64, error) {
 	var err error
+	var c msglayer.Counters
 	for _, e := range n.Endpoints {
-		c := &e.Counters
-		r.PacketsInjected += c.PacketsSent
-		r.PacketsDelivered += c.PacketsReceived
-		r.MessagesPosted += c.Posted
-		r.MessagesSent += c.Sent
-		r.MessagesDelivered += c.Delivered
-		r.OutOfOrderPackets += c.OutOfOrder
-		r.Acks += c.AcksSent
-		r.UnexpectedMessages += c.Unexpected
-		r.BufferedBeforeMatch += c.BufferedBeforeMatch
-		r.HeldForOrder += c.HeldForOrder
-		r.FastPathMessages += c.FastPath
-		r.MaxOpenMessages = max(r.MaxOpenMessages, c.MaxOpen)
+		c.Add(&e.Counters)
 		lat.Merge(e.Lat)
 		if x := e.Err(); x != nil && err == nil {
 			err = x
 		}
 	}
+	r.PacketsInjected += c.PacketsSent
+	r.PacketsDelivered += c.PacketsReceived
+	r.MessagesPosted += c.Posted
+	r.MessagesSent += c.Sent
+	r.MessagesDelivered += c.Delivered
+	r.OutOfOrderPackets += c.OutOfOrder
+	r.Acks += c.AcksSent
+	r.UnexpectedMessages += c.Unexpected
+	r.BufferedBeforeMatch += c.BufferedBeforeMatch
+	r.HeldForOrder += c.HeldForOrder
+	r.FastPathMessages += c.FastPath
+	r.MaxOpenMessages = max(r.MaxOpenMessages, c.MaxOpen)
 	if x := n.Layer.Err(); x != nil && err == nil {
 		err = x
 	}

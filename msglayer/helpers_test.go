@@ -106,23 +106,7 @@ func (m *machine) packets() uint64 {
 func (m *machine) total() msglayer.Counters {
 	var c msglayer.Counters
 	for _, e := range m.eps {
-		x := &e.Counters
-		c.Posted += x.Posted
-		c.Sent += x.Sent
-		c.Delivered += x.Delivered
-		c.PacketsSent += x.PacketsSent
-		c.PacketsReceived += x.PacketsReceived
-		c.AcksSent += x.AcksSent
-		c.AcksReceived += x.AcksReceived
-		c.OutOfOrder += x.OutOfOrder
-		c.BufferedBeforeMatch += x.BufferedBeforeMatch
-		c.HeldForOrder += x.HeldForOrder
-		c.Unexpected += x.Unexpected
-		c.FastPath += x.FastPath
-		c.Errors += x.Errors
-		c.MaxOpen = max(c.MaxOpen, x.MaxOpen)
-		c.LatencySum += x.LatencySum
-		c.LatencyMax = max(c.LatencyMax, x.LatencyMax)
+		c.Add(&e.Counters)
 	}
 	return c
 }

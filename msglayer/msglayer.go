@@ -141,6 +141,26 @@ type Counters struct {
 	LatencySum, LatencyMax uint64
 }
 
+// Add adds o's counts to c (the maxima: the larger).
+func (c *Counters) Add(o *Counters) {
+	c.Posted += o.Posted
+	c.Sent += o.Sent
+	c.Delivered += o.Delivered
+	c.PacketsSent += o.PacketsSent
+	c.PacketsReceived += o.PacketsReceived
+	c.AcksSent += o.AcksSent
+	c.AcksReceived += o.AcksReceived
+	c.OutOfOrder += o.OutOfOrder
+	c.BufferedBeforeMatch += o.BufferedBeforeMatch
+	c.HeldForOrder += o.HeldForOrder
+	c.Unexpected += o.Unexpected
+	c.FastPath += o.FastPath
+	c.Errors += o.Errors
+	c.MaxOpen = max(c.MaxOpen, o.MaxOpen)
+	c.LatencySum += o.LatencySum
+	c.LatencyMax = max(c.LatencyMax, o.LatencyMax)
+}
+
 // conn is a virtual connection: the state kept per peer talked to (the BG/L
 // MPI paper §5: "about 50 bytes of data for every virtual connection").
 // The peer's torus coordinates follow from its node number.
