@@ -47,6 +47,11 @@ type Experiment struct {
 type Metric struct {
 	// Kind is one of:
 	//   saturation: the highest accepted load over the sweep (x = load);
+	//   throughput: the highest delivered load over the sweep (x = load):
+	//     what reaches the destinations, which a window short against
+	//     the network's buffers cannot inflate (accepted load counts
+	//     packets that only fill buffers: a large network with deep
+	//     buffers accepts far more than it delivers over a short window);
 	//   knee: the highest offered load up to which every point is stable and
 	//     its average latency at most Factor times that of the lowest load;
 	//   completion: the completion time in cycles at x = At (default: the
@@ -67,6 +72,7 @@ type Metric struct {
 // Metric kinds.
 const (
 	Saturation = "saturation"
+	Throughput = "throughput"
 	Knee       = "knee"
 	Completion = "completion"
 	Latency    = "latency"
@@ -129,13 +135,13 @@ func ParseManifest(data []byte, dir string) (*Manifest, error) {
 		}
 		for j, mt := range e.Metrics {
 			switch mt.Kind {
-			case Saturation, Knee:
+			case Saturation, Throughput, Knee:
 			case Completion, Latency:
 				if len(mt.Compare) != 0 && len(mt.Compare) != 2 {
 					return nil, fmt.Errorf("%s: metrics[%d].compare: two series selectors, got %d", where, j, len(mt.Compare))
 				}
 			default:
-				return nil, fmt.Errorf("%s: metrics[%d].kind %q: allowed: %s | %s | %s | %s", where, j, mt.Kind, Saturation, Knee, Completion, Latency)
+				return nil, fmt.Errorf("%s: metrics[%d].kind %q: allowed: %s | %s | %s | %s | %s", where, j, mt.Kind, Saturation, Throughput, Knee, Completion, Latency)
 			}
 			if mt.Factor < 0 || mt.Tolerance < 0 {
 				return nil, fmt.Errorf("%s: metrics[%d]: factor and tolerance must not be negative", where, j)

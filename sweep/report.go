@@ -96,6 +96,12 @@ func Evaluate(m Metric, rows []Row) Finding {
 					v.Ours, v.At = r.AcceptedLoad, r.X
 				}
 			}
+		case Throughput:
+			for _, r := range rs {
+				if math.IsNaN(v.Ours) || r.DeliveredLoad > v.Ours {
+					v.Ours, v.At = r.DeliveredLoad, r.X
+				}
+			}
 		case Knee:
 			factor := m.Factor
 			if factor == 0 {
@@ -338,6 +344,8 @@ func (m Metric) name() string {
 	switch m.Kind {
 	case Saturation:
 		return "saturation throughput (highest accepted load)"
+	case Throughput:
+		return "throughput (highest delivered load)"
 	case Knee:
 		f := m.Factor
 		if f == 0 {

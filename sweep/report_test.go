@@ -49,6 +49,22 @@ func TestEvaluateSaturationAndKnee(t *testing.T) {
 	require.Equal(t, "none", k2.Text(k2.Values[3]))
 }
 
+// Throughput is the highest delivered load: a large network with deep
+// buffers accepts over a short window far more than it delivers (the
+// 64x32x32 BG/L torus, uniform: 0.74 accepted, 0.07 delivered), and
+// saturation would report the first.
+func TestEvaluateThroughput(t *testing.T) {
+	s := "traffic.pattern=uniform"
+	rows := []Row{pt(s, 0.04, 0.04, 5700, true), pt(s, 0.1, 0.1, 14854, false), pt(s, 0.9, 0.74, 32929, false)}
+	for i, d := range []float64{0.039, 0.068, 0.029} {
+		rows[i].DeliveredLoad = d
+	}
+	tp := Evaluate(Metric{Kind: Throughput, Paper: map[string]float64{"*": 0.125}}, rows)
+	require.Equal(t, []Value{{Series: s, Ours: 0.068, At: 0.1, Paper: 0.125, HasPaper: true}}, tp.Values)
+	require.Equal(t, 0.74, Evaluate(Metric{Kind: Saturation}, rows).Values[0].Ours)
+	require.Equal(t, "throughput (highest delivered load)", tp.Metric.name())
+}
+
 func TestEvaluateCompletionAndLatencyCompare(t *testing.T) {
 	one, five := "network.combine_units=1", "network.combine_units=5"
 	var rows []Row

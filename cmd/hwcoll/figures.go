@@ -138,14 +138,20 @@ func (a *app) figures(args []string) error {
 				return usagef("figures: --out: %v", err)
 			}
 			status = fmt.Sprintf("ran %d points in %.1f s of run time", len(o.Rows), wallOf[i])
-		case e.Pending != "":
-			status = "pending: " + e.Pending
 		default:
+			// Not run now: an earlier run's results are kept and
+			// reported, a pending entry's too (run by hand, with
+			// --pending: the whole-machine entries).
 			rs, err := sweep.ReadFile(filepath.Join(dir, sweep.JSONLFile))
 			switch {
 			case err == nil:
 				o.Rows = rs
 				status = "kept the results of an earlier run"
+				if e.Pending != "" {
+					status = "pending; kept the results of an earlier run"
+				}
+			case e.Pending != "" && errors.Is(err, fs.ErrNotExist):
+				status = "pending: " + e.Pending
 			case errors.Is(err, fs.ErrNotExist):
 				status = "not run (no earlier results)"
 			default:

@@ -297,6 +297,16 @@ func TestFiguresTinyManifest(t *testing.T) {
 	r = runApp("figures", "--manifest", manifest, "--out", out, "--doc", doc, "--only", "sat")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Regexp(t, `organization=oq-xp: ours 0\.\d\d\d? vs paper 1\.00 \(within 1\)`, rowsOf(readText(t, doc))["sat"])
+
+	// a pending entry run by hand (--pending) keeps its results in the
+	// report of later runs that leave it out
+	r = runApp("figures", "--manifest", manifest, "--out", out, "--doc", doc, "--pending", "--only", "later")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runApp("figures", "--manifest", manifest, "--out", out, "--doc", doc, "--only", "red")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `later\s+pending; kept the results of an earlier run`, r.stdout)
+	require.NotContains(t, rowsOf(readText(t, doc))["later"], "not run yet")
+	require.Contains(t, readText(t, doc), "![latency](../figs/later/latency.svg)")
 }
 
 // The repository's manifest and configs load, and every experiment in it,
