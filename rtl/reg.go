@@ -8,15 +8,23 @@ import (
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
-// Opt modifies a port, register or probe at declaration.
-type Opt func(*sigMeta)
+// Opt modifies a port, register or probe at declaration (Width,
+// NoTrace). A value, not a function: a network declares millions of
+// signals, and an option that is a closure, applied to the declaration,
+// put both on the heap every time (a quarter of the 64x32x32 torus's
+// build allocations).
+type Opt struct {
+	width    int32
+	widthSet bool
+	noTrace  bool
+}
 
 // Width declares the bit width of an integer signal (for tracing and for the
 // width check between connected ports). The default is the Go type's size.
-func Width(bits int) Opt { return func(s *sigMeta) { s.width = int32(bits); s.widthSet = true } }
+func Width(bits int) Opt { return Opt{width: int32(bits), widthSet: true} }
 
 // NoTrace keeps a signal out of VCD files (internal bookkeeping).
-func NoTrace() Opt { return func(s *sigMeta) { s.noTrace = true } }
+func NoTrace() Opt { return Opt{noTrace: true} }
 
 var noTrace = []Opt{NoTrace()}
 
@@ -133,16 +141,15 @@ func newMeta[T any](sim *Sim, name string, pc uintptr, opts []Opt) *sigMeta {
 	return sim.intern(m)
 }
 
-// withOpts applies opts to a copy of m: apart, so that newMeta's m, whose
-// address the options take, does not go to the heap on every declaration
-// (a large network makes millions, nearly all found interned).
+// withOpts applies opts to m.
 func withOpts(m sigMeta, opts []Opt) sigMeta {
-	p := new(sigMeta)
-	*p = m
 	for _, o := range opts {
-		o(p)
+		if o.widthSet {
+			m.width, m.widthSet = o.width, true
+		}
+		m.noTrace = m.noTrace || o.noTrace
 	}
-	return *p
+	return m
 }
 
 // intern returns the Sim's one copy of m, allocating only a new one.
