@@ -2,6 +2,8 @@ package rtl_test
 
 import (
 	"bytes"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,4 +68,31 @@ func TestTraceByCoordinate(t *testing.T) {
 		}
 		require.ElementsMatch(t, c.want, got, c.glob)
 	}
+}
+
+// Idx names indexed instances, the names of one small index made once and
+// shared (from several goroutines, as parallel builds do).
+func TestIdx(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		idx  []int
+		want string
+	}{
+		{"in", []int{3}, "in(3)"}, {"vc", []int{0}, "vc(0)"}, {"r", []int{63}, "r(63)"}, {"r", []int{64}, "r(64)"},
+		{"r", []int{3, 4, 5}, "r(3)(4)(5)"}, {"x", nil, "x"}, {"x", []int{-1}, "x(-1)"}, {"src", []int{65535}, "src(65535)"},
+	} {
+		require.Equal(t, c.want, rtl.Idx(c.name, c.idx...))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				name := fmt.Sprint("g", g%2, "n", i%7)
+				require.Equal(t, fmt.Sprintf("%s(%d)", name, i%70), rtl.Idx(name, i%70))
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -262,7 +263,13 @@ func (m *Module) Seeds() (uint64, uint64) {
 }
 
 // Idx returns "name(i)(j)…", the naming convention for indexed instances.
+// Names with one small index (a router's in(3), an array's vc(2)) are made
+// once per process: a large network asks for the same few millions of
+// times.
 func Idx(name string, idx ...int) string {
+	if len(idx) == 1 && idx[0] >= 0 && idx[0] < idxSmall {
+		return idxOne(name, idx[0])
+	}
 	var b strings.Builder
 	b.WriteString(name)
 	for _, i := range idx {
@@ -271,6 +278,37 @@ func Idx(name string, idx ...int) string {
 		b.WriteByte(')')
 	}
 	return b.String()
+}
+
+// idxSmall bounds the indices idxOne keeps names for.
+const idxSmall = 64
+
+// idxNames holds the names idxOne made: per name, its indices' names.
+var idxNames struct {
+	sync.RWMutex
+	m map[string]*[idxSmall]string
+}
+
+// idxOne is Idx(name, i) for 0 ≤ i < idxSmall, made once.
+func idxOne(name string, i int) string {
+	idxNames.RLock()
+	t := idxNames.m[name]
+	idxNames.RUnlock()
+	if t == nil {
+		idxNames.Lock()
+		if t = idxNames.m[name]; t == nil {
+			t = new([idxSmall]string)
+			for k := range t {
+				t[k] = name + "(" + strconv.Itoa(k) + ")"
+			}
+			if idxNames.m == nil {
+				idxNames.m = map[string]*[idxSmall]string{}
+			}
+			idxNames.m[name] = t
+		}
+		idxNames.Unlock()
+	}
+	return t[i]
 }
 
 func fnv64(s string) uint64 {
