@@ -33,13 +33,17 @@ func NewArray(owner *Module, name string, n int) *Array {
 	}
 	k := len(owner.arrayList())
 	var pc uintptr
+	var members []arrayMember
 	if site := owner.cls.arraySite(k, name); site != nil {
 		pc = site.pc
+		// As many members as the class's first array here had: one
+		// allocation, not one per doubling.
+		members = make([]arrayMember, 0, len(site.members))
 	} else {
 		pc = callerPC(2)
 		owner.cls.addArray(k, name, pc)
 	}
-	a := &Array{owner: owner, modID: owner.sim.id(name, pc), n: int32(n), at: int32(len(owner.children)), k: int32(k)}
+	a := &Array{owner: owner, modID: owner.sim.id(name, pc), n: int32(n), at: int32(len(owner.children)), k: int32(k), members: members}
 	owner.extra().arrays = append(owner.extra().arrays, a)
 	return a
 }

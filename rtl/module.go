@@ -141,6 +141,11 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if e, ok := self.(Evaler); ok {
 		m.s = &sched{self: e, mod: m} // moved into the Sim's array at Build
 	}
+	if parent.children == nil && parent.cls != nil && len(parent.cls.kids) > 1 {
+		// As many children as the first module of the parent's class
+		// made: one allocation, not one per doubling.
+		parent.children = make([]*Module, 0, len(parent.cls.kids))
+	}
 	parent.children = append(parent.children, m)
 }
 
