@@ -49,9 +49,10 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree, torus, mesh, ibmesh and bgltree so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
 	}
 	// The config is converted to cycles once, here; blocks get cycles.
-	restore := quietBuild(cfg)
-	n, err := t.Build(cfg, cfg.Timing())
-	restore()
+	n, err := func() (Network, error) {
+		defer quietBuild(cfg)() // given back even if the build panics
+		return t.Build(cfg, cfg.Timing())
+	}()
 	if err != nil {
 		return Result{}, keyed(err)
 	}
