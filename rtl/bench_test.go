@@ -154,3 +154,66 @@ func BenchmarkMemoryLatency(b *testing.B) {
 }
 
 var sink uint64
+
+// BenchmarkHopFloor is the machine's floor under the ratio of a large
+// network's cost per packet-hop to a small one's: a "hop" that does
+// nothing but touch lines 64-byte cache lines (read one word, write
+// another) at random in a working set the size of a network's heap, on
+// 2 MiB pages as hwcoll run puts it. 1.5 MB is the 64-node 8-port
+// fat-tree (~18 KiB per node + the runtime), 36 MB the 1024-node one
+// (~30 KiB per node warmed up: 24 KiB per switch at every size, 1.25
+// switches per node). chase: each line's address comes from the one
+// before (a hop follows pointers: component, line end, ring, entry,
+// slot, packet); spread: the addresses do not depend on each other, the
+// most the memory system can overlap. The model touches ~50 lines per
+// hop (cachegrind, docs/architecture.md §10).
+func BenchmarkHopFloor(b *testing.B) {
+	for _, kb := range []int{1536, 36 << 10} {
+		for _, lines := range []int{8, 16, 48} {
+			for _, mode := range []string{"chase", "spread"} {
+				b.Run(fmt.Sprintf("%dKB/lines=%d/%s", kb, lines, mode), func(b *testing.B) {
+					mem, free, err := osmem.Pages(kb<<10, true)
+					if err != nil {
+						b.Skip(err)
+					}
+					defer free()
+					const line = 8
+					n := kb << 10 / 64
+					w := unsafe.Slice((*uint64)(unsafe.Pointer(&mem[0])), n*line)
+					perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
+					for i, p := range perm {
+						w[p*line] = uint64(perm[(i+1)%n] * line)
+					}
+					// spread: a fixed stream of random lines, 1 MiB of indices
+					// (itself read in order, which the prefetcher serves).
+					idx := make([]uint32, 1<<18)
+					r := rand.New(rand.NewPCG(3, 4))
+					for i := range idx {
+						idx[i] = uint32(r.IntN(n) * line)
+					}
+					var p, s uint64
+					j := 0
+					b.ResetTimer()
+					for range b.N {
+						if mode == "chase" {
+							for range lines {
+								w[p+1]++
+								p = w[p]
+							}
+							continue
+						}
+						for range lines {
+							q := idx[j]
+							s += w[q]
+							w[q+1]++
+							j = (j + 1) & (len(idx) - 1)
+						}
+					}
+					b.StopTimer()
+					sink = p + s
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/hop")
+				})
+			}
+		}
+	}
+}
