@@ -28,8 +28,7 @@ type inPort struct {
 	mode     credit.Mode // the switch's credit mode, here so that a done notice need not read the switch
 	rx       link.Receiver
 	done     ring.Ring[xpDone] // copies the outputs have sent: slot, output, from when
-	pkts     []packet.Packet   // per slot: the packet, read by the outputs until its last copy left
-	slot     []slotState       // per slot, beside pkts
+	slots    []held            // the packets it holds, read by the outputs until their last copy left
 	free     []uint16          // free slots (a stack)
 	inUse    int32
 	maxSlots int32             // the most packets the credits let the upstream have here
@@ -43,11 +42,16 @@ type inPort struct {
 	doneIn   rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
 }
 
-// slotState is what an input knows of one packet it holds.
-type slotState struct {
+// held is one packet an input holds and what the input knows of it, in
+// one record: an output that sends a copy reads the packet and counts
+// the copies left (sent), and the input later takes the done notice
+// (takeDone), so in a network larger than the caches the three touch
+// the same lines rather than the packet's and a separate array's.
+type held struct {
 	copies   uint16 // copies still in crosspoints, as the input has taken the done notices
 	left     uint16 // copies not yet sent, counted down by the outputs as they send
 	credited bool   // per-link: its credit was scheduled when the last copy left (sent)
+	pkt      packet.Packet
 }
 
 func newInPort(s *Switch, i int, p *inPort) *inPort {
@@ -77,10 +81,9 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 
 // grow adds n slots (the free stack hands out the lowest index first).
 func (p *inPort) grow(n int) {
-	n = min(n, int(p.maxSlots)-len(p.pkts))
-	first := len(p.pkts)
-	p.pkts = append(p.pkts, make([]packet.Packet, n)...)
-	p.slot = append(p.slot, make([]slotState, n)...)
+	n = min(n, int(p.maxSlots)-len(p.slots))
+	first := len(p.slots)
+	p.slots = append(p.slots, make([]held, n)...)
 	for slot := first + n - 1; slot >= first; slot-- {
 		p.free = append(p.free, uint16(slot))
 	}
@@ -89,10 +92,10 @@ func (p *inPort) grow(n int) {
 // take returns a free slot, making more while the credits allow.
 func (p *inPort) take() (uint16, bool) {
 	if len(p.free) == 0 {
-		if len(p.pkts) == int(p.maxSlots) {
+		if len(p.slots) == int(p.maxSlots) {
 			return 0, false
 		}
-		p.grow(len(p.pkts))
+		p.grow(len(p.slots))
 	}
 	slot := p.free[len(p.free)-1]
 	p.free = p.free[:len(p.free)-1]
@@ -146,7 +149,7 @@ func (p *inPort) takeDone(now uint64) {
 	p.sw.batch = b
 	var freed uint16
 	for _, d := range b {
-		o, st := int(d.out), &p.slot[d.slot]
+		o, st := int(d.out), &p.slots[d.slot]
 		st.copies--
 		p.queued[o]--
 		if p.mode == credit.MinFree {
@@ -211,13 +214,14 @@ func (p *inPort) receive(now uint64) {
 			mask = p.route(pk, mask)
 		}
 		n := uint16(bits.OnesCount64(mask))
-		p.slot[slot] = slotState{copies: n, left: n}
 		// The slot holds the packet until its last copy has left; the
-		// crosspoints get the slot. The outputs read p.pkts[slot] only
+		// crosspoints get the slot. The outputs read p.slots[slot] only
 		// after the switch delay and the slot is written again only after
 		// every copy's done has come back, so no two components touch it
 		// in the same cycle.
-		sp := &p.pkts[slot]
+		st := &p.slots[slot]
+		st.copies, st.left, st.credited = n, n, false
+		sp := &st.pkt
 		*sp = *pk
 		sp.Hops++
 		sp.InPort = uint8(p.idx)
@@ -249,7 +253,7 @@ func (p *inPort) Accept(d xpSent) { p.sent(p.Now(), d.slot, int(d.out)) }
 // returns a credit per copy, queued, and min-free decides from the least
 // free space, which any copy leaving may raise: both wake the input.
 func (p *inPort) sent(now uint64, slot uint16, out int) {
-	st := &p.slot[slot]
+	st := &p.slots[slot]
 	st.left--
 	d := xpDone{at: now + 1, slot: slot, out: uint16(out), last: st.left == 0}
 	wake := true

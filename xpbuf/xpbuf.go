@@ -19,6 +19,7 @@ type Entry struct {
 	At   uint64 // head visible to the output from this cycle
 	Tag  uint32 // packet.Tag of the packet
 	Slot uint16
+	next uint16 // in the pool: 1 + the next entry of its crosspoint or of the free list (0: none)
 }
 
 // Bank is the crosspoint buffers of one output, xp(0) … xp(n−1). Each
@@ -33,8 +34,7 @@ type Entry struct {
 // nothing until traced, and the output updates them only while one of
 // them is.
 type Bank struct {
-	pool     []Entry
-	link     []uint16 // per pool entry: 1 + the next of its crosspoint or of the free list (0: none)
+	pool     []Entry // the list links in the entries' padding: one line per entry touched
 	fifo     []xpFIFO // per crosspoint
 	free     uint16   // 1 + the first free entry of the pool (0: none)
 	capacity uint16
@@ -82,9 +82,8 @@ func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name string) {
 func (k *Bank) grow(m int) {
 	base := len(k.pool)
 	k.pool = append(k.pool, make([]Entry, m)...)
-	k.link = append(k.link, make([]uint16, m)...)
 	for j := base + m - 1; j >= base; j-- {
-		k.link[j] = k.free
+		k.pool[j].next = k.free
 		k.free = uint16(j + 1)
 	}
 }
@@ -109,12 +108,13 @@ func (k *Bank) Push(i int, e Entry) error {
 		k.grow(min(len(k.pool), len(k.fifo)*int(k.capacity)-len(k.pool)))
 	}
 	j := k.free
-	k.free = k.link[j-1]
-	k.pool[j-1], k.link[j-1] = e, 0
+	k.free = k.pool[j-1].next
+	e.next = 0
+	k.pool[j-1] = e
 	if f.n == 0 {
 		f.first = j
 	} else {
-		k.link[f.last-1] = j
+		k.pool[f.last-1].next = j
 	}
 	f.last = j
 	f.n++
@@ -125,7 +125,8 @@ func (k *Bank) Push(i int, e Entry) error {
 }
 
 // Head returns crosspoint i's oldest packet, or nil. The pointer is good
-// until the next Push.
+// until the next Push or Pop; the entry's list link is the bank's (compare
+// Pop's value, or the exported fields).
 func (k *Bank) Head(i int) *Entry {
 	f := &k.fifo[i]
 	if f.n == 0 {
@@ -139,10 +140,11 @@ func (k *Bank) Pop(i int) Entry {
 	f := &k.fifo[i]
 	j := f.first
 	e := k.pool[j-1]
-	f.first = k.link[j-1]
+	f.first = e.next
 	f.n--
-	k.link[j-1] = k.free
+	k.pool[j-1].next = k.free
 	k.free = j
+	e.next = 0
 	if k.isTraced() {
 		k.show(i, k.sim.Now())
 	}
@@ -159,7 +161,7 @@ func (k *Bank) Arrived(i int, c uint64) int {
 		if k.pool[j-1].At <= c {
 			n = m // what is on its way in is at the tail
 		}
-		j = k.link[j-1]
+		j = k.pool[j-1].next
 	}
 	return n
 }
