@@ -34,7 +34,7 @@ type Entry struct {
 // nothing until traced, and the output updates them only while one of
 // them is.
 type Bank struct {
-	pool     []Entry // the list links in the entries' padding: one line per entry touched
+	pool     []Entry  // the list links in the entries' padding: one line per entry touched
 	fifo     []xpFIFO // per crosspoint
 	free     uint16   // 1 + the first free entry of the pool (0: none)
 	capacity uint16
