@@ -28,7 +28,22 @@ type Granter struct {
 // capacity packets each, under owner, in the block that owns it. The
 // sender's counter starts at capacity, as granted does.
 func InitGranter(g *Granter, owner *rtl.Module, name string, crosspoints int, capacity uint16) {
-	*g = Granter{level: make([]uint16, capacity+1), capacity: capacity, granted: capacity}
+	InitGranterIn(g, owner, name, crosspoints, capacity, make([]uint16, GranterCounts(capacity)))
+}
+
+// GranterCounts is the length of the counts a granter of crosspoints of
+// capacity packets keeps (InitGranterIn).
+func GranterCounts(capacity uint16) int { return int(capacity) + 1 }
+
+// InitGranterIn is InitGranter keeping the counts in level (zeroed, of
+// length GranterCounts(capacity)): an owner that updates its own counts
+// beside the granter's with every packet can keep both in one allocation,
+// so that in a network larger than the caches one line serves both.
+func InitGranterIn(g *Granter, owner *rtl.Module, name string, crosspoints int, capacity uint16, level []uint16) {
+	if len(level) != GranterCounts(capacity) {
+		panic("credit: InitGranterIn needs GranterCounts(capacity) counts")
+	}
+	*g = Granter{level: level, capacity: capacity, granted: capacity}
 	g.level[0] = uint16(crosspoints)
 	g.Init(owner, name, g)
 	g.minFree.Init(&g.Module, "min_free")

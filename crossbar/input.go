@@ -65,7 +65,17 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	if s.P.CreditMode != credit.PerLink {
 		maxSlots *= k
 	}
-	*p = inPort{sw: s, idx: int32(i), maxSlots: int32(maxSlots), queued: make([]uint16, k)}
+	// What every packet updates, in one allocation: the copies queued per
+	// output, the granter's counts (min-free) and the free-slot stack,
+	// with room for two crosspoints' worth of slots (an input that makes
+	// more moves its stack apart, as a slice grows).
+	counts := 0
+	if s.P.CreditMode == credit.MinFree {
+		counts = credit.GranterCounts(uint16(s.P.XPPackets))
+	}
+	stack := min(maxSlots, 2*s.P.XPPackets)
+	slab := make([]uint16, k+counts+stack)
+	*p = inPort{sw: s, idx: int32(i), maxSlots: int32(maxSlots), queued: slab[:k:k], free: slab[k+counts : k+counts : k+counts+stack]}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
 	p.xpWrite.Init(&p.Module, "xp_write", func(w xpWrite) uint32 { return w.tag })
@@ -74,7 +84,7 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	p.used.Init(&p.Module, "slots_used")
 	p.mode = s.P.CreditMode
 	if s.P.CreditMode == credit.MinFree {
-		credit.InitGranter(&p.grant, &p.Module, "grant", k, uint16(s.P.XPPackets))
+		credit.InitGranterIn(&p.grant, &p.Module, "grant", k, uint16(s.P.XPPackets), slab[k:k+counts:k+counts])
 	}
 	return p
 }
