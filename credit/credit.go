@@ -80,11 +80,11 @@ func (m Mode) String() string {
 // Counter is the sender's side: a sub-block of the component that sends
 // (no Eval of its own), traced as <owner>.credit.avail(i).
 type Counter struct {
-	rtl.Module
-	many     *[]rtl.Reg[uint16] // avail of several counters (nil: one, in one)
-	one      [1]rtl.Reg[uint16] // avail of a single counter, kept inline
-	capacity uint16
-	mode     Mode
+	many       *[]rtl.Reg[uint16] // avail of several counters (nil: one, in one)
+	one        [1]rtl.Reg[uint16] // avail of a single counter, kept inline
+	capacity   uint16
+	mode       Mode
+	rtl.Module // last: what Q reads comes first (link.Sender keeps the counter after its credit line)
 }
 
 // avail is the counters' registers.

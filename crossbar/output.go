@@ -19,7 +19,6 @@ type outPort struct {
 	rtl.Module
 	sw     *Switch
 	idx    int32
-	dsSnap uint16     // the published credits of cycle dsAt−1, taken before this cycle's changes
 	arrAt  uint64     // the latest wake-up scheduled for arrivals (write)
 	xp     xpbuf.Bank // xp(i): input i's crosspoint
 	ds     Downstream
@@ -27,10 +26,14 @@ type outPort struct {
 	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
 	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
 	grants *[]uint64        // per input, the copies sent (Switch.TrackGrants; nil: not counted; apart, as only a testbench asks)
+	// What an adaptive input reads of this output (published), next to
+	// the credit line and counter at the head of tx: a few lines of the
+	// record rather than lines at both ends of it.
+	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
+	dsAt   uint64           // 1 + the cycle of dsSnap
+	dsSnap uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
 	tx     link.Sender
 	full   uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
-	dsCred *rtl.Out[uint16]             // Params.AdaptiveCredits: the credits, registered for the inputs
-	dsAt   uint64                       // 1 + the cycle of dsSnap
 	xpIn   rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
 	done   rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
 }

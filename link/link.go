@@ -16,12 +16,13 @@ import (
 // Sender is the sending end: the data line, the credit counter and the
 // link-busy state. It is a sub-block of the component that sends.
 type Sender struct {
+	// The credit line and the counter side by side, first: an adaptive
+	// switch reads both of several outputs for every packet it routes
+	// (AvailableAt), and its output port keeps what else it reads of
+	// them just before.
+	Credit rtl.LineIn[credit.Token]
+	cred   credit.Counter // *Credits, kept inline
 	rtl.Module
-	// The credit line and the counter side by side: an adaptive switch
-	// reads both of several outputs for every packet it routes
-	// (AvailableAt).
-	Credit  rtl.LineIn[credit.Token]
-	cred    credit.Counter // *Credits, kept inline
 	Data    rtl.LineOut[packet.Packet]
 	Credits *credit.Counter
 	valid   rtl.Probe[bool]   // a packet is on the link
