@@ -25,17 +25,17 @@ type oqxp struct{ *Switch }
 func (s oqxp) rx(i int) *link.Receiver { return &s.ins[i].rx }
 func (s oqxp) tx(o int) *link.Sender   { return &s.outs[o].tx }
 func (s oqxp) grants(o int) []uint64 {
-	if g := s.outs[o].grants; g != nil {
-		return *g
+	if s.Switch.grants != nil {
+		return s.Switch.grants[o]
 	}
 	return nil
 }
 
 func (s oqxp) trackGrants() {
-	for _, out := range s.outs {
-		if out.grants == nil {
-			g := make([]uint64, s.k)
-			out.grants = &g
+	if s.Switch.grants == nil {
+		s.Switch.grants = make([][]uint64, len(s.outs))
+		for o := range s.Switch.grants {
+			s.Switch.grants[o] = make([]uint64, s.k)
 		}
 	}
 }

@@ -17,25 +17,27 @@ import (
 // then busy for the packet's length.
 type outPort struct {
 	rtl.Module
-	sw     *Switch
-	idx    int32
-	arrAt  uint64     // the latest wake-up scheduled for arrivals (write)
-	xp     xpbuf.Bank // xp(i): input i's crosspoint
-	ds     Downstream
-	ptr    rtl.Reg[uint8]
-	grant  rtl.Probe[uint8] // input whose packet is on the link (the last grant)
-	stall  rtl.Probe[bool]  // packets wait but the downstream has no credit
-	grants *[]uint64        // per input, the copies sent (Switch.TrackGrants; nil: not counted; apart, as only a testbench asks)
+	sw    *Switch
+	arrAt uint64     // the latest wake-up scheduled for arrivals (write)
+	xp    xpbuf.Bank // xp(i): input i's crosspoint
+	ds    Downstream
+	ptr   rtl.Reg[uint8]
+	grant rtl.Probe[uint8] // input whose packet is on the link (the last grant)
+	stall rtl.Probe[bool]  // packets wait but the downstream has no credit
 	// What an adaptive input reads of this output (published), next to
 	// the credit line and counter at the head of tx: a few lines of the
 	// record rather than lines at both ends of it.
 	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
 	dsAt   uint64           // 1 + the cycle of dsSnap
 	dsSnap uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
+	idx    int32
 	tx     link.Sender
 	full   uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
 	xpIn   rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
 	done   rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
+	// The crosspoints' scopes and probes: the waveform's, cold, at the
+	// end of the record.
+	xpProbes xpbuf.Probes
 }
 
 func newOutPort(s *Switch, o int, p *outPort) *outPort {
@@ -51,10 +53,10 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 	}
 	*p = outPort{sw: s, idx: int32(o), ds: ds}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
-	xpbuf.InitBank(&p.xp, &p.Module, k, s.P.XPPackets, "xp")
+	xpbuf.InitBankWith(&p.xp, &p.Module, k, s.P.XPPackets, "xp", &p.xpProbes)
 	p.xpIn.Init(&p.Module, "xp_in")
 	p.done.Init(&p.Module, "done", func(d xpSent) uint32 { return uint32(d.slot) })
-	link.InitSender(&p.tx, &p.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
+	link.InitSender(&p.tx, &p.Module, "tx", ds.Mode, int(ds.Counters), ds.Capacity)
 	p.ptr.Init(&p.Module, "rr_ptr", rtl.Width(8))
 	p.grant.Init(&p.Module, "grant", rtl.Width(8))
 	p.stall.Init(&p.Module, "credit_stall")
@@ -145,8 +147,8 @@ func (p *outPort) Eval() {
 			p.done.Send(i, xpSent{slot: e.Slot, out: uint16(p.idx)})
 			p.ptr.Set(uint8((i + 1) % k))
 			p.grant.Set(uint8(i))
-			if g := p.grants; g != nil {
-				(*g)[i]++
+			if g := p.sw.grants; g != nil {
+				g[p.idx][i]++
 			}
 			granted = true
 			break

@@ -134,7 +134,7 @@ func newScheduler(parent *rtl.Module, name string, s *Switch) *scheduler {
 		}
 		out := &qOut{ds: ds}
 		out.Init(&s.Module, rtl.Idx("out", o), out)
-		out.Tx = link.NewSender(&out.Module, "tx", ds.Mode, ds.Counters, ds.Capacity)
+		out.Tx = link.NewSender(&out.Module, "tx", ds.Mode, int(ds.Counters), ds.Capacity)
 		out.ptr.Init(&out.Module, "rr_ptr", w)
 		if c.voq {
 			out.mptr.Init(&out.Module, "mc_ptr", w)

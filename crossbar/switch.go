@@ -88,9 +88,9 @@ type Downstream struct {
 	// Lookahead returns the downstream outputs a packet will use; nil means
 	// one counter (bit 0).
 	Lookahead func(p *packet.Packet) uint64
-	Counters  int
-	Mode      credit.Mode
+	Counters  int32
 	Capacity  uint16
+	Mode      credit.Mode
 	// Adaptive: a unicast for which Lookahead gives several outputs (an
 	// adaptive route in the next switch) is routed by the sender (Route).
 	Adaptive bool
@@ -169,6 +169,9 @@ type Switch struct {
 	units []*combine.Unit
 	k     int   // crossbar ports: Ports + CombineUnits
 	err   error // oq-xp: the first fault of a port (Fault)
+	// grants, oq-xp: per output, per input, the copies sent
+	// (TrackGrants; nil: not counted, as only a testbench asks).
+	grants [][]uint64
 	// batch is the inputs' scratch for a cycle's done notices, sorted by
 	// output (inPort.takeDone): one for all, as the ports are evaluated
 	// one at a time (Together), and warm in the cache.

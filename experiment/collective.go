@@ -344,7 +344,7 @@ func (c *CollectiveNet) attach(i int, member bool, sizes []int) error {
 	fat := c.Net != nil
 	counters := k + cfg.Network.CombineUnits
 	if fat {
-		counters = c.Net.NodeDownstream(i).Counters
+		counters = int(c.Net.NodeDownstream(i).Counters)
 	}
 	src := traffic.NewScript(c.Sim.Top(), rtl.Idx("src", i), uint32(i), c.mode, counters, capacity)
 	switch {

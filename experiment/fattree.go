@@ -143,7 +143,7 @@ func newFatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
 	capacity := uint16(cfg.Network.XPBufferPackets)
 	for i := 0; i < nodes; i++ {
 		ds := net.NodeDownstream(i)
-		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), ds.Mode, ds.Counters, capacity)
+		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), ds.Mode, int(ds.Counters), capacity)
 		if ds.Lookahead != nil {
 			// Per-crosspoint credits: the source routes into its leaf.
 			src.Lookahead = func(p *packet.Packet) uint64 { return ds.Route(p, src.Tx.Credits) }

@@ -418,7 +418,7 @@ func (net *Net) into(l, w, port int) crossbar.Downstream {
 		return crossbar.Downstream{Mode: sp.CreditMode, Counters: 1, Capacity: uint16(sp.XPPackets)}
 	}
 	return crossbar.Downstream{
-		Mode: credit.PerCrosspoint, Counters: net.P.K + sp.CombineUnits, Capacity: uint16(sp.XPPackets),
+		Mode: credit.PerCrosspoint, Counters: int32(net.P.K + sp.CombineUnits), Capacity: uint16(sp.XPPackets),
 		Lookahead: func(p *packet.Packet) uint64 { m, _ := net.sw[l][w].Table.Lookup(p, port); return m },
 		Adaptive:  l < net.n-1, // up routes are adaptive below the top
 	}

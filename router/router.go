@@ -100,7 +100,7 @@ type inPort struct {
 	ok     bool
 	owner  *Router
 	port   int
-	arr    *rtl.Array
+	arr    rtl.Array
 	occ    rtl.ProbeArray[uint16]
 	state  rtl.ProbeArray[uint8]
 	ovc    rtl.ProbeArray[uint8] // allocated output: port×16 + VC
@@ -125,7 +125,7 @@ type outPort struct {
 	valid  rtl.Probe[bool]
 	pkt    rtl.Probe[uint32]
 	vc     rtl.Probe[uint8]
-	arr    *rtl.Array
+	arr    rtl.Array
 	cred   rtl.ProbeArray[uint16]
 }
 
@@ -181,10 +181,10 @@ func (r *Router) initIn(q int) {
 		}
 	}
 	ip.vcs = r.inVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
-	ip.arr = rtl.NewArray(&ip.Module, "vc", nvc)
-	ip.occ.Init(ip.arr, "flits", rtl.Width(16))
-	ip.state.Init(ip.arr, "state", rtl.Width(2))
-	ip.ovc.Init(ip.arr, "out", rtl.Width(8))
+	ip.arr.Init(&ip.Module, "vc", nvc)
+	ip.occ.Init(&ip.arr, "flits", rtl.Width(16))
+	ip.state.Init(&ip.arr, "state", rtl.Width(2))
+	ip.ovc.Init(&ip.arr, "out", rtl.Width(8))
 }
 
 func (r *Router) initOut(q int) {
@@ -211,8 +211,8 @@ func (r *Router) initOut(q int) {
 	for i := range op.vcs {
 		op.vcs[i].owner, op.vcs[i].credits = -1, r.buf
 	}
-	op.arr = rtl.NewArray(&op.Module, "vc", nvc)
-	op.cred.Init(op.arr, "credits", rtl.Width(16)).Reset(uint16(min(r.buf, math.MaxUint16)))
+	op.arr.Init(&op.Module, "vc", nvc)
+	op.cred.Init(&op.arr, "credits", rtl.Width(16)).Reset(uint16(min(r.buf, math.MaxUint16)))
 }
 
 // Connect joins output port pa of a to input port pb of b with the channel

@@ -3,6 +3,7 @@ package rtl_test
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -138,4 +139,167 @@ func TestArrayNamesAreChecked(t *testing.T) {
 	dup.Init(&b.Module, "xp(2)", nil)
 	err := sim.Build()
 	require.ErrorContains(t, err, "top.out.xp(2): duplicate name, first declared at rtl/array_test.go:")
+}
+
+// vcPort keeps its array and probes in its struct: the arrays of like
+// ports share one declaration (their class's).
+type vcPort struct {
+	rtl.Module
+	portProbes
+	arr rtl.Array
+}
+
+// vcPortApart is vcPort with its array made apart (NewArray): each has a
+// declaration of its own, the reference.
+type vcPortApart struct {
+	rtl.Module
+	portProbes
+	arr *rtl.Array
+}
+
+type portProbes struct {
+	id   int
+	occp *rtl.ProbeArray[uint16] // occ, or one kept outside the struct
+	occ  rtl.ProbeArray[uint16]
+	full rtl.ProbeArray[bool]
+	alt  rtl.ProbeArray[uint8]
+}
+
+// portSpec is how one port declares its array: elements, a sub-block
+// before it, how many probes (0–2), the second one named otherwise, the
+// first one kept outside the struct, its reset value.
+type portSpec struct {
+	n, probes        int
+	pre, alt, detach bool
+	reset            uint16
+}
+
+func drawPortSpec(t *rapid.T, i int) portSpec {
+	return portSpec{
+		n:      rapid.IntRange(1, 4).Draw(t, fmt.Sprint("n", i)),
+		probes: rapid.IntRange(0, 2).Draw(t, fmt.Sprint("probes", i)),
+		pre:    rapid.Bool().Draw(t, fmt.Sprint("pre", i)),
+		alt:    rapid.Bool().Draw(t, fmt.Sprint("alt", i)),
+		detach: rapid.IntRange(0, 5).Draw(t, fmt.Sprint("detach", i)) == 0,
+		reset:  uint16(rapid.IntRange(0, 3).Draw(t, fmt.Sprint("reset", i))),
+	}
+}
+
+// declare declares sp's probes in arr.
+func (pp *portProbes) declare(sp portSpec, arr *rtl.Array) {
+	pp.occp = &pp.occ
+	if sp.detach {
+		pp.occp = new(rtl.ProbeArray[uint16])
+	}
+	if sp.probes > 0 {
+		pp.occp.Init(arr, "occ", rtl.Width(12)).Reset(sp.reset)
+	}
+	if sp.probes > 1 {
+		if sp.alt {
+			pp.alt.Init(arr, "alt")
+		} else {
+			pp.full.Init(arr, "full")
+		}
+	}
+}
+
+func (p *vcPort) Eval()      { p.set(p.Now(), p.arr.Len()) }
+func (p *vcPortApart) Eval() { p.set(p.Now(), p.arr.Len()) }
+
+func (pp *portProbes) set(now uint64, n int) {
+	for i := range n {
+		pp.occp.Set(i, uint16(now)+uint16(i+pp.id))
+		pp.full.Set(i, (now+uint64(i))%3 == 0)
+		pp.alt.Set(i, uint8(now)*uint8(pp.id+1))
+	}
+}
+
+// buildPorts declares one port per spec, with its array in its struct
+// (class) or apart.
+func buildPorts(specs []portSpec, apart bool) *rtl.Sim {
+	sim := rtl.NewSim(rtl.Options{})
+	for i, sp := range specs {
+		var m *rtl.Module
+		var pp *portProbes
+		var arr *rtl.Array
+		if apart {
+			p := &vcPortApart{portProbes: portProbes{id: i}}
+			p.Init(sim.Top(), rtl.Idx("in", i), p)
+			m, pp = &p.Module, &p.portProbes
+			defer func() { p.arr = arr }()
+		} else {
+			p := &vcPort{portProbes: portProbes{id: i}}
+			p.Init(sim.Top(), rtl.Idx("in", i), p)
+			m, pp, arr = &p.Module, &p.portProbes, &p.arr
+		}
+		if sp.pre {
+			s := &sub{}
+			s.Init(m, "pre", nil)
+			s.p.Init(&s.Module, "p")
+		}
+		if apart {
+			arr = rtl.NewArray(m, "vc", sp.n)
+		} else {
+			arr.Init(m, "vc", sp.n)
+		}
+		pp.declare(sp, arr)
+	}
+	return sim
+}
+
+// Arrays in their owners' structs share their class's declaration where
+// they declare the same, and keep one of their own where they do not
+// (fewer probes, other ones, one outside the struct, a sub-block before
+// them): whatever the mix, the waveform is byte for byte that of arrays
+// each with a declaration of its own (NewArray).
+func TestArraysOfAClassTraceAsTheirOwn(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		specs := make([]portSpec, rapid.IntRange(1, 5).Draw(rt, "ports"))
+		for i := range specs {
+			specs[i] = drawPortSpec(rt, i)
+		}
+		glob := rapid.SampledFrom([]string{"top.*", "top.in(1).*", "top.in(0).vc(0)", "top.*.vc(1).occ", "top.in(2).vc(*).full"}).Draw(rt, "glob")
+		var vcds [2]string
+		var paths [2][]string
+		for k, apart := range []bool{true, false} {
+			sim := buildPorts(specs, apart)
+			require.NoError(rt, sim.Build())
+			var buf bytes.Buffer
+			w, err := sim.NewTraceWriter(&buf)
+			require.NoError(rt, err)
+			require.NoError(rt, sim.Trace(w, glob))
+			for _, s := range sim.TracedSignals() {
+				paths[k] = append(paths[k], s.Path)
+			}
+			sim.Run(6)
+			require.NoError(rt, sim.EndTrace())
+			vcds[k] = buf.String()
+		}
+		require.Equal(rt, paths[0], paths[1])
+		require.Equal(rt, vcds[0], vcds[1])
+	})
+}
+
+// An array in its owner's struct allocates nothing: a thousand ports with
+// one, their probes beside it, cost what a thousand ports without one do.
+func TestArraysOfAClassAllocateNothing(t *testing.T) {
+	build := func(withArray bool) uint64 {
+		sim := rtl.NewSim(rtl.Options{})
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		for i := range 1000 {
+			p := &vcPort{}
+			p.Init(sim.Top(), rtl.Idx("in", i), p)
+			if withArray {
+				p.arr.Init(&p.Module, "vc", 4)
+				p.declare(portSpec{probes: 2, reset: 1}, &p.arr)
+			}
+		}
+		runtime.ReadMemStats(&m1)
+		runtime.KeepAlive(sim)
+		return m1.Mallocs - m0.Mallocs
+	}
+	build(true) // the names, the class and its declarations
+	without, with := build(false), build(true)
+	require.LessOrEqual(t, with, without+10, "%d allocations with arrays, %d without", with, without)
 }

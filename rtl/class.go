@@ -19,12 +19,12 @@ type class struct {
 	modOff uintptr // where the Module sits in the struct
 	size   uintptr // the struct's size
 	decls  []decl
-	// Where the first module of the class made its children and its
-	// arrays, by their place in its lists: a later module making the
-	// same one there (same name, same class) made it at the same site,
-	// which is then not looked up on the stack (most of a large
-	// network's build time).
-	kids   []kidSite
+	// Where the first module of the class made its children, by their
+	// place in its list: a later module making the same one there (same
+	// name, same class) made it at the same site, which is then not
+	// looked up on the stack (most of a large network's build time).
+	kids []kidSite
+	// The arrays its modules keep in their struct, in order (Array).
 	arrays []*arraySite
 }
 
@@ -33,14 +33,6 @@ type kidSite struct {
 	name string
 	cls  *class
 	pc   uintptr
-}
-
-// arraySite is where a module of a class declared its k-th array, and the
-// declarations of the array's probes.
-type arraySite struct {
-	name    string
-	pc      uintptr
-	members []*sigMeta
 }
 
 // kidSite returns the site of a child named name of class cls made k-th
@@ -57,39 +49,6 @@ func (c *class) kidSite(k int, name string, cls *class) (uintptr, bool) {
 func (c *class) addKid(k int, name string, cls *class, pc uintptr) {
 	if c != nil && k == len(c.kids) {
 		c.kids = append(c.kids, kidSite{name, cls, pc})
-	}
-}
-
-// arraySite returns the site of an array named name declared k-th by a
-// module of c (nil: none recorded).
-func (c *class) arraySite(k int, name string) *arraySite {
-	if c == nil || k >= len(c.arrays) || c.arrays[k].name != name {
-		return nil
-	}
-	return c.arrays[k]
-}
-
-// addArray records the site of an array declared k-th at pc, when it is
-// the first k-th array of a module of c.
-func (c *class) addArray(k int, name string, pc uintptr) {
-	if c != nil && k == len(c.arrays) {
-		c.arrays = append(c.arrays, &arraySite{name: name, pc: pc})
-	}
-}
-
-// member is the declaration of the array's k-th probe (nil: none).
-func (a *arraySite) member(k int) *sigMeta {
-	if a == nil || k >= len(a.members) {
-		return nil
-	}
-	return a.members[k]
-}
-
-// addMember records the declaration of the array's k-th probe, if it is
-// the first.
-func (a *arraySite) addMember(k int, m *sigMeta) {
-	if a != nil && k == len(a.members) {
-		a.members = append(a.members, m)
 	}
 }
 

@@ -53,9 +53,10 @@ func (s *Sim) elaborate() error {
 		for _, c := range m.children {
 			check(c.name, c.pc)
 		}
-		for _, a := range m.arrayList() {
+		for k := range m.numArrays() {
+			a := m.array(k)
 			for i := 0; i < int(a.n); i++ {
-				check(Idx(a.name, i), a.pc)
+				check(Idx(a.site.name, i), a.site.pc)
 			}
 		}
 		// Every register, probe, port and line end declares a signal.

@@ -55,18 +55,20 @@ type moduleInfo struct {
 	diverged bool   // it declared something its class does not: the rest are its own
 	together bool   // Together: every component below shares one partition
 	shared   bool   // this info is shared by like sub-blocks (Build): the parent is at m − delta
+	narr     uint8  // its first arrays, those its class's list (Array): the rest are in more
 	delta    int32
 }
 
 // infoMore is what few modules have: declarations of their own (those
-// their class does not hold) and indexed scopes of probes (NewArray).
+// their class does not hold) and arrays of their own (NewArray, or an
+// Array its class does not list).
 // Kept apart, a module's info is 80 bytes rather than 128.
 type infoMore struct {
 	own    []own
 	arrays []*Array
 }
 
-// ownDecls and arrayList are the module's own declarations and arrays.
+// ownDecls is the module's own declarations; numArrays and array its arrays.
 func (m *Module) ownDecls() []own {
 	if m.more == nil {
 		return nil
@@ -74,11 +76,26 @@ func (m *Module) ownDecls() []own {
 	return m.more.own
 }
 
-func (m *Module) arrayList() []*Array {
-	if m.more == nil {
-		return nil
+func (m *Module) numArrays() int {
+	n := int(m.narr)
+	if m.more != nil {
+		n += len(m.more.arrays)
 	}
-	return m.more.arrays
+	return n
+}
+
+// array is m's k-th array: its class's at their offset in m's struct,
+// then its own.
+func (m *Module) array(k int) *Array {
+	if k < int(m.narr) {
+		return (*Array)(unsafe.Add(unsafe.Pointer(m), m.cls.arrays[k].off))
+	}
+	return m.more.arrays[k-int(m.narr)]
+}
+
+// inside reports whether p is in the struct m is in (m.cls != nil).
+func (m *Module) inside(p unsafe.Pointer) bool {
+	return m.cls != nil && uintptr(p)-uintptr(m.base()) < m.cls.size
 }
 
 // extra returns m's infoMore, made on first use.
@@ -410,7 +427,7 @@ func (s *Sim) shareInfos() {
 			visit(c)
 		}
 		p := m.parent
-		if p == nil || p.cls == nil || m.cls == nil || len(m.children) > maxSharedKids || m.more != nil ||
+		if p == nil || p.cls == nil || m.cls == nil || len(m.children) > maxSharedKids || m.more != nil || m.narr > 0 ||
 			m.rng != nil || m.together || m.diverged {
 			return
 		}

@@ -27,6 +27,10 @@ type Sim struct {
 
 	changed []*signal // traced signals that changed in this commit
 
+	// The scopes of the arrays' elements Trace has selected (rare: kept
+	// here, not in every Array).
+	arrayScopes map[*Array][]*Module
+
 	skipping   bool
 	alwaysEval bool
 	workers    int
@@ -228,10 +232,13 @@ func (s *Sim) Build() error {
 		if m.more != nil {
 			m.more.own = clip(m.more.own)
 		}
+		for k := range int(m.narr) {
+			m.array(k).settle()
+		}
 	})
 	s.metas = nil // only declarations use it
 	for _, c := range s.classes {
-		c.kids, c.arrays = nil, nil // sites of declarations to come: none now
+		c.kids = nil // sites of declarations to come: none now
 	}
 	s.sched = make([]sched, len(comps))
 	for i, m := range comps {

@@ -106,11 +106,10 @@ func (s *Sim) declare(m *Module, t *tracer, pats []string, selected, isTop bool)
 		t.sigs = append(t.sigs, sig)
 	})
 	// Children and arrays in the order they were declared.
-	arrays := m.arrayList()
+	k, na := 0, m.numArrays()
 	for j := 0; j <= len(m.children); j++ {
-		for len(arrays) > 0 && int(arrays[0].at) == j {
-			s.declareArray(arrays[0], t, pats, selected)
-			arrays = arrays[1:]
+		for ; k < na && m.array(k).pos() == j; k++ {
+			s.declareArray(m.array(k), t, pats, selected)
 		}
 		if j == len(m.children) {
 			break
@@ -150,7 +149,8 @@ func subtreeMayMatch(m *Module, pats []string) bool {
 	if found {
 		return true
 	}
-	for _, a := range m.arrayList() {
+	for k := range m.numArrays() {
+		a := m.array(k)
 		for i := 0; i < int(a.n); i++ {
 			if _, any := a.mayMatch(pats, i); any {
 				return true

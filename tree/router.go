@@ -122,7 +122,7 @@ type inPort struct {
 	busyTo uint64 // the buffer's read port is streaming a packet out until then
 	ok     bool
 	occ    rtl.ProbeArray[uint8]
-	arr    *rtl.Array
+	arr    rtl.Array
 }
 
 type outPort struct {
@@ -168,11 +168,11 @@ type Router struct {
 	soon     uint64 // the next cycle something here can move (heads due, links freeing)
 
 	class    rtl.ProbeArray[uint8] // class route: Src<<4 | Dst
-	classArr *rtl.Array
+	classArr rtl.Array
 	aluState rtl.Probe[uint8]
 	aluOp    rtl.Probe[uint8]
 	aluIn    rtl.ProbeArray[uint64] // first word of each source's operand
-	aluInArr *rtl.Array
+	aluInArr rtl.Array
 	aluOut   rtl.Probe[uint64] // first word of the result
 }
 
@@ -193,8 +193,8 @@ func NewRouter(parent *rtl.Module, name string, node int, s Shape, p Params) (*R
 		ip.ok, op.ok = true, true
 		ip.Init(&r.Module, rtl.Idx("in", q), ip)
 		link.InitReceiver(&ip.Rx, &ip.Module, "rx")
-		ip.arr = rtl.NewArray(&ip.Module, "vc", VCs)
-		ip.occ.Init(ip.arr, "occ")
+		ip.arr.Init(&ip.Module, "vc", VCs)
+		ip.occ.Init(&ip.arr, "occ")
 		for v := range VCs {
 			ip.vc[v].s = make([]slot, p.BufPackets)
 		}
@@ -208,15 +208,15 @@ func NewRouter(parent *rtl.Module, name string, node int, s Shape, p Params) (*R
 		}
 		op.stage = make([][PayloadWords]uint64, p.stageSlots())
 	}
-	r.classArr = rtl.NewArray(&r.Module, "class", Classes)
-	r.class.Init(r.classArr, "route")
+	r.classArr.Init(&r.Module, "class", Classes)
+	r.class.Init(&r.classArr, "route")
 	for c := range Classes {
 		r.SetClass(c, s.Class(node, c))
 	}
 	r.aluState.Init(&r.Module, "alu_state")
 	r.aluOp.Init(&r.Module, "alu_op")
-	r.aluInArr = rtl.NewArray(&r.Module, "alu_in", Ports)
-	r.aluIn.Init(r.aluInArr, "a")
+	r.aluInArr.Init(&r.Module, "alu_in", Ports)
+	r.aluIn.Init(&r.aluInArr, "a")
 	r.aluOut.Init(&r.Module, "alu_out")
 	return r, nil
 }

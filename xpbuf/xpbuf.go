@@ -41,7 +41,7 @@ type Bank struct {
 	traced   bool // some probe of the bank is traced (as of epoch)
 	epoch    uint64
 	sim      *rtl.Sim
-	*probes  // apart: a network has many banks, each rarely traced
+	pr       *Probes // apart: a network has many banks, each rarely traced
 }
 
 // xpFIFO is one crosspoint's packets, a list through the pool.
@@ -50,9 +50,12 @@ type xpFIFO struct {
 	n           uint16
 }
 
-// probes is a bank's crosspoint scopes and their probes.
-type probes struct {
-	xp   *rtl.Array
+// Probes is a bank's crosspoint scopes and their probes, which only the
+// waveform reads: a bank keeps them apart, in its owner's record
+// (InitBankWith: there they share their declaration with every other
+// bank's, rtl.Array) or on their own.
+type Probes struct {
+	xp   rtl.Array
 	occ  rtl.ProbeArray[uint16]
 	head rtl.ProbeArray[uint32]
 }
@@ -68,14 +71,20 @@ func NewBank(owner *rtl.Module, n, capacity int, name string) *Bank {
 // InitBank is NewBank for a Bank the caller has allocated (inside the
 // output port that reads it). The pool starts with one crosspoint's worth.
 func InitBank(k *Bank, owner *rtl.Module, n, capacity int, name string) {
+	InitBankWith(k, owner, n, capacity, name, new(Probes))
+}
+
+// InitBankWith is InitBank with the bank's probes in pr, best a field at
+// the end of owner's struct (cold: nothing reads it untraced).
+func InitBankWith(k *Bank, owner *rtl.Module, n, capacity int, name string, pr *Probes) {
 	if n*capacity >= 1<<16 {
 		panic(fmt.Sprintf("xpbuf: %d crosspoints of %d packets: at most 65535 entries per bank", n, capacity))
 	}
-	*k = Bank{fifo: make([]xpFIFO, n), capacity: uint16(capacity), sim: owner.Sim(), epoch: ^uint64(0), probes: new(probes)}
+	*k = Bank{fifo: make([]xpFIFO, n), capacity: uint16(capacity), sim: owner.Sim(), epoch: ^uint64(0), pr: pr}
 	k.grow(capacity)
-	k.xp = rtl.NewArray(owner, name, n)
-	k.occ.Init(k.xp, "occupancy")
-	k.head.Init(k.xp, "head_pkt")
+	k.pr.xp.Init(owner, name, n)
+	k.pr.occ.Init(&k.pr.xp, "occupancy")
+	k.pr.head.Init(&k.pr.xp, "head_pkt")
 }
 
 // grow adds m entries to the pool's free list.
@@ -89,7 +98,7 @@ func (k *Bank) grow(m int) {
 }
 
 // Path is crosspoint i's hierarchical name.
-func (k *Bank) Path(i int) string { return k.xp.Path(i) }
+func (k *Bank) Path(i int) string { return k.pr.xp.Path(i) }
 
 // Cap is the capacity of each crosspoint in packets.
 func (k *Bank) Cap() int { return int(k.capacity) }
@@ -102,7 +111,7 @@ func (k *Bank) Len(i int) int { return int(k.fifo[i].n) }
 func (k *Bank) Push(i int, e Entry) error {
 	f := &k.fifo[i]
 	if f.n == k.capacity {
-		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.xp.Path(i), e.Tag, f.n)
+		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.pr.xp.Path(i), e.Tag, f.n)
 	}
 	if k.free == 0 {
 		k.grow(min(len(k.pool), len(k.fifo)*int(k.capacity)-len(k.pool)))
@@ -181,7 +190,7 @@ func (k *Bank) Traced() bool { return k.isTraced() }
 func (k *Bank) isTraced() bool {
 	if e := k.sim.TraceEpoch(); e != k.epoch {
 		k.epoch = e
-		k.traced = k.occ.Traced() || k.head.Traced()
+		k.traced = k.pr.occ.Traced() || k.pr.head.Traced()
 	}
 	return k.traced
 }
@@ -189,10 +198,10 @@ func (k *Bank) isTraced() bool {
 // show sets crosspoint i's probes to what has arrived by cycle c.
 func (k *Bank) show(i int, c uint64) {
 	n := k.Arrived(i, c)
-	k.occ.Set(i, uint16(n))
+	k.pr.occ.Set(i, uint16(n))
 	if n == 0 {
-		k.head.Set(i, 0)
+		k.pr.head.Set(i, 0)
 	} else {
-		k.head.Set(i, k.pool[k.fifo[i].first-1].Tag)
+		k.pr.head.Set(i, k.pool[k.fifo[i].first-1].Tag)
 	}
 }
