@@ -56,9 +56,11 @@
 // side to the send side), which always arrives by the completion cycle
 // since a completion is at least o_r + 1 cycles after the tail is taken.
 //
-// Allocation: nothing per packet. Per message, the reassembly map may grow
-// (amortized), and a message of more than 64 packets takes a bitmap from a
-// free list that grows to the most messages in reassembly at once.
+// Allocation: nothing per packet or per message once warmed up. The
+// Receiver's reassembly table (reassembly.go: entries by value, an
+// open-addressing index, one bitmap arena for messages of more than 64
+// packets; no per-node Go map) starts empty and grows, amortized, to the
+// most messages in reassembly at once, and is reused from then on.
 package nic
 
 import (
@@ -454,15 +456,6 @@ type Completion struct {
 	Sent, Arrived uint64
 }
 
-type partial struct {
-	born     uint64
-	sent     uint64
-	got      uint32
-	measured bool
-	seen     uint64   // packets seen, for messages of at most 64 packets
-	big      []uint64 // packets seen, for larger messages (from the free list)
-}
-
 // Receiver is the receive side of a node's NIC: reassembly and the receive
 // overhead.
 type Receiver struct {
@@ -494,9 +487,8 @@ type Receiver struct {
 	pending []Completion
 	pendf   int
 
-	open  map[uint64]*partial
-	pool  []*partial
-	bits  [][]uint64
+	re reassembly // the messages in reassembly (reassembly.go)
+
 	hostc uint64 // completion of the last message (the host is one message at a time)
 	nicc  uint64 // the NIC is done with the last packet then (PacketOverhead)
 
@@ -512,14 +504,14 @@ type Receiver struct {
 
 // NewReceiver makes the receive side of node under parent.
 func NewReceiver(parent *rtl.Module, name string, node uint32, sh Shape, overhead uint64) *Receiver {
-	r := &Receiver{Node: node, Shape: sh, Overhead: overhead, open: map[uint64]*partial{}}
+	r := &Receiver{Node: node, Shape: sh, Overhead: overhead}
 	r.Init(parent, name, r)
 	r.Rx = link.NewReceiver(&r.Module, "rx")
 	return r
 }
 
 // Open is the number of messages in reassembly.
-func (r *Receiver) Open() int { return len(r.open) }
+func (r *Receiver) Open() int { return r.re.len() }
 
 // Err reports a protocol error seen so far.
 func (r *Receiver) Err() error {
@@ -587,17 +579,16 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		r.BadSeq++
 		return
 	}
-	key := uint64(p.Src)<<32 | uint64(p.Msg)
-	m := r.open[key]
-	if m == nil {
-		m = r.get()
+	r.re.setWords(bitmapWords(n)) // the Shape as of the first message
+	slot, fresh := r.re.open(uint64(p.Src)<<32 | uint64(p.Msg))
+	m := r.re.at(slot)
+	if fresh {
 		m.born, m.measured = p.Born, p.Measured
-		r.open[key] = m
-		r.MaxOpen = max(r.MaxOpen, len(r.open))
+		r.MaxOpen = max(r.MaxOpen, r.re.len())
 	}
 	w, b := &m.seen, uint64(1)<<(p.Seq%64)
-	if m.big != nil {
-		w = &m.big[p.Seq/64]
+	if r.re.words != 0 {
+		w = &r.re.bitmap(slot)[p.Seq/64]
 	}
 	if *w&b != 0 {
 		r.Duplicates++
@@ -634,32 +625,5 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 			r.pending = append(r.pending, done)
 		}
 	}
-	delete(r.open, key)
-	r.put(m)
-}
-
-func (r *Receiver) get() *partial {
-	var m *partial
-	if k := len(r.pool); k > 0 {
-		m, r.pool = r.pool[k-1], r.pool[:k-1]
-	} else {
-		m = &partial{}
-	}
-	if n := r.Shape.Packets; n > 64 {
-		if k := len(r.bits); k > 0 {
-			m.big, r.bits = r.bits[k-1], r.bits[:k-1]
-		} else {
-			m.big = make([]uint64, (n+63)/64)
-		}
-	}
-	return m
-}
-
-func (r *Receiver) put(m *partial) {
-	if m.big != nil {
-		clear(m.big)
-		r.bits = append(r.bits, m.big)
-	}
-	*m = partial{}
-	r.pool = append(r.pool, m)
+	r.re.release(slot)
 }
