@@ -311,7 +311,7 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 		id := int32(bits.TrailingZeros64(rq))
 		p, w := portOf(id), vcIn(id)
 		if ip := &r.in[p]; ip.busyTo <= now && r.run(now, now, q, id, false) {
-			op.rr, ip.rr = next(p, np), next(w, len(ip.vcs))
+			op.rr, r.rrIn[p] = next(p, np), uint8(next(w, len(ip.vcs)))
 			return true
 		}
 		return false
@@ -330,11 +330,11 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 				continue
 			}
 			nv := len(ip.vcs)
-			for _, vm := range rotate(uint(rq>>uint(p*routing.MaxVCs))&0xff, ip.rr) {
+			for _, vm := range rotate(uint(rq>>uint(p*routing.MaxVCs))&0xff, int(r.rrIn[p])) {
 				for ; vm != 0; vm &= vm - 1 {
 					w := bits.TrailingZeros(vm)
 					if r.run(now, now, q, vcID(p, w), false) {
-						op.rr, ip.rr = next(p, np), next(w, nv)
+						op.rr, r.rrIn[p] = next(p, np), uint8(next(w, nv))
 						return true
 					}
 				}
@@ -476,7 +476,7 @@ func (r *Router) probe(now uint64) {
 	}
 	for q := range r.in {
 		ip := &r.in[q]
-		if !ip.ok || !(ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) {
+		if !ip.exists() || !(ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) {
 			continue
 		}
 		r.traced = true
@@ -546,7 +546,7 @@ func (r *Router) refreshTrace() {
 		r.epoch, r.probes = e, r.anyTraced()
 		for q := 1; q < len(r.out); q++ {
 			if op := &r.out[q]; op.peer != nil {
-				op.eager = op.peer.owner.anyTraced() // its waveform shows flits from their arrival
+				op.eager = op.peerR.anyTraced() // its waveform shows flits from their arrival
 			}
 		}
 	}
@@ -555,7 +555,7 @@ func (r *Router) refreshTrace() {
 func (r *Router) anyTraced() bool {
 	for q := range r.in {
 		ip, op := &r.in[q], &r.out[q]
-		if ip.ok && (ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) ||
+		if ip.exists() && (ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) ||
 			op.ok && (op.cred.Traced() || op.valid.Traced() || op.pkt.Traced() || op.vc.Traced()) {
 			return true
 		}

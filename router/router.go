@@ -46,7 +46,8 @@ type Router struct {
 	moved  uint64  // last cycle a flit of this router is on a wire
 	in     []inPort
 	out    []outPort
-	pk     store // the packets in the input VCs
+	rrIn   [maxPorts]uint8 // per input, the VC its round robin starts from
+	pk     store           // the packets in the input VCs
 
 	runs   uint              // outputs whose run extend may lengthen
 	retry  uint              // outputs whose links have retry (bit errors)
@@ -96,15 +97,15 @@ type inPort struct {
 	Cred   rtl.LineOut[Credits]
 	vcs    []inVC
 	busyTo uint64 // its crossbar input is held until then
-	rr     int
-	ok     bool
-	owner  *Router
-	port   int
 	arr    rtl.Array
 	occ    rtl.ProbeArray[uint16]
 	state  rtl.ProbeArray[uint8]
 	ovc    rtl.ProbeArray[uint8] // allocated output: port×16 + VC
 }
+
+// exists reports whether the port is joined to something (a mesh's edges
+// and a switch's unused ports are not).
+func (ip *inPort) exists() bool { return ip.vcs != nil }
 
 // outPort is an output unit: the downstream VCs' credits and the link.
 type outPort struct {
@@ -119,9 +120,11 @@ type outPort struct {
 	tag    uint32 // its packet (waveform)
 	runVC  uint8  // output VC of the run (waveform)
 	ok     bool
-	eager  bool // the downstream router is traced: tell it of heads at once
+	eager  bool  // the downstream router is traced: tell it of heads at once
+	peerQ  uint8 // the downstream input's port
 	rr     int
 	peer   *inPort // the downstream input (monitors)
+	peerR  *Router // its router
 	valid  rtl.Probe[bool]
 	pkt    rtl.Probe[uint32]
 	vc     rtl.Probe[uint8]
@@ -167,7 +170,6 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 
 func (r *Router) initIn(q int) {
 	ip := &r.in[q]
-	ip.ok, ip.owner, ip.port = true, r, q
 	ip.Init(&r.Module, rtl.Idx("in", q), ip)
 	nvc := r.p.VCs
 	if q == 0 {
@@ -222,7 +224,7 @@ func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint6
 	op, ip := &a.out[pa], &b.in[pb]
 	rtl.ConnectLine(&op.Data, &ip.Data, delay)
 	rtl.ConnectLine(&ip.Cred, &op.Cred, delay)
-	op.peer = ip
+	op.peer, op.peerR, op.peerQ = ip, b, uint8(pb)
 	if t, x := a.tx(int(pa)), b.rx(int(pb)); t != nil && x != nil {
 		rtl.ConnectLine(&x.Ack, &t.Ack, delay)
 		rtl.ConnectLine(&x.Nack, &t.Nack, delay)
@@ -366,7 +368,7 @@ func (r *Router) bindReady() {
 		r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
 	}
 	for q := 1; q < len(r.in); q++ {
-		if r.in[q].ok {
+		if r.in[q].exists() {
 			r.in[q].Data.Notify(r.ready, q)
 			r.out[q].Cred.Notify(r.ready, maxPorts+q)
 			if t := r.tx(q); t != nil && t.rx != nil {

@@ -79,8 +79,8 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 }
 
 func (r *Router) downstream(o, u int) VCRef {
-	p := r.out[o].peer
-	return VCRef{R: p.owner, Port: p.port, VC: u}
+	op := &r.out[o]
+	return VCRef{R: op.peerR, Port: int(op.peerQ), VC: u}
 }
 
 // Flits is the occupancy of the VC now: the flits that have arrived and
@@ -138,7 +138,7 @@ func (v VCRef) landed(now uint64, f func(m *Flits, k uint64)) {
 
 // HasPort reports whether the router has port q (a mesh's edge routers
 // lack the ports that would leave it).
-func (r *Router) HasPort(q int) bool { return q < len(r.in) && r.in[q].ok }
+func (r *Router) HasPort(q int) bool { return q < len(r.in) && r.in[q].exists() }
 
 // Buffer is the flits a VC buffer holds.
 func (r *Router) Buffer() uint64 { return uint64(r.buf) }

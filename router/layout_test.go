@@ -1,0 +1,26 @@
+package router
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A router's input ports are one allocation and its output ports another.
+// For the 3-D torus router (six links and the node's port) each array,
+// with the 8-byte header the Go allocator puts before an object of over
+// 512 bytes that holds pointers, fits its size class: the inputs 1792
+// bytes, the outputs 2304. One more word per input takes the 2048-byte
+// class, one per output the 2688-byte one: 256 or 384 B more per node of
+// the 65,536-node machine.
+func TestPortArraysFitTheirSizeClass(t *testing.T) {
+	const ports, header = 7, 8
+	for _, c := range []struct {
+		name        string
+		size, class uintptr
+	}{{"inPort", unsafe.Sizeof(inPort{}), 1792}, {"outPort", unsafe.Sizeof(outPort{}), 2304}} {
+		require.LessOrEqual(t, ports*c.size+header, c.class,
+			"%s is %d bytes: %d of them and the header no longer fit the %d-byte size class", c.name, c.size, ports, c.class)
+	}
+}
