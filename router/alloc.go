@@ -14,10 +14,11 @@ import (
 func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	P := uint64(r.P)
 	ip, v := r.vcOf(id)
-	pr, ok := v.cur(&r.pk)
-	if !ok {
+	ref := v.curRef()
+	if ref == nil {
 		return false
 	}
+	pr := ref.rec(r.pk)
 	op := &r.out[q]
 	ov := &op.vcs[v.ovc]
 	if r.retry>>uint(q)&1 != 0 && v.sent == 0 && !r.links.tx[q].open(v.ovc) {
@@ -106,7 +107,8 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		}
 		v.state, v.sent = Idle, 0
 		r.act &^= bit(id)
-		if _, ok := v.cur(&r.pk); ok {
+		v.done(ref, r.pk, op.runEnd)
+		if _, ok := v.cur(r.pk); ok {
 			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
 		}
 	}
@@ -118,7 +120,7 @@ func (r *Router) allocateVCs(now uint64) {
 	for m := r.wait; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		v := r.inVC(id)
-		pr, ok := v.cur(&r.pk)
+		pr, ok := v.cur(r.pk)
 		if !ok {
 			v.state = Idle
 			r.wait &^= bit(id)
@@ -400,7 +402,7 @@ func (r *Router) sleep(now uint64) {
 		v := r.inVC(id)
 		switch v.state {
 		case Idle:
-			if _, ok := v.cur(&r.pk); ok { // the next packet, behind a tail sent this cycle
+			if _, ok := v.cur(r.pk); ok { // the next packet, behind a tail sent this cycle
 				busy = true
 				wake = min(wake, max(v.arrival(v.dep, r.P)+r.p.Delay, now+1))
 			}
@@ -575,7 +577,7 @@ func (r *Router) checkCutThrough(q, u int) error {
 		return nil
 	}
 	_, v := r.vcOf(int32(ov.owner))
-	pr, ok := v.cur(&r.pk)
+	pr, ok := v.cur(r.pk)
 	if !ok || v.sent == 0 {
 		return nil
 	}

@@ -109,6 +109,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	// The input: its flits leave once, in one run.
 	id := vcID(q, w)
+	ref := v.curRef()
 	v.dep += uint64(F)
 	v.runS, v.runN = now, F
 	ip.busyTo = end + P
@@ -122,7 +123,8 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		r.freed = end + P
 	}
 	v.state, v.sent, v.retry = Idle, 0, 0
-	if _, ok := v.cur(&r.pk); !ok {
+	v.done(ref, r.pk, end)
+	if _, ok := v.cur(r.pk); !ok {
 		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}
 }

@@ -47,7 +47,7 @@ type Router struct {
 	in     []inPort
 	out    []outPort
 	rrIn   [maxPorts]uint8 // per input, the VC its round robin starts from
-	pk     store           // the packets in the input VCs
+	pk     *store          // the packets in the input VCs: its partition's store (packets)
 
 	runs   uint              // outputs whose run extend may lengthen
 	retry  uint              // outputs whose links have retry (bit errors)
@@ -299,9 +299,9 @@ func (r *Router) receive(now uint64) {
 				break
 			}
 			f := flitsOf(pk, P)
-			v.cleanup(now, P, &r.pk)
+			v.cleanup(now, P, r.pk)
 			end := v.ann + uint64(f)
-			v.pkts.Push(pktRef{end, r.pk.put(&pktRec{p: *pk, end: end})})
+			v.pkts.Push(pktRef{end, r.packets().put(&pktRec{p: *pk, end: end}, now)})
 			at := now
 			if r.injDefer {
 				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
@@ -326,10 +326,10 @@ func (r *Router) receive(now uint64) {
 				continue // a copy the link rejects: it never enters the buffer
 			}
 			v := &ip.vcs[m.VC]
-			v.cleanup(now, P, &r.pk)
+			v.cleanup(now, P, r.pk)
 			if m.Head {
 				end := v.ann + uint64(flitsOf(&m.Pkt, P))
-				v.pkts.Push(pktRef{end, r.pk.put(&pktRec{p: m.Pkt, end: end})})
+				v.pkts.Push(pktRef{end, r.packets().put(&pktRec{p: m.Pkt, end: end}, now)})
 			}
 			v.announce(m.At, m.N, P)
 			r.arrive(vcID(q, int(m.VC)), v)

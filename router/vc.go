@@ -1,6 +1,9 @@
 package router
 
-import "github.com/hwcoll/hwcoll/internal/ring"
+import (
+	"github.com/hwcoll/hwcoll/internal/ring"
+	"github.com/hwcoll/hwcoll/rtl"
+)
 
 // VC states, as the waveform shows them (in(p).vc(v).state).
 const (
@@ -53,25 +56,66 @@ func (v *inVC) announce(at uint64, n uint32, P uint32) {
 
 // cur is the packet whose flits are being scheduled (flit dep), if any.
 func (v *inVC) cur(st *store) (*pktRec, bool) {
-	for i := 0; i < v.pkts.Len(); i++ {
-		if p := v.pkts.At(i); p.end > v.dep {
-			return st.at(p.slot), true
-		}
+	if ref := v.curRef(); ref != nil {
+		return ref.rec(st), true
 	}
 	return nil, false
 }
 
-// store holds the packets in a router's input buffers; a VC keeps slot
-// numbers, so the memory follows the packets the router holds rather than
-// its VCs × their capacity, and they sit together.
+// curRef is the reference of the VC's current packet (nil: none).
+func (v *inVC) curRef() *pktRef {
+	for i := 0; i < v.pkts.Len(); i++ {
+		if p := v.pkts.At(i); p.end > v.dep {
+			return p
+		}
+	}
+	return nil
+}
+
+// done hands the record of the packet of ref, whose tail has been
+// scheduled to leave in cycle at, back to the store, which frees it once
+// that cycle has passed: the router reads it no more (its flits are
+// counted in the VC, its copy downstream carries it) and a monitor no
+// longer after, so the store holds the packets in the buffers, not those
+// that left and wait for their VC's next cleanup.
+func (v *inVC) done(ref *pktRef, st *store, at uint64) {
+	st.retire(ref.slot, at)
+	ref.slot |= retiredSlot
+}
+
+// retiredSlot marks a reference whose record the store frees (done).
+const retiredSlot = 1 << 31
+
+// rec is the record of the packet.
+func (p *pktRef) rec(st *store) *pktRec { return st.at(p.slot &^ retiredSlot) }
+
+// store holds the packets in the input buffers of the routers of one
+// partition (rtl.Shared), evaluated one at a time; a VC keeps slot
+// numbers, so the memory follows the packets the routers hold at once
+// rather than their VCs × their capacity, or each router's most, and
+// they sit together, a freed slot the next one taken.
 type store struct {
 	slots []pktRec
 	free  []uint32
+	// The slots of packets whose tails are on their way out, with the
+	// cycle the last leaves, in the order their VCs were done with them.
+	retired ring.Ring[retired]
 }
 
-// put keeps p and returns its slot. Pointers into the store (at) are
-// valid until the next put.
-func (s *store) put(p *pktRec) uint32 {
+type retired struct {
+	at   uint64
+	slot uint32
+}
+
+// put keeps p, in cycle now, and returns its slot. Pointers into the
+// store (at) are valid until the next put.
+func (s *store) put(p *pktRec, now uint64) uint32 {
+	// Free the slots whose packets have left by now. Their order is
+	// their tails' scheduling, nearly that of their departures: one a
+	// little later than the next waits for it.
+	for s.retired.Len() > 0 && s.retired.Peek().at <= now {
+		s.release(s.retired.Pop().slot)
+	}
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
 		s.free = s.free[:n-1]
@@ -86,11 +130,29 @@ func (s *store) put(p *pktRec) uint32 {
 		copy(grown, s.slots)
 		s.slots = grown
 	}
+	if len(s.slots) == retiredSlot {
+		panic("router: more than 2^31 packets held in one partition")
+	}
 	s.slots = append(s.slots, *p)
 	return uint32(len(s.slots) - 1)
 }
 
 func (s *store) at(i uint32) *pktRec { return &s.slots[i] }
+
+// packetStore is the routers' packet store, one per partition.
+var packetStore = rtl.NewShared[store]()
+
+// packets is r's partition's packet store, which r takes on its first
+// packet (r.pk is nil until then: r holds none).
+func (r *Router) packets() *store {
+	if r.pk == nil {
+		r.pk = packetStore.Get(&r.Module)
+	}
+	return r.pk
+}
+
+// retire frees slot i once cycle at has passed (done).
+func (s *store) retire(i uint32, at uint64) { s.retired.Push(retired{at, i}) }
 
 // release frees slot i, dropping the packet's payload reference.
 func (s *store) release(i uint32) {
@@ -156,7 +218,9 @@ func (v *inVC) cleanup(now uint64, P uint32, st *store) {
 		}
 	}
 	for v.pkts.Len() > 0 && v.pkts.Peek().end <= v.gone {
-		st.release(v.pkts.Pop().slot)
+		if slot := v.pkts.Pop().slot; slot&retiredSlot == 0 {
+			st.release(slot)
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 		ip := &r.in[q]
 		for w := range ip.vcs {
 			v := &ip.vcs[w]
-			pr, ok := v.cur(&r.pk)
+			pr, ok := v.cur(r.pk)
 			if !ok {
 				continue
 			}
@@ -101,7 +101,7 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 		d := vc.departedBy(now, v.R.P)
 		for i := 0; i < vc.pkts.Len(); i++ {
 			if pr := vc.pkts.At(i); pr.end > d {
-				return v.R.pk.at(pr.slot).p, true
+				return pr.rec(v.R.pk).p, true
 			}
 		}
 	}
@@ -111,7 +111,7 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 		case m.Head:
 			p, ok = m.Pkt, true
 		case vc.pkts.Len() > 0: // the rest of the packet whose head was read
-			p, ok = v.R.pk.at(vc.pkts.At(vc.pkts.Len()-1).slot).p, true
+			p, ok = vc.pkts.At(vc.pkts.Len()-1).rec(v.R.pk).p, true
 		}
 	})
 	return p, ok

@@ -77,6 +77,7 @@ type partition struct {
 	// taken serially between cycles (at 65,536 routers, a tenth of the
 	// wall time on two workers, each timer's record a miss).
 	timers timerWheel
+	shared []any // Shared state, by kind
 	_      [64]byte
 }
 

@@ -13,10 +13,10 @@ import (
 
 // heapBudget is the most heap per node a built and warmed-up BlueGene/L
 // style torus may hold (3-D, bgl routing, 4 VCs of 16 flits, bubble
-// escape, vct, 8-flit packets, open-loop sources and sinks). The goal is 16
-// KB, the whole 64×32×32 machine under 1 GiB of heap (docs/architecture.md
-// §10); this is where the model stands, so that growth fails here.
-const heapBudget = 20 << 10
+// escape, vct, 8-flit packets, open-loop sources and sinks): the 16 KB of
+// the design's targets, the whole 64×32×32 machine in about 1 GiB of heap
+// (docs/architecture.md §10). The model is about 1.6 KB under it.
+const heapBudget = 16 << 10
 
 // The state per node of the 8×8×8 torus, warmed up at uniform load 0.1,
 // stays within heapBudget; the test logs what each package holds.
@@ -33,7 +33,7 @@ func TestHeapPerNode(t *testing.T) {
 		carried = hops(bn)
 		return bn
 	})
-	t.Logf("heap per node, 8×8×8 bgl torus warmed up: %.0f B (budget %d, goal 16384)%s", per, heapBudget, report)
+	t.Logf("heap per node, 8×8×8 bgl torus warmed up: %.0f B (budget %d)%s", per, heapBudget, report)
 	require.Positive(t, carried, "the network carried traffic")
 	if per > heapBudget {
 		t.Fatalf("%.0f B of heap per node, over the budget of %d", per, heapBudget)
