@@ -67,15 +67,7 @@ func TestArrayTracesLikeModules(t *testing.T) {
 		}).Draw(rt, "glob")
 		sim := rtl.NewSim(rtl.Options{})
 		b := newBank(sim, n)
-		require.NoError(rt, sim.Build())
-		var buf bytes.Buffer
-		w, err := sim.NewTraceWriter(&buf)
-		require.NoError(rt, err)
-		require.NoError(rt, sim.Trace(w, glob))
-		var paths []string
-		for _, s := range sim.TracedSignals() {
-			paths = append(paths, s.Path)
-		}
+		buf, paths := startTrace(rt, sim, glob)
 		require.Equal(rt, glob != "top.out.z.p", b.occ.Traced() || b.full.Traced())
 		sim.Run(5)
 		require.NoError(rt, sim.EndTrace())
@@ -88,7 +80,7 @@ func TestArrayTracesLikeModules(t *testing.T) {
 		}
 		require.Equal(rt, want, paths)
 
-		f, err := vcd.Parse(&buf)
+		f, err := vcd.Parse(buf)
 		require.NoError(rt, err)
 		for i := 0; i < n; i++ {
 			name := fmt.Sprintf("top.out.xp(%d).occupancy", i)
@@ -109,6 +101,21 @@ func TestArrayTracesLikeModules(t *testing.T) {
 		}
 		b.occ.Set(0, 1) // untraced or ended: no effect, no panic
 	})
+}
+
+// startTrace builds sim and traces glob into a buffer from cycle 0; it
+// returns the buffer and the traced signals' paths.
+func startTrace(t require.TestingT, sim *rtl.Sim, glob string) (*bytes.Buffer, []string) {
+	require.NoError(t, sim.Build())
+	buf := &bytes.Buffer{}
+	w, err := sim.NewTraceWriter(buf)
+	require.NoError(t, err)
+	require.NoError(t, sim.Trace(w, glob))
+	var paths []string
+	for _, s := range sim.TracedSignals() {
+		paths = append(paths, s.Path)
+	}
+	return buf, paths
 }
 
 func elemPaths(n int) []string {
@@ -263,14 +270,8 @@ func TestArraysOfAClassTraceAsTheirOwn(t *testing.T) {
 		var paths [2][]string
 		for k, apart := range []bool{true, false} {
 			sim := buildPorts(specs, apart)
-			require.NoError(rt, sim.Build())
-			var buf bytes.Buffer
-			w, err := sim.NewTraceWriter(&buf)
-			require.NoError(rt, err)
-			require.NoError(rt, sim.Trace(w, glob))
-			for _, s := range sim.TracedSignals() {
-				paths[k] = append(paths[k], s.Path)
-			}
+			var buf *bytes.Buffer
+			buf, paths[k] = startTrace(rt, sim, glob)
 			sim.Run(6)
 			require.NoError(rt, sim.EndTrace())
 			vcds[k] = buf.String()
