@@ -110,7 +110,7 @@ func (m *Module) base() unsafe.Pointer { return unsafe.Add(unsafe.Pointer(m), -i
 // kept apart) is always m's own record, but keeps its place in the class's
 // sequence, so the declarations after it are still shared.
 func declare(m *Module, meta *sigMeta, obj, val unsafe.Pointer, asPort func(unsafe.Pointer) port, bind func(unsafe.Pointer, *signal)) *signal {
-	if c := m.cls; c != nil && !m.diverged {
+	if c := m.cls; c != nil && !m.diverged && m.ncls < maxClassDecls {
 		b := uintptr(m.base())
 		o, v := uintptr(obj)-b, noVal
 		if val != nil {
@@ -132,6 +132,8 @@ func declare(m *Module, meta *sigMeta, obj, val unsafe.Pointer, asPort func(unsa
 			}
 			return m.ownRecord(meta, obj, val, asPort, bind)
 		}
+	}
+	if m.cls != nil {
 		m.diverged = true
 	}
 	return m.ownRecord(meta, obj, val, asPort, bind)

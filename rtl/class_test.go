@@ -65,12 +65,12 @@ func TestClassesShareDeclarations(t *testing.T) {
 		require.Same(t, c, u.cls)
 		if i == 2 {
 			require.True(t, u.diverged)
-			require.Equal(t, int32(3), u.ncls) // a, in, apart, then extra differs
+			require.Equal(t, uint16(3), u.ncls) // a, in, apart, then extra differs
 			require.Len(t, u.ownDecls(), 4)    // apart, extra, b, out
 			continue
 		}
 		require.False(t, u.diverged)
-		require.Equal(t, int32(5), u.ncls)
+		require.Equal(t, uint16(5), u.ncls)
 		require.Len(t, u.ownDecls(), 1) // apart
 		require.Equal(t, unsafe.Pointer(&u.Module), u.b.ref, "an untraced register refers to its module, not to a record of its own")
 	}
@@ -294,4 +294,56 @@ func TestPartitionsShareEveryKind(t *testing.T) {
 		require.Same(t, want, hs[i].leaf.part, "h(%d).leaf goes with its host", i)
 		require.Same(t, want, os[i].part, "o(%d)", i)
 	}
+}
+
+// wide declares more registers in its struct than a module shares with
+// its class: those past maxClassDecls are its own, and all of them work.
+type wide struct {
+	Module
+	r [maxClassDecls + 3]Reg[uint8]
+}
+
+func (w *wide) Eval() {
+	for _, i := range []int{0, maxClassDecls - 1, maxClassDecls, maxClassDecls + 2} {
+		w.r[i].Set(uint8(w.Now()) + uint8(i))
+	}
+}
+
+func TestClassDeclarationsAreBounded(t *testing.T) {
+	sim := NewSim(Options{})
+	var ws [2]*wide
+	for k := range ws {
+		w := &wide{}
+		w.Init(sim.Top(), Idx("w", k), w)
+		for i := range w.r {
+			w.r[i].Init(&w.Module, Idx("r", i))
+		}
+		require.Equal(t, uint16(maxClassDecls), w.ncls)
+		require.True(t, w.diverged)
+		require.Len(t, w.ownDecls(), 3)
+		ws[k] = w
+	}
+	require.NoError(t, sim.Build())
+	var buf bytes.Buffer
+	w, err := sim.NewTraceWriter(&buf)
+	require.NoError(t, err)
+	last, past := Idx("r", maxClassDecls-1), Idx("r", maxClassDecls+2)
+	require.NoError(t, sim.Trace(w, "top.w(1)."+last+",top.w(1)."+past))
+	sim.Run(4)
+	require.NoError(t, sim.EndTrace())
+	f, err := vcd.Parse(&buf)
+	require.NoError(t, err)
+	for name, i := range map[string]int{last: maxClassDecls - 1, past: maxClassDecls + 2} {
+		v, ok := f.ValueAt("top.w(1)."+name, 4*4)
+		require.True(t, ok, name)
+		require.Equal(t, strings.TrimLeft(fmtBits(uint8(3+i)), "0"), v, name)
+	}
+}
+
+func fmtBits(v uint8) string {
+	var b strings.Builder
+	for i := 7; i >= 0; i-- {
+		b.WriteByte('0' + v>>uint(i)&1)
+	}
+	return b.String()
 }

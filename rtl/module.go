@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -48,24 +49,29 @@ type moduleInfo struct {
 	*modID             // name and declaration site, interned
 	parent   *Module   // nil for the root; for a shared info, the module it was made from (see kid)
 	children []*Module // for a shared info, those of the module it was made from
-	more     *infoMore // declarations of its own and arrays (nil: none, as for most)
-	rng      *rand.Rand
-	cls      *class // the declarations it shares with modules of its type
-	ncls     int32  // how many of them it has made
-	diverged bool   // it declared something its class does not: the rest are its own
-	together bool   // Together: every component below shares one partition
-	shared   bool   // this info is shared by like sub-blocks (Build): the parent is at m − delta
-	narr     uint8  // its first arrays, those its class's list (Array): the rest are in more
-	delta    int32
+	more     *infoMore // declarations of its own, arrays of its own, its Rand (nil: none, as for most)
+	cls      *class    // the declarations it shares with modules of its type
+	ncls     uint16    // how many of them it has made (at most maxClassDecls)
+	diverged bool      // it declared something its class does not: the rest are its own
+	together bool      // Together: every component below shares one partition
+	shared   bool      // this info is shared by like sub-blocks (Build): the parent is at m − delta
+	narr     uint8     // its first arrays, those its class's list (Array): the rest are in more
+	delta    int16
 }
 
+// maxClassDecls is the most declarations a module shares with its class;
+// the rest are its own.
+const maxClassDecls = math.MaxUint16
+
 // infoMore is what few modules have: declarations of their own (those
-// their class does not hold) and arrays of their own (NewArray, or an
-// Array its class does not list).
-// Kept apart, a module's info is 80 bytes rather than 128.
+// their class does not hold), arrays of their own (NewArray, or an Array
+// its class does not list) and a random stream (Rand). Kept apart, a
+// module's info is 64 bytes rather than 128: a network has a few dozen
+// modules per node.
 type infoMore struct {
 	own    []own
 	arrays []*Array
+	rng    *rand.Rand
 }
 
 // ownDecls is the module's own declarations; numArrays and array its arrays.
@@ -268,11 +274,11 @@ func (m *Module) WakeAt(c uint64) {
 // and the hierarchical path, so adding a component elsewhere does not change
 // the numbers this one draws. Only the module itself may use it in Eval.
 func (m *Module) Rand() *rand.Rand {
-	if m.rng == nil {
+	if m.more == nil || m.more.rng == nil {
 		m.private()
-		m.rng = rand.New(rand.NewPCG(m.Seeds()))
+		m.extra().rng = rand.New(rand.NewPCG(m.Seeds()))
 	}
-	return m.rng
+	return m.more.rng
 }
 
 // Seeds are the seeds of the PCG behind Rand. A component that draws on
@@ -414,7 +420,7 @@ func (s *Sim) shareInfos() {
 	type key struct {
 		id     *modID
 		cls    *class
-		ncls   int32
+		ncls   uint16
 		pcls   *class
 		offset uintptr
 		nkids  int
@@ -428,7 +434,7 @@ func (s *Sim) shareInfos() {
 		}
 		p := m.parent
 		if p == nil || p.cls == nil || m.cls == nil || len(m.children) > maxSharedKids || m.more != nil || m.narr > 0 ||
-			m.rng != nil || m.together || m.diverged {
+			m.together || m.diverged {
 			return
 		}
 		off := uintptr(unsafe.Pointer(m)) - uintptr(p.base())
@@ -436,6 +442,9 @@ func (s *Sim) shareInfos() {
 			return // not inside its parent's struct
 		}
 		delta := int64(uintptr(unsafe.Pointer(m))) - int64(uintptr(unsafe.Pointer(p)))
+		if delta != int64(int16(delta)) {
+			return // too far into its parent's struct for a shared info's offset
+		}
 		k := key{id: m.modID, cls: m.cls, ncls: m.ncls, pcls: p.cls, offset: off, nkids: len(m.children)}
 		lo, hi := -int64(m.cls.modOff), int64(m.cls.size-m.cls.modOff)
 		for j, c := range m.children {
@@ -447,7 +456,7 @@ func (s *Sim) shareInfos() {
 		}
 		info := infos[k]
 		if info == nil {
-			info = &moduleInfo{modID: m.modID, parent: m, children: m.children, cls: m.cls, ncls: m.ncls, shared: true, delta: int32(delta)}
+			info = &moduleInfo{modID: m.modID, parent: m, children: m.children, cls: m.cls, ncls: m.ncls, shared: true, delta: int16(delta)}
 			infos[k] = info
 		}
 		m.moduleInfo = info
