@@ -66,7 +66,7 @@ func TestClassesShareDeclarations(t *testing.T) {
 		if i == 2 {
 			require.True(t, u.diverged)
 			require.Equal(t, uint16(3), u.ncls) // a, in, apart, then extra differs
-			require.Len(t, u.ownDecls(), 4)    // apart, extra, b, out
+			require.Len(t, u.ownDecls(), 4)     // apart, extra, b, out
 			continue
 		}
 		require.False(t, u.diverged)
