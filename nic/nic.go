@@ -460,9 +460,14 @@ type Completion struct {
 // overhead.
 type Receiver struct {
 	rtl.Module
-	Rx       *link.Receiver
-	Node     uint32
-	Shape    Shape
+	Rx    *link.Receiver
+	Node  uint32
+	Shape Shape
+	// Record keeps every completion in Log (tests); fed says a Host was
+	// attached (Attach). Here, in Shape's padding, they keep the record
+	// at 512 bytes, a size class 64 bytes smaller.
+	Record   bool
+	fed      bool
 	Overhead uint64 // o_r in cycles
 	// PacketOverhead is t_nic_recv (the WORMulSim paper §4.1): the NIC
 	// works this many cycles on each packet after its tail arrived, one
@@ -471,9 +476,8 @@ type Receiver struct {
 	Win            traffic.Window
 	// Tally, when set, counts the measured messages completed too (one
 	// counter for the drain check of a run, whatever its size).
-	Tally  *traffic.Tally
-	Record bool
-	Log    []Completion
+	Tally *traffic.Tally
+	Log   []Completion
 	// Links, when set, gives the links a packet from src crossed; their sum
 	// over the packets received is Hops (for packet-hop rates).
 	Links func(src uint32) uint64
@@ -483,7 +487,6 @@ type Receiver struct {
 	Member func(addr uint32) bool
 
 	notify  rtl.LineOut[Completion] // to the Sender's Host (Attach)
-	fed     bool
 	pending []Completion
 	pendf   int
 

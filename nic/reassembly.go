@@ -40,11 +40,11 @@ type reassembly struct {
 	index []int32
 	bits  []uint64
 	free  int32 // top of the free list: slot + 1 (0: none free)
-	n     int   // entries in use
+	n     int32 // entries in use
 	shift uint8 // 64 − log2(len(index))
 	// words is the bitmap words a slot (0: messages of at most 64
 	// packets), fixed while the table has no entries (setWords).
-	words int
+	words int32
 }
 
 // partial is a message in reassembly.
@@ -73,13 +73,13 @@ func bitmapWords(n uint32) int {
 }
 
 // len is the number of messages in reassembly.
-func (t *reassembly) len() int { return t.n }
+func (t *reassembly) len() int { return int(t.n) }
 
 // setWords sets the bitmap words a slot before the first entry is made
 // (the arena's layout is fixed from then on).
 func (t *reassembly) setWords(words int) {
 	if len(t.ents) == 0 {
-		t.words = words
+		t.words = int32(words)
 	}
 }
 
@@ -100,7 +100,7 @@ func (t *reassembly) open(key uint64) (slot int32, fresh bool) {
 			}
 		}
 	}
-	if 2*(t.n+1) > len(t.index) {
+	if 2*(int(t.n)+1) > len(t.index) {
 		t.grow()
 		mask := uint32(len(t.index) - 1)
 		for i = t.home(key); t.index[i] != 0; i = (i + 1) & mask {
@@ -125,8 +125,8 @@ func (t *reassembly) at(slot int32) *partial { return &t.ents[slot] }
 
 // bitmap is slot's Seq bitmap (messages of more than 64 packets).
 func (t *reassembly) bitmap(slot int32) []uint64 {
-	lo := int(slot) * t.words
-	return t.bits[lo : lo+t.words : lo+t.words]
+	lo, w := int(slot)*int(t.words), int(t.words)
+	return t.bits[lo : lo+w : lo+w]
 }
 
 // release frees slot's entry: its cell leaves the index, its entry and

@@ -203,7 +203,7 @@ func checkTable(t *rapid.T, tab *reassembly, model map[uint64]*modelEntry, gone 
 		}
 	}
 	require.Equal(t, len(model), cells)
-	require.Len(t, tab.bits, len(tab.ents)*tab.words)
+	require.Len(t, tab.bits, len(tab.ents)*int(tab.words))
 	live := make([]bool, len(tab.ents))
 	for _, m := range model {
 		live[m.slot] = true
