@@ -267,6 +267,12 @@ type FatTreeNICNet struct {
 	Win       traffic.Window
 }
 
+// linksOf is a NIC Receiver's Links on net: a packet through h switches
+// crossed h+1 links. One function serves every node.
+func linksOf(net interface{ Hops(src, dst int) int }) func(src, dst uint32) uint64 {
+	return func(src, dst uint32) uint64 { return uint64(net.Hops(int(src), int(dst))) + 1 }
+}
+
 // BuildFatTreeNIC elaborates the NIC fat-tree netlist of cfg.
 func BuildFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
 	return keyedNet(buildFatTreeNIC(cfg, cfg.Timing()))
@@ -307,6 +313,7 @@ func newFatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) 
 	n.Win = traffic.Window{Start: w, End: w + uint64(cfg.Run.MeasureCycles)}
 	rate := cfg.Traffic.Load / float64(sh.LinkCycles())
 	capacity := uint16(cfg.Network.XPBufferPackets)
+	links := linksOf(net)
 	for i := 0; i < nodes; i++ {
 		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, net.P.Switch.CreditMode, 1, capacity)
 		tx.Pat, tx.Win = pat, n.Win
@@ -315,8 +322,7 @@ func newFatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) 
 		}
 		rx := nic.NewReceiver(sim.Top(), rtl.Idx("nic_rx", i), uint32(i), sh, tm.RecvOverheadCycles)
 		rx.Win = n.Win
-		// A packet through h switches crossed h+1 links.
-		rx.Links = func(src uint32) uint64 { return uint64(net.Hops(int(src), i) + 1) }
+		rx.Links = links
 		net.ConnectNode(i, tx.Tx, rx.Rx)
 		n.Senders, n.Receivers = append(n.Senders, tx), append(n.Receivers, rx)
 	}

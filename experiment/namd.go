@@ -193,6 +193,10 @@ func newNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, err
 	for _, s := range srcs {
 		isSrc[s] = true
 	}
+	links := linksOf(net)
+	member := func(node, addr uint32) bool {
+		return int(addr) < len(n.member) && n.member[addr] != nil && n.member[addr][node/64]&(1<<(node%64)) != 0
+	}
 	for i := 0; i < nodes; i++ {
 		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, net.P.Switch.CreditMode, 1, capacity)
 		tx.Win = n.Win
@@ -204,12 +208,9 @@ func newNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, err
 		rx := nic.NewReceiver(sim.Top(), rtl.Idx("nic_rx", i), uint32(i), sh, tm.RecvOverheadCycles)
 		rx.Win = n.Win
 		if alg == swcoll.Hardware {
-			node := i
-			rx.Member = func(addr uint32) bool {
-				return int(addr) < len(n.member) && n.member[addr] != nil && n.member[addr][node/64]&(1<<uint(node%64)) != 0
-			}
+			rx.Member = member
 		} else {
-			rx.Links = func(src uint32) uint64 { return uint64(net.Hops(int(src), i) + 1) }
+			rx.Links = links
 		}
 		h := &swcoll.Multicaster{Node: uint32(i), G: g, Alg: alg, Win: n.Win}
 		nic.Attach(tx, rx, h)

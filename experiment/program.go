@@ -80,13 +80,13 @@ func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet,
 	}
 	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits}
 	n.hosts = n.Runner
+	links := linksOf(rt.net)
 	for i := 0; i < nodes; i++ {
 		tx := nic.NewSender(rt.sim.Top(), rtl.Idx("nic_tx", i), uint32(i), shape, rt.tm.SendOverheadCycles, credit.PerLink, 1, injectPackets)
 		tx.PacketOverhead, tx.Header = rt.tm.Cycles(cfg.NIC.SendPacketNS), rt.header
 		rx := nic.NewReceiver(rt.sim.Top(), rtl.Idx("nic_rx", i), uint32(i), shape, rt.tm.RecvOverheadCycles)
 		rx.PacketOverhead = rt.tm.Cycles(cfg.NIC.RecvPacketNS)
-		node := i
-		rx.Links = func(src uint32) uint64 { return uint64(rt.net.Hops(int(src), node)) + 1 }
+		rx.Links = links
 		n.Runner.Attach(i, tx, rx)
 		rt.net.ConnectNode(i, tx.Tx, rx.Rx)
 		n.Senders, n.Receivers = append(n.Senders, tx), append(n.Receivers, rx)

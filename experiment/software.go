@@ -90,10 +90,11 @@ func newSoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) 
 	n := &SoftReduceNet{Sim: sim, Net: net, Shape: sh, Cfg: cfg, Timing: tm, Want: make([]int64, el)}
 	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x726564756365)) // "reduce"
 	capacity := uint16(cfg.Network.XPBufferPackets)
+	links := linksOf(net)
 	for i := 0; i < nodes; i++ {
 		tx := nic.NewSender(sim.Top(), rtl.Idx("nic_tx", i), uint32(i), sh, tm.SendOverheadCycles, net.P.Switch.CreditMode, 1, capacity)
 		rx := nic.NewReceiver(sim.Top(), rtl.Idx("nic_rx", i), uint32(i), sh, tm.RecvOverheadCycles)
-		rx.Links = func(src uint32) uint64 { return uint64(net.Hops(int(src), i) + 1) }
+		rx.Links = links
 		own := make([]int64, el)
 		for e := range own {
 			own[e] = r.Int64N(1<<40) - 1<<39

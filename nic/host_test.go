@@ -95,7 +95,7 @@ func TestReceiverMulticastMembership(t *testing.T) {
 	p := packet.Packet{Src: 1, Dst: 42, Op: packet.Multicast, Cycles: 1}
 	r.take(&p, 5)
 	require.Equal(t, uint64(1), r.Misrouted, "no Member: misrouted")
-	r.Member = func(addr uint32) bool { return addr == 42 }
+	r.Member = func(_, addr uint32) bool { return addr == 42 }
 	for s := uint16(0); s < uint16(sh.Packets); s++ {
 		q := packet.Packet{Src: 1, Dst: 42, Op: packet.Multicast, Seq: s, Cycles: 1, Sent: 3}
 		r.take(&q, 10+uint64(s))

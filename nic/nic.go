@@ -478,13 +478,15 @@ type Receiver struct {
 	// counter for the drain check of a run, whatever its size).
 	Tally *traffic.Tally
 	Log   []Completion
-	// Links, when set, gives the links a packet from src crossed; their sum
-	// over the packets received is Hops (for packet-hop rates).
-	Links func(src uint32) uint64
-	// Member reports whether this node belongs to collective address addr:
-	// a Multicast packet for it is taken, any other is misrouted (nil: every
-	// Multicast packet is misrouted).
-	Member func(addr uint32) bool
+	// Links, when set, gives the links a packet from src to dst (this
+	// node) crossed; their sum over the packets received is Hops (for
+	// packet-hop rates). One function serves every node's Receiver.
+	Links func(src, dst uint32) uint64
+	// Member reports whether node (this one) belongs to collective address
+	// addr: a Multicast packet for it is taken, any other is misrouted
+	// (nil: every Multicast packet is misrouted). One function serves
+	// every node's Receiver.
+	Member func(node, addr uint32) bool
 
 	notify  rtl.LineOut[Completion] // to the Sender's Host (Attach)
 	pending []Completion
@@ -564,7 +566,7 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 			return
 		}
 	case packet.Multicast:
-		if r.Member == nil || !r.Member(p.Dst) {
+		if r.Member == nil || !r.Member(r.Node, p.Dst) {
 			r.Misrouted++
 			return
 		}
@@ -574,7 +576,7 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		return
 	}
 	if r.Links != nil {
-		r.Hops += r.Links(p.Src)
+		r.Hops += r.Links(p.Src, r.Node)
 	}
 	r.nicc = max(tail+1, r.nicc) + r.PacketOverhead
 	n := r.Shape.Packets
