@@ -24,9 +24,9 @@ type Table struct {
 	ucIdx  []uint8
 	ucSet  []uint64
 	ucWide []uint64
-	coll   map[uint32]uint64
-	root   map[uint32]int // collective address -> root (up) port, for the combine tree
-	units  int            // combine units on ports ports .. ports+units-1
+	coll   map[uint32]uint64 // nil until a collective entry is set: most switches of a large network have none
+	root   map[uint32]int    // collective address -> root (up) port, for the combine tree (nil: none)
+	units  int               // combine units on ports ports .. ports+units-1
 	// changes are unicast entries that change from a cycle on (links go
 	// down: SetUnicastFrom), in the order they take effect; nil: none.
 	changes map[uint32][]routeChange
@@ -44,7 +44,7 @@ var ErrUnreachable = errors.New("no route left")
 
 // NewTable makes an empty table for a switch of the given radix.
 func NewTable(ports int) *Table {
-	return &Table{ports: ports, coll: map[uint32]uint64{}, root: map[uint32]int{}}
+	return &Table{ports: ports}
 }
 
 // SetRoot names the root port of a reduction entry: the one set port that
@@ -53,7 +53,12 @@ func NewTable(ports int) *Table {
 // the hierarchical tree needs it, because a leaf sees only its own ports and
 // cannot tell a late member from the root (see CombineUnits). Entries that
 // set the root combine unit's port (allreduce, barrier) need none.
-func (t *Table) SetRoot(addr uint32, port int) { t.root[addr] = port }
+func (t *Table) SetRoot(addr uint32, port int) {
+	if t.root == nil {
+		t.root = map[uint32]int{}
+	}
+	t.root[addr] = port
+}
 
 // Root returns the root port set by SetRoot.
 func (t *Table) Root(addr uint32) (int, bool) {
@@ -174,7 +179,12 @@ func (t *Table) unicast(dst uint32) uint64 {
 }
 
 // SetCollective programs the port vector of a collective address.
-func (t *Table) SetCollective(addr uint32, mask uint64) { t.coll[addr] = mask }
+func (t *Table) SetCollective(addr uint32, mask uint64) {
+	if t.coll == nil {
+		t.coll = map[uint32]uint64{}
+	}
+	t.coll[addr] = mask
+}
 
 // Collective returns the port vector of a collective address.
 func (t *Table) Collective(addr uint32) (uint64, bool) {
