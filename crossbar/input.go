@@ -40,6 +40,7 @@ type inPort struct {
 	grant    credit.Granter                 // min-free only
 	xpWrite  rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
 	doneIn   rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
+	rng      rtl.Stream                     // for ties (pickLeast)
 }
 
 // held is one packet an input holds and what the input knows of it, in
@@ -312,7 +313,7 @@ func (p *inPort) leastLoaded(mask uint64) uint64 {
 			return 0
 		})
 	}
-	return pickLeast(mask, p.queued, p.sw.P.RandomTies || p.sw.P.AdaptiveCredits != 0, &p.Module)
+	return pickLeast(mask, p.queued, p.sw.P.RandomTies || p.sw.P.AdaptiveCredits != 0, &p.rng, &p.Module)
 }
 
 // mostCredits keeps the candidates in mask with the most credits.
@@ -332,8 +333,9 @@ func mostCredits(mask uint64, credits func(o int) uint16) uint64 {
 }
 
 // pickLeast returns the candidate output in mask with the fewest queued
-// copies; ties to the lowest index, or drawn from m's random stream.
-func pickLeast(mask uint64, queued []uint16, random bool, m *rtl.Module) uint64 {
+// copies; ties to the lowest index, or drawn from m's random stream
+// (through rng, which keeps it).
+func pickLeast(mask uint64, queued []uint16, random bool, rng *rtl.Stream, m *rtl.Module) uint64 {
 	var best uint64
 	bestN := -1
 	for mm := mask; mm != 0; mm &= mm - 1 {
@@ -348,7 +350,7 @@ func pickLeast(mask uint64, queued []uint16, random bool, m *rtl.Module) uint64 
 	if best&(best-1) == 0 || !random {
 		return best & -best
 	}
-	i := m.Rand().IntN(bits.OnesCount64(best))
+	i := rng.Of(m).IntN(bits.OnesCount64(best))
 	for ; i > 0; i-- {
 		best &= best - 1
 	}

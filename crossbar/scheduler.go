@@ -73,6 +73,7 @@ type qIn struct {
 	voqOcc  []rtl.Reg[uint16]
 	mcOcc   rtl.Reg[uint16]
 	aptr    rtl.Reg[uint8] // iSLIP accept pointer
+	rng     rtl.Stream     // for ties (pickLeast)
 }
 
 // qOut is one output: its link sender, its pointers and probes.
@@ -295,7 +296,7 @@ func (c *scheduler) arrive(i int, pk packet.Packet, now uint64) {
 // route, the one with the fewest copies queued at this input (ties as
 // pickLeast).
 func (in *qIn) leastLoaded(mask uint64, random bool) uint64 {
-	return pickLeast(mask, in.want, random, &in.Module)
+	return pickLeast(mask, in.want, random, &in.rng, &in.Module)
 }
 
 // head returns the head of queue qi, or nil.

@@ -225,6 +225,7 @@ type Sender struct {
 	fed    bool
 	hostq  []Completion
 	hostf  int
+	rng    rtl.Stream // births and destinations
 
 	// Counters, read between cycles.
 	Born, BornInWindow               uint64 // births of the Proc (messages, or a Host's operations)
@@ -257,7 +258,7 @@ func (s *Sender) Eval() {
 	s.Tx.Tick(now)
 	if !s.started && s.Proc != nil {
 		s.started = true
-		s.next = s.Proc.Gap(s.Rand())
+		s.next = s.Proc.Gap(s.rng.Of(&s.Module))
 	}
 	for s.fed {
 		c, ok := s.done.Recv()
@@ -296,7 +297,7 @@ func (s *Sender) Eval() {
 			} else {
 				s.birth(tb)
 			}
-			s.next += s.Proc.Gap(s.Rand())
+			s.next += s.Proc.Gap(s.rng.Of(&s.Module))
 			continue
 		}
 		c := s.hostq[s.hostf]
@@ -400,7 +401,7 @@ func (s *Sender) WakeHost(at uint64) {
 
 func (s *Sender) birth(t uint64) {
 	s.tmpl = packet.Packet{Src: s.Node}
-	s.Pat.Fill(s.Rand(), s.Node, &s.tmpl)
+	s.Pat.Fill(s.rng.Of(&s.Module), s.Node, &s.tmpl)
 	m := message{born: t, at: t, dst: s.tmpl.Dst, msg: s.msgs, op: packet.Unicast, measured: s.Win.In(t)}
 	s.enqueue(m)
 	s.msgs++

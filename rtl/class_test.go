@@ -258,6 +258,8 @@ func TestSeedsGiveRandsStream(t *testing.T) {
 	require.True(t, hs[1].leaf.shared, "Seeds keeps the info shared")
 	other := rand.New(rand.NewPCG(hs[0].leaf.Seeds()))
 	r := hs[1].leaf.Rand()
+	var st Stream
+	require.Same(t, r, st.Of(&hs[1].leaf.Module), "a Stream is the module's Rand")
 	differ := false
 	for range 100 {
 		x := own.Uint64()

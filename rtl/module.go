@@ -281,6 +281,19 @@ func (m *Module) Rand() *rand.Rand {
 	return m.more.rng
 }
 
+// Stream is a module's Rand kept in the record of the block that draws on
+// it at every packet (a source, an input breaking ties): the same numbers,
+// one pointer closer than through the module's info.
+type Stream struct{ r *rand.Rand }
+
+// Of is m's Rand, taken from m the first time.
+func (s *Stream) Of(m *Module) *rand.Rand {
+	if s.r == nil {
+		s.r = m.Rand()
+	}
+	return s.r
+}
+
 // Seeds are the seeds of the PCG behind Rand. A component that draws on
 // its hot path may keep the generator inside its own record
 // (rand.NewPCG(m.Seeds())): the same numbers as Rand's, without the

@@ -7,7 +7,6 @@ import (
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/stats"
-	"math/rand/v2"
 )
 
 // Window is the measurement window [Start, End) in cycles.
@@ -37,7 +36,7 @@ type Source struct {
 
 	queue ring.Ring[packet.Packet]
 	next  uint64     // next birth
-	rng   *rand.Rand // the module's Rand, in the record: drawn from at every birth
+	rng   rtl.Stream // drawn from at every birth
 	count uint64
 	qlen  rtl.Probe[uint32] // queue length, for the waveform
 	tx    link.Sender       // *Tx, kept inline (its module info is then shared)
@@ -59,14 +58,6 @@ func NewSource(parent *rtl.Module, name string, node uint32, mode credit.Mode, c
 	return s
 }
 
-// rand is the source's stream (Module.Rand).
-func (s *Source) rand() *rand.Rand {
-	if s.rng == nil {
-		s.rng = s.Rand()
-	}
-	return s.rng
-}
-
 // Queue is the number of packets waiting.
 func (s *Source) Queue() int { return s.queue.Len() }
 
@@ -74,7 +65,7 @@ func (s *Source) Eval() {
 	now := s.Now()
 	s.Tx.Tick(now)
 	if now == 0 && s.Proc != nil && s.count == 0 && s.next == 0 {
-		s.next = s.Proc.Gap(s.rand())
+		s.next = s.Proc.Gap(s.rng.Of(&s.Module))
 	}
 	s.CatchUp(now)
 	if now == s.Win.Start {
@@ -136,14 +127,14 @@ func (s *Source) Eval() {
 func (s *Source) CatchUp(c uint64) {
 	for s.Proc != nil && s.next <= c && (s.StopAt == 0 || s.next < s.StopAt) {
 		s.birth(s.next)
-		s.next += s.Proc.Gap(s.rand())
+		s.next += s.Proc.Gap(s.rng.Of(&s.Module))
 	}
 }
 
 func (s *Source) birth(t uint64) {
 	p := s.queue.PushRef()
 	*p = packet.Packet{ID: packet.MakeID(s.Node, s.count), Src: s.Node, Bytes: s.Bytes, Cycles: s.Cycles, Born: t}
-	s.Pat.Fill(s.rand(), s.Node, p)
+	s.Pat.Fill(s.rng.Of(&s.Module), s.Node, p)
 	if s.Header != nil {
 		s.Header(p)
 	}

@@ -46,6 +46,7 @@ type Client struct {
 	born   uint64 // next birth
 	seq    uint64
 	rr     int
+	rng    rtl.Stream // births
 	// collTail is the cycle after the last collective tail received.
 	collTail uint64
 
@@ -127,7 +128,7 @@ func (c *Client) bear(now uint64) {
 	}
 	for c.born <= now && (c.IOStop == 0 || c.born < c.IOStop) {
 		c.births.Push(c.born)
-		c.born += c.Proc.Gap(c.Rand())
+		c.born += c.Proc.Gap(c.rng.Of(&c.Module))
 	}
 }
 
