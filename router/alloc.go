@@ -178,49 +178,11 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		v.watch = ^uint8(0) // the ports offered change as links fail
 	}
 	F := flitsOf(&pr.p, r.P)
-	bq, bw, best, ties, retry := -1, -1, uint32(0), 0, uint64(never)
-	for ports := ch.Ports(); ports != 0; ports &= ports - 1 {
-		o := bits.TrailingZeros8(ports)
-		for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
-			u := bits.TrailingZeros8(vcs)
-			if o == 0 {
-				u = 0
-			}
-			ov := r.outVC(o, u)
-			if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 {
-				continue // r.freed wakes us when it frees
-			}
-			if ov.freeAt > now {
-				retry = min(retry, ov.freeAt)
-				continue
-			}
-			ov.settle(now, r.P)
-			score := ov.credits
-			if o == 0 {
-				score = ^uint32(0)
-			} else if need := r.need(q, w, o, u, F); ov.credits < need+uint32(ov.pad) {
-				if t, ok := ov.creditsAt(need, r.P); ok {
-					retry = min(retry, t)
-				} else {
-					v.watch |= 1 << uint(o) // a credit message may bring them
-				}
-				continue
-			}
-			switch {
-			case bq < 0 || score > best:
-				bq, bw, best, ties = o, u, score, 1
-			case score == best:
-				ties++
-				if r.rnd.IntN(ties) == 0 {
-					bq, bw = o, u
-				}
-			}
-		}
-	}
-	if bq < 0 {
-		v.retry = retry
+	bi := r.choose(now, v, ch, r.needs(q, w, F))
+	if bi < 0 {
 		return
 	}
+	bq, bw := bi/routing.MaxVCs, bi%routing.MaxVCs
 	id := vcID(q, w)
 	ov := r.outVC(bq, bw)
 	ov.owner = int16(id)
@@ -228,6 +190,53 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	v.state, v.out, v.ovc, v.retry = Active, uint8(bq), uint8(bw), 0
 	r.wait &^= bit(id)
 	r.act |= bit(id)
+}
+
+// choose returns the output VC, as bit 8o+u of ch (VC u of port o), that
+// allocate gives the packet, or −1 with v.retry the earliest cycle one
+// might take it (and v.watch the outputs whose credit messages might
+// bring that sooner). One loop over ch's bits, keeping few values, so
+// that they stay in registers between the draws' calls.
+func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
+	bi, best, ties := -1, uint32(0), 0
+	v.retry = never
+	for m := uint64(ch); m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		o, u := i/routing.MaxVCs, i%routing.MaxVCs
+		if o == 0 {
+			u, i = 0, 0 // the node's one VC, once for each VC ch names there
+		}
+		ov := &r.outVCs[vcBase(o, r.p.VCs)+u]
+		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 {
+			continue // r.freed wakes us when it frees
+		}
+		if ov.freeAt > now {
+			v.retry = min(v.retry, ov.freeAt)
+			continue
+		}
+		ov.settle(now, r.P)
+		score := ov.credits
+		if o == 0 {
+			score = ^uint32(0)
+		} else if need := nd.of(o, u); ov.credits < need+uint32(ov.pad) {
+			if t, ok := ov.creditsAt(need, r.P); ok {
+				v.retry = min(v.retry, t)
+			} else {
+				v.watch |= 1 << uint(o) // a credit message may bring them
+			}
+			continue
+		}
+		switch {
+		case bi < 0 || score > best:
+			bi, best, ties = i, score, 1
+		case score == best:
+			ties++
+			if r.intN(ties) == 0 {
+				bi = i
+			}
+		}
+	}
+	return bi
 }
 
 // need is the credits output VC (o, u) must hold beyond its padding to
@@ -247,21 +256,44 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 // packets, the rule keeps a longest packet's free room in every ring, as
 // with packets of one length, where it is the rule as it was.
 func (r *Router) need(q, w, o, u int, F uint32) uint32 {
+	nd := r.needs(q, w, F)
+	return nd.of(o, u)
+}
+
+// needs is need for one packet, over every output VC (o ≥ 1): worked out
+// once per allocation, not for each candidate VC.
+type needs struct {
+	plain  uint32 // on a VC outside the bubble rule
+	enter  uint32 // on a bubble VC of another ring (the packet enters it)
+	on     uint32 // on a bubble VC of its own ring (it goes on in it)
+	ring   uint8  // the ports along the packet's ring (0: none, it enters every ring)
+	bubble uint8  // Params.Bubble
+}
+
+func (r *Router) needs(q, w int, F uint32) needs {
 	if r.p.Switching != VCT {
 		if r.p.Atomic {
-			return r.buf
+			return needs{plain: r.buf} // Bubble is 0 (Params.Check)
 		}
-		return 0
+		return needs{}
 	}
-	if r.p.Bubble&(1<<uint(u)) != 0 {
-		fm := max(F, uint32(r.p.PacketFlits))
-		same := q != 0 && routing.Port(q).Dim() == routing.Port(o).Dim() && r.p.Bubble&(1<<uint(w)) != 0
-		if !same {
-			return 2 * fm
-		}
-		return fm
+	fm := max(F, uint32(r.p.PacketFlits))
+	nd := needs{plain: F, enter: 2 * fm, on: fm, bubble: r.p.Bubble}
+	if q != 0 && r.p.Bubble&(1<<uint(w)) != 0 {
+		nd.ring = 3 << uint(1+2*routing.Port(q).Dim()) // Plus and Minus of q's dimension
 	}
-	return F
+	return nd
+}
+
+// of is the need on output VC (o, u), o ≥ 1.
+func (nd *needs) of(o, u int) uint32 {
+	switch {
+	case nd.bubble>>uint(u)&1 == 0:
+		return nd.plain
+	case nd.ring>>uint(o)&1 != 0:
+		return nd.on
+	}
+	return nd.enter
 }
 
 // padOf is the padding a packet of F flits holds on output VC (o, u): the

@@ -87,7 +87,6 @@ type Router struct {
 	// inside its record, for the allocator's draw among tied outputs:
 	// behind Rand, a draw missed on three records at 65,536 routers.
 	pcg rand.PCG
-	rnd rand.Rand
 }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
@@ -141,7 +140,6 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer())}
 	r.Init(parent, name, r)
 	r.pcg = *rand.NewPCG(r.Seeds())
-	r.rnd = *rand.New(&r.pcg)
 	np := p.Net.Ports()
 	if np > maxPorts {
 		return nil, param.Errorf("router.Params.Net", "%d ports per router; allowed: at most %d", np, maxPorts)
@@ -266,6 +264,26 @@ func (r *Router) slot(id int32) int {
 		return 0
 	}
 	return 1 + (q-1)*r.p.VCs + w
+}
+
+// intN is rand.Rand.IntN(n) on the router's stream, n > 0: the same
+// numbers from the same draws (math/rand/v2's uint64n, which 32-bit
+// machines reproduce too), with the generator inlined rather than
+// called through the Source interface at every tie.
+func (r *Router) intN(n int) int {
+	un := uint64(n)
+	if un&(un-1) == 0 { // a power of two: a mask
+		return int(r.pcg.Uint64() & (un - 1))
+	}
+	// Lemire's multiply, rejecting the few draws that would bias it.
+	hi, lo := bits.Mul64(r.pcg.Uint64(), un)
+	if lo < un {
+		thresh := -un % un
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.pcg.Uint64(), un)
+		}
+	}
+	return int(hi)
 }
 
 // Eval is one cycle of the router: take what arrived, extend the runs on

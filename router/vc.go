@@ -276,7 +276,14 @@ type outVC struct {
 }
 
 // settle moves the promised credits that have arrived by now into hand.
+// Inlined where it is called: most VCs have none promised.
 func (o *outVC) settle(now uint64, P uint32) {
+	if o.pend.Len() > 0 {
+		o.settlePromised(now, P)
+	}
+}
+
+func (o *outVC) settlePromised(now uint64, P uint32) {
 	for o.pend.Len() > 0 {
 		s := o.pend.Peek()
 		if now < s.at {
