@@ -152,6 +152,27 @@ func (n *Net) minimal(node, dst int, vcs uint8) Choices {
 	return c
 }
 
+// minimalDOR is minimal(node, dst, vcs) and dor(node, dst) from one pass
+// over the coordinates: an adaptive function's minimal ports and its
+// escape hop, each offset worked out once.
+func (n *Net) minimalDOR(node, dst int, vcs uint8) (c Choices, d int, p Port, o int) {
+	cn := n.coord[node*MaxDims : node*MaxDims+MaxDims]
+	cd := n.coord[dst*MaxDims : dst*MaxDims+MaxDims]
+	found := false
+	for i := 0; i < n.N; i++ {
+		if cn[i] == cd[i] {
+			continue // no offset (a ring's minimal offset is 0 only there)
+		}
+		oi := n.ringOffset(int(cd[i])-int(cn[i]), i)
+		t := toward(i, oi)
+		c = c.Add(t, vcs)
+		if !found { // the lowest dimension with an offset: dor's
+			d, p, o, found = i, t, oi, true
+		}
+	}
+	return c, d, p, o
+}
+
 // WestFirst is the turn model's west-first routing on a 2-D mesh (west is
 // −x, dimension 0): a packet with any way to go west goes west first, then
 // adapts among its minimal directions, never west again.
@@ -296,6 +317,11 @@ func checkPlanar(n *Net) error {
 // or base+1 (class 1) of a Dateline torus.
 func (n *Net) escape(node, dst int, base uint8) Choices {
 	d, p, o := n.dor(node, dst)
+	return n.escapeBy(node, d, p, o, base)
+}
+
+// escapeBy is escape for a known dor hop (dimension d, port p, offset o).
+func (n *Net) escapeBy(node, d int, p Port, o int, base uint8) Choices {
 	vc := base
 	if n.Torus && n.Escape == Dateline && !n.wrapsBy(node, d, o) {
 		vc++
@@ -322,7 +348,8 @@ func Duato(n *Net, r Request) Choices {
 	if n.Torus && n.Escape == Dateline {
 		esc = 2
 	}
-	return n.minimal(r.Node, r.Dst, n.all()&^uint8(1<<uint(esc)-1)) | n.escape(r.Node, r.Dst, 0)
+	c, d, p, o := n.minimalDOR(r.Node, r.Dst, n.all()&^uint8(1<<uint(esc)-1))
+	return c | n.escapeBy(r.Node, d, p, o, 0)
 }
 
 func checkDuato(n *Net) error {
@@ -365,7 +392,8 @@ func BGL(n *Net, r Request) Choices {
 	if r.SL == HighPriority && n.VCs > 3 {
 		return n.escape(r.Node, r.Dst, 3)
 	}
-	return n.minimal(r.Node, r.Dst, 0b11) | n.escape(r.Node, r.Dst, 2)
+	c, d, p, o := n.minimalDOR(r.Node, r.Dst, 0b11)
+	return c | n.escapeBy(r.Node, d, p, o, 2)
 }
 
 // HighPriority is the service level (Request.SL, packet.Packet.SL) of a

@@ -188,3 +188,23 @@ func checkRule(t *rapid.T, name string, n *Net, r Request, c, minimal Choices, p
 		require.NotZero(t, ports)
 	}
 }
+
+// minimalDOR, the one pass bgl and duato take over the coordinates, is
+// minimal and dor, on tori and meshes of odd and even sizes.
+func TestMinimalDORIsMinimalAndDOR(t *testing.T) {
+	for _, c := range []struct {
+		dims  []int
+		torus bool
+	}{{[]int{4, 4, 4}, true}, {[]int{5, 2, 3}, true}, {[]int{3, 4}, false}, {[]int{6}, true}, {[]int{4, 3, 2}, false}} {
+		n, err := NewNet(c.dims, c.torus, Bubble, 4)
+		require.NoError(t, err)
+		for a := 0; a < n.Nodes(); a++ {
+			for b := 0; b < n.Nodes(); b++ {
+				ch, d, p, o := n.minimalDOR(a, b, 0b101)
+				require.Equal(t, n.minimal(a, b, 0b101), ch, "%v %d→%d", c.dims, a, b)
+				wd, wp, wo := n.dor(a, b)
+				require.Equal(t, []any{wd, wp, wo}, []any{d, p, o}, "%v %d→%d", c.dims, a, b)
+			}
+		}
+	}
+}
