@@ -196,7 +196,9 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 // allocate gives the packet, or −1 with v.retry the earliest cycle one
 // might take it (and v.watch the outputs whose credit messages might
 // bring that sooner). One loop over ch's bits, keeping few values, so
-// that they stay in registers between the draws' calls.
+// that they stay in registers between the draws' calls; a VC with room
+// for the packet whatever the rule asks and no credits promised (the
+// common case) takes no call.
 func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 	bi, best, ties := -1, uint32(0), 0
 	v.retry = never
@@ -206,7 +208,7 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 		if o == 0 {
 			u, i = 0, 0 // the node's one VC, once for each VC ch names there
 		}
-		ov := &r.outVCs[vcBase(o, r.p.VCs)+u]
+		ov := &r.outVCs[int(r.base[o])+u]
 		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 {
 			continue // r.freed wakes us when it frees
 		}
@@ -214,17 +216,16 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 			v.retry = min(v.retry, ov.freeAt)
 			continue
 		}
-		ov.settle(now, r.P)
 		score := ov.credits
-		if o == 0 {
-			score = ^uint32(0)
-		} else if need := nd.of(o, u); ov.credits < need+uint32(ov.pad) {
-			if t, ok := ov.creditsAt(need, r.P); ok {
-				v.retry = min(v.retry, t)
-			} else {
-				v.watch |= 1 << uint(o) // a credit message may bring them
+		switch {
+		case o == 0:
+			score = ^uint32(0) // the node's sink always takes it (its VC has no credits promised)
+		case ov.pend.Len() == 0 && score >= nd.most+uint32(ov.pad):
+		default:
+			ok := false
+			if score, ok = r.admits(now, v, ov, o, nd.of(o, u)); !ok {
+				continue
 			}
-			continue
 		}
 		switch {
 		case bi < 0 || score > best:
@@ -237,6 +238,22 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 		}
 	}
 	return bi
+}
+
+// admits settles output VC ov's promised credits and reports its credits
+// and whether they are the need of the packet beyond its padding; if not,
+// it lowers v.retry to when they might be, or marks port o in v.watch.
+func (r *Router) admits(now uint64, v *inVC, ov *outVC, o int, need uint32) (uint32, bool) {
+	ov.settle(now, r.P)
+	if ov.credits >= need+uint32(ov.pad) {
+		return ov.credits, true
+	}
+	if t, ok := ov.creditsAt(need, r.P); ok {
+		v.retry = min(v.retry, t)
+	} else {
+		v.watch |= 1 << uint(o) // a credit message may bring them
+	}
+	return 0, false
 }
 
 // need is the credits output VC (o, u) must hold beyond its padding to
@@ -266,6 +283,7 @@ type needs struct {
 	plain  uint32 // on a VC outside the bubble rule
 	enter  uint32 // on a bubble VC of another ring (the packet enters it)
 	on     uint32 // on a bubble VC of its own ring (it goes on in it)
+	most   uint32 // the most of the three
 	ring   uint8  // the ports along the packet's ring (0: none, it enters every ring)
 	bubble uint8  // Params.Bubble
 }
@@ -273,12 +291,15 @@ type needs struct {
 func (r *Router) needs(q, w int, F uint32) needs {
 	if r.p.Switching != VCT {
 		if r.p.Atomic {
-			return needs{plain: r.buf} // Bubble is 0 (Params.Check)
+			return needs{plain: r.buf, most: r.buf} // Bubble is 0 (Params.Check)
 		}
 		return needs{}
 	}
 	fm := max(F, uint32(r.p.PacketFlits))
-	nd := needs{plain: F, enter: 2 * fm, on: fm, bubble: r.p.Bubble}
+	nd := needs{plain: F, enter: 2 * fm, on: fm, most: F, bubble: r.p.Bubble}
+	if r.p.Bubble != 0 {
+		nd.most = 2 * fm
+	}
 	if q != 0 && r.p.Bubble&(1<<uint(w)) != 0 {
 		nd.ring = 3 << uint(1+2*routing.Port(q).Dim()) // Plus and Minus of q's dimension
 	}

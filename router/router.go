@@ -40,10 +40,11 @@ type Router struct {
 	act  uint64 // active input VCs: requests for the switch
 	hi   uint64 // the high-priority input VCs (Params.Priority) of every port
 
-	inVCs  []inVC  // every input VC, port by port (inPort.vcs are slices of it)
-	outVCs []outVC // every output VC, likewise
-	freed  uint64  // an output VC frees then (wake to allocate it)
-	moved  uint64  // last cycle a flit of this router is on a wire
+	inVCs  []inVC          // every input VC, port by port (inPort.vcs are slices of it)
+	outVCs []outVC         // every output VC, likewise
+	base   [maxPorts]uint8 // port q's first VC in them (vcBase), read rather than worked out
+	freed  uint64          // an output VC frees then (wake to allocate it)
+	moved  uint64          // last cycle a flit of this router is on a wire
 	in     []inPort
 	out    []outPort
 	rrIn   [maxPorts]uint8 // per input, the VC its round robin starts from
@@ -149,6 +150,9 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	// work touches few cache lines.
 	nvc := 1 + (np-1)*p.VCs
 	r.inVCs, r.outVCs = make([]inVC, nvc), make([]outVC, nvc)
+	for q := 0; q < np; q++ {
+		r.base[q] = uint8(vcBase(q, p.VCs))
+	}
 	for q := 0; q < np; q++ {
 		if !p.Net.HasPort(node, routing.Port(q)) { // a switch's port 0: no node (Inject, Eject nil)
 			continue
@@ -259,11 +263,7 @@ func (r *Router) inVC(id int32) *inVC { return &r.inVCs[r.slot(id)] }
 func (r *Router) outVC(q, u int) *outVC { return &r.outVCs[r.slot(vcID(q, u))] }
 
 func (r *Router) slot(id int32) int {
-	q, w := int(uint32(id)/routing.MaxVCs), int(uint32(id)%routing.MaxVCs)
-	if q == 0 {
-		return 0
-	}
-	return 1 + (q-1)*r.p.VCs + w
+	return int(r.base[uint32(id)/routing.MaxVCs]) + int(uint32(id)%routing.MaxVCs) // port 0's one VC is VC 0
 }
 
 // intN is rand.Rand.IntN(n) on the router's stream, n > 0: the same
@@ -319,7 +319,7 @@ func (r *Router) receive(now uint64) {
 			f := flitsOf(pk, P)
 			v.cleanup(now, P, r.pk)
 			end := v.ann + uint64(f)
-			v.pkts.Push(pktRef{end, r.packets().put(&pktRec{p: *pk, end: end}, now)})
+			v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
 			at := now
 			if r.injDefer {
 				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
@@ -347,7 +347,7 @@ func (r *Router) receive(now uint64) {
 			v.cleanup(now, P, r.pk)
 			if m.Head {
 				end := v.ann + uint64(flitsOf(&m.Pkt, P))
-				v.pkts.Push(pktRef{end, r.packets().put(&pktRec{p: m.Pkt, end: end}, now)})
+				v.pkts.Push(pktRef{end, r.packets().put(&m.Pkt, end, now)})
 			}
 			v.announce(m.At, m.N, P)
 			r.arrive(vcID(q, int(m.VC)), v)

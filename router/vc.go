@@ -2,6 +2,7 @@ package router
 
 import (
 	"github.com/hwcoll/hwcoll/internal/ring"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
@@ -107,9 +108,11 @@ type retired struct {
 	slot uint32
 }
 
-// put keeps p, in cycle now, and returns its slot. Pointers into the
-// store (at) are valid until the next put.
-func (s *store) put(p *pktRec, now uint64) uint32 {
+// put keeps packet p, whose tail is flit end of its VC, in cycle now,
+// and returns its slot: the header is copied once, into the slot, not
+// built in a record first. Pointers into the store (at) are valid until
+// the next put.
+func (s *store) put(p *packet.Packet, end, now uint64) uint32 {
 	// Free the slots whose packets have left by now. Their order is
 	// their tails' scheduling, nearly that of their departures: one a
 	// little later than the next waits for it.
@@ -119,7 +122,8 @@ func (s *store) put(p *pktRec, now uint64) uint32 {
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
 		s.free = s.free[:n-1]
-		s.slots[i] = *p
+		rec := &s.slots[i]
+		rec.p, rec.end, rec.route = *p, end, 0
 		return i
 	}
 	if n := len(s.slots); n == cap(s.slots) {
@@ -133,7 +137,7 @@ func (s *store) put(p *pktRec, now uint64) uint32 {
 	if len(s.slots) == retiredSlot {
 		panic("router: more than 2^31 packets held in one partition")
 	}
-	s.slots = append(s.slots, *p)
+	s.slots = append(s.slots, pktRec{p: *p, end: end})
 	return uint32(len(s.slots) - 1)
 }
 
