@@ -246,6 +246,9 @@ func (s *Sim) Build() error {
 		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i)}
 		m.s = &s.sched[i]
 	}
+	for _, p := range s.parts {
+		p.timers.sched = s.sched
+	}
 	// Each kind of component is split evenly over the partitions, in
 	// contiguous blocks in tree order, which keep neighbours on one core;
 	// a Together subtree goes whole to the partition of its first
@@ -456,9 +459,15 @@ func (s *Sim) gather(now uint64) (par, gathered bool) {
 			m.part.awake = append(m.part.awake, m)
 		}
 		for _, p := range s.parts {
-			for _, t := range p.timers.take(now) {
-				t.m.timerAt = 0
+			first := p.timers.take(now)
+			for k := first; k != 0; {
+				es, next := p.timers.chunk(k)
+				for _, e := range es {
+					p.timers.sched[e>>1].timerAt = 0
+				}
+				k = next
 			}
+			p.timers.release(first)
 		}
 		return s.pool != nil && len(s.sched) >= s.parMin, true
 	}
@@ -547,21 +556,27 @@ const (
 // timer is stale when the component has woken and decided again since).
 func (p *partition) gather(now uint64) {
 	p.awake, p.next = p.next, p.awake[:0]
-	for _, t := range p.timers.take(now) {
-		m := t.m
-		if t.timer {
-			if m.timerAt == t.at {
-				m.timerAt = 0
+	first := p.timers.take(now)
+	for k := first; k != 0; {
+		es, next := p.timers.chunk(k)
+		for _, e := range es {
+			m := &p.timers.sched[e>>1]
+			if e&1 != 0 {
+				if m.timerAt == now {
+					m.timerAt = 0
+				}
+				if m.sleep != sleepTimed || m.wakeAt != now {
+					continue
+				}
 			}
-			if m.sleep != sleepTimed || m.wakeAt != t.at {
-				continue
+			if m.stamp != now+1 {
+				m.stamp = now + 1
+				p.awake = append(p.awake, m)
 			}
 		}
-		if m.stamp != now+1 {
-			m.stamp = now + 1
-			p.awake = append(p.awake, m)
-		}
+		k = next
 	}
+	p.timers.release(first)
 }
 
 func (p *partition) commit() {
@@ -608,35 +623,61 @@ type timer struct {
 // next wheelSize cycles (a line arrival, a link freeing: pushed and taken
 // in O(1)), and a heap for later ones (a source's next birth far ahead),
 // moved into the calendar as the clock approaches them. A bucket is a
-// FIFO list through one pool of nodes, so the calendar's memory is the
-// most timers ever pending at once, not the busiest cycle's count in
-// every bucket.
+// FIFO list of chunks from one pool, each holding timerChunkLen entries
+// of 4 bytes (the component's index in Sim.sched and whether the entry is
+// a timed sleep's): the calendar's memory is the most timers ever pending
+// at once, not the busiest cycle's count in every bucket, and a cycle's
+// timers are read from a few contiguous lines rather than one node each
+// (at 1024 fat-tree nodes a node list cost ~1.5 cache misses a hop).
 type timerWheel struct {
-	base  uint64                 // the calendar holds the timers of cycles base .. base+wheelSize-1
-	b     *[wheelSize]bucket     // the buckets, indexed by cycle mod wheelSize (nil until the first timer)
-	occ   [wheelSize / 64]uint64 // non-empty buckets
-	n     int                    // timers in the calendar
-	nodes []timerNode
-	free  int32   // 1 + the first free node (0: none)
-	out   []timer // the timers take returns
-	far   timerHeap
+	base   uint64                 // the calendar holds the timers of cycles base .. base+wheelSize-1
+	b      *[wheelSize]bucket     // the buckets, indexed by cycle mod wheelSize (nil until the first timer)
+	occ    [wheelSize / 64]uint64 // non-empty buckets
+	n      int                    // timers in the calendar
+	chunks []timerChunk
+	free   int32 // 1 + the first free chunk (0: none)
+	far    timerHeap
+	sched  []sched // Sim.sched: what an entry's index refers to
 }
 
-// bucket is one cycle's FIFO list: 1 + its first and last node (0: empty).
+// bucket is one cycle's FIFO list of chunks: 1 + its first and last chunk
+// (0: empty) and its count of timers.
 // An array indexed by a masked cycle needs no bounds check.
 type bucket struct{ first, last, n int32 }
 
-// timerNode is a calendar entry; its cycle is its bucket's.
-type timerNode struct {
-	m     *sched
-	next  int32 // 1 + the next node of the bucket or of the free list
-	timer bool
+// timerChunkLen makes a chunk one 64-byte line.
+const timerChunkLen = 14
+
+// timerChunk is a run of one bucket's entries; its cycle is its bucket's.
+type timerChunk struct {
+	next int32  // 1 + the next chunk of the bucket or of the free list
+	n    uint32 // entries in e
+	e    [timerChunkLen]timerEntry
 }
+
+// timerEntry is a component's index in Sim.sched << 1, | 1 for a timed
+// sleep's timer (which may be stale), 0 for a line arrival (never stale).
+type timerEntry uint32
 
 const (
 	wheelSize = 1024
 	wheelMask = wheelSize - 1
 )
+
+// entryOf is t's calendar entry. The index comes from m's address in
+// Sim.sched, so that scheduling a wake-up does not read the woken
+// component's record (in a large network, a cache miss per line send).
+func (w *timerWheel) entryOf(t timer) timerEntry {
+	i := (uintptr(unsafe.Pointer(t.m)) - uintptr(unsafe.Pointer(unsafe.SliceData(w.sched)))) / unsafe.Sizeof(sched{})
+	if i >= uintptr(len(w.sched)) {
+		panic("rtl: a timer for a component not in the Sim")
+	}
+	e := timerEntry(i) << 1
+	if t.timer {
+		e |= 1
+	}
+	return e
+}
 
 func (w *timerWheel) push(t timer) {
 	if t.at < w.base {
@@ -649,25 +690,40 @@ func (w *timerWheel) push(t timer) {
 	if w.b == nil {
 		w.b = new([wheelSize]bucket)
 	}
-	k := w.free
-	if k == 0 {
-		w.nodes = append(w.nodes, timerNode{})
-		k = int32(len(w.nodes))
-	} else {
-		w.free = w.nodes[k-1].next
-	}
-	w.nodes[k-1] = timerNode{m: t.m, timer: t.timer}
+	e := w.entryOf(t)
 	i := t.at & wheelMask
 	b := &w.b[i]
-	if b.first == 0 {
-		b.first = k
-	} else {
-		w.nodes[b.last-1].next = k
+	var c *timerChunk
+	if b.last != 0 {
+		c = &w.chunks[b.last-1]
 	}
-	b.last = k
+	if c == nil || c.n == timerChunkLen {
+		k := w.newChunk() // may move the chunks
+		if b.last == 0 {
+			b.first = k
+		} else {
+			w.chunks[b.last-1].next = k
+		}
+		b.last = k
+		c = &w.chunks[k-1]
+	}
+	c.e[c.n] = e
+	c.n++
 	b.n++
 	w.occ[i>>6] |= 1 << (i & 63)
 	w.n++
+}
+
+// newChunk returns 1 + the index of an empty chunk.
+func (w *timerWheel) newChunk() int32 {
+	k := w.free
+	if k == 0 {
+		w.chunks = append(w.chunks, timerChunk{})
+		return int32(len(w.chunks))
+	}
+	w.free = w.chunks[k-1].next
+	w.chunks[k-1].next = 0
+	return k
 }
 
 // due moves the calendar to start at now, as take does, and returns how
@@ -690,32 +746,42 @@ func (w *timerWheel) advance(now uint64) {
 }
 
 // take moves the calendar to start at now (≥ every earlier now, and no
-// timer is before it) and returns the timers of cycle now, in the order
-// they were pushed, which the caller reads before the next take.
-func (w *timerWheel) take(now uint64) []timer {
+// timer is before it) and detaches the timers of cycle now: it returns
+// 1 + the first chunk of their list (0: none), in the order they were
+// pushed. The caller reads the list (chunk) and hands it back (release)
+// before the next push.
+func (w *timerWheel) take(now uint64) int32 {
 	w.advance(now)
 	if w.n == 0 {
-		return nil
+		return 0
 	}
 	i := now & wheelMask
 	if w.occ[i>>6]&(1<<(i&63)) == 0 {
-		return nil
+		return 0
 	}
 	w.occ[i>>6] &^= 1 << (i & 63)
-	clear(w.out)
-	w.out = w.out[:0]
 	b := &w.b[i]
-	for k := b.first; k != 0; {
-		nd := &w.nodes[k-1]
-		w.out = append(w.out, timer{at: now, m: nd.m, timer: nd.timer})
-		next := nd.next
-		*nd = timerNode{next: w.free}
+	k := b.first
+	w.n -= int(b.n)
+	*b = bucket{}
+	return k
+}
+
+// chunk returns the entries of chunk k of a taken list and 1 + the next one.
+func (w *timerWheel) chunk(k int32) ([]timerEntry, int32) {
+	c := &w.chunks[k-1]
+	return c.e[:c.n], c.next
+}
+
+// release hands the taken list from chunk k on back to the pool.
+func (w *timerWheel) release(k int32) {
+	for k != 0 {
+		c := &w.chunks[k-1]
+		next := c.next
+		c.next, c.n = w.free, 0
 		w.free = k
 		k = next
 	}
-	*b = bucket{}
-	w.n -= len(w.out)
-	return w.out
 }
 
 // next returns the cycle of the earliest timer.

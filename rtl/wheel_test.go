@@ -25,10 +25,20 @@ func (g *gapper) Eval() {
 // Timers of any distance fire exactly on their cycle, with time skipping
 // on or off.
 func TestTimersFireOnTheirCycle(t *testing.T) {
+	checkTimers(t, 6, 5000, 20000)
+}
+
+// Many timers due in one cycle fill a bucket's chunk and chain more
+// (timerChunkLen per chunk), and freed chunks are reused.
+func TestManyTimersInOneCycle(t *testing.T) {
+	checkTimers(t, 100, 40, 3000)
+}
+
+func checkTimers(t *testing.T, maxComps int, maxGap, maxCycles uint64) {
 	rapid.Check(t, func(rt *rapid.T) {
-		n := rapid.IntRange(1, 6).Draw(rt, "components")
-		max := rapid.Uint64Range(1, 5000).Draw(rt, "max gap")
-		cycles := rapid.Uint64Range(1, 20000).Draw(rt, "cycles")
+		n := rapid.IntRange(1, maxComps).Draw(rt, "components")
+		max := rapid.Uint64Range(1, maxGap).Draw(rt, "max gap")
+		cycles := rapid.Uint64Range(1, maxCycles).Draw(rt, "cycles")
 		seed := rapid.Uint64().Draw(rt, "seed")
 		run := func(skip bool) [][]uint64 {
 			s := rtl.NewSim(rtl.Options{Seed: seed})
