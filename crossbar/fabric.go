@@ -37,6 +37,9 @@ func (s oqxp) trackGrants() {
 		for o := range s.Switch.grants {
 			s.Switch.grants[o] = make([]uint64, s.k)
 		}
+		for _, out := range s.outs {
+			out.tracked = true
+		}
 	}
 }
 

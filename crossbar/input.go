@@ -56,7 +56,7 @@ type held struct {
 }
 
 func newInPort(s *Switch, i int, p *inPort) *inPort {
-	k := s.k
+	k := int(s.k)
 	// One slot per packet the upstream may have in the switch: per-link, its
 	// credits; per-crosspoint and min-free, a full crosspoint's worth per
 	// output (every packet holds at least one crosspoint entry). The slots
@@ -237,7 +237,7 @@ func (p *inPort) receive(now uint64) {
 		sp.Hops++
 		sp.InPort = uint8(p.idx)
 		sp.Next = 0
-		w := xpWrite{at: now + p.sw.P.SwitchDelay, tag: sp.Tag(), slot: slot, in: uint16(p.idx)}
+		w := xpWrite{at: now + p.sw.delay, tag: sp.Tag(), slot: slot, in: uint16(p.idx)}
 		for m := mask; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
 			p.xpWrite.Send(o, w)
@@ -307,13 +307,13 @@ func (p *inPort) leastLoaded(mask uint64) uint64 {
 	if p.adaptive {
 		now := p.Now()
 		mask = mostCredits(mask, func(o int) uint16 {
-			if out := p.sw.outs[o]; out.dsCred != nil {
+			if out := &p.sw.outArr[o]; out.dsCred != nil {
 				return out.published(now)
 			}
 			return 0
 		})
 	}
-	return pickLeast(mask, p.queued, p.sw.P.RandomTies || p.sw.P.AdaptiveCredits != 0, &p.rng, &p.Module)
+	return pickLeast(mask, p.queued, p.sw.ties, &p.rng, &p.Module)
 }
 
 // mostCredits keeps the candidates in mask with the most credits.

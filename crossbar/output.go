@@ -27,21 +27,23 @@ type outPort struct {
 	// What an adaptive input reads of this output (published), next to
 	// the credit line and counter at the head of tx: a few lines of the
 	// record rather than lines at both ends of it.
-	dsCred *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
-	dsAt   uint64           // 1 + the cycle of dsSnap
-	dsSnap uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
-	idx    int32
-	tx     link.Sender
-	full   uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
-	xpIn   rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
-	done   rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
+	dsCred  *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
+	dsAt    uint64           // 1 + the cycle of dsSnap
+	dsSnap  uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
+	k       uint8            // the switch's crossbar ports, here so that arbitrating does not read the switch
+	tracked bool             // the switch counts grants (TrackGrants)
+	idx     int32
+	tx      link.Sender
+	full    uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
+	xpIn    rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
+	done    rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
 	// The crosspoints' scopes and probes: the waveform's, cold, at the
 	// end of the record.
 	xpProbes xpbuf.Probes
 }
 
 func newOutPort(s *Switch, o int, p *outPort) *outPort {
-	k := s.k
+	k := int(s.k)
 	ds := Downstream{Mode: credit.PerLink, Counters: 1, Capacity: uint16(s.P.XPPackets)}
 	switch {
 	case o >= s.P.Ports: // a combine unit: its input buffer, per-link credits
@@ -51,7 +53,7 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 	case s.P.Downstream != nil:
 		ds = s.P.Downstream(o)
 	}
-	*p = outPort{sw: s, idx: int32(o), ds: ds}
+	*p = outPort{sw: s, idx: int32(o), ds: ds, k: uint8(k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
 	xpbuf.InitBankWith(&p.xp, &p.Module, k, s.P.XPPackets, "xp", &p.xpProbes)
 	p.xpIn.Init(&p.Module, "xp_in")
@@ -117,7 +119,7 @@ func (p *outPort) Eval() {
 			p.xp.Show(bits.TrailingZeros64(m), now)
 		}
 	}
-	k := p.sw.k
+	k := int(p.k)
 	granted, waiting := false, false
 	if p.tx.Idle(now) && p.full != 0 {
 		// Round robin over the non-empty crosspoints from the pointer on:
@@ -128,12 +130,15 @@ func (p *outPort) Eval() {
 			rot = (p.full>>uint(start) | p.full<<uint(k-start)) & (1<<uint(k) - 1)
 		}
 		for ; rot != 0; rot &= rot - 1 {
-			i := (start + bits.TrailingZeros64(rot)) % k
+			i := start + bits.TrailingZeros64(rot)
+			if i >= k { // start, and the rotated index, are below k
+				i -= k
+			}
 			h := p.xp.Head(i)
 			if h.At > now {
 				continue // still on its way through the switch
 			}
-			pk := &p.sw.ins[i].slots[h.Slot].pkt
+			pk := &p.sw.inArr[i].slots[h.Slot].pkt
 			mask := p.lookahead(pk)
 			if !p.tx.Credits.CanSend(mask) {
 				waiting = true
@@ -145,10 +150,14 @@ func (p *outPort) Eval() {
 			}
 			p.tx.SendRef(now, pk, mask)
 			p.done.Send(i, xpSent{slot: e.Slot, out: uint16(p.idx)})
-			p.ptr.Set(uint8((i + 1) % k))
+			next := i + 1
+			if next == k {
+				next = 0
+			}
+			p.ptr.Set(uint8(next))
 			p.grant.Set(uint8(i))
-			if g := p.sw.grants; g != nil {
-				g[p.idx][i]++
+			if p.tracked {
+				p.sw.grants[p.idx][i]++
 			}
 			granted = true
 			break

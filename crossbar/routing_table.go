@@ -16,20 +16,24 @@ const MaxPorts = 64
 // port chooses, for adaptive routing), collective entries map a collective
 // address to the bit vector of its ports.
 type Table struct {
-	ports int
+	// What a unicast lookup reads comes first, one line of a record of
+	// two (a size class of whole lines; TestSwitchHotLines).
+	//
+	// changes are unicast entries that change from a cycle on (links go
+	// down: SetUnicastFrom), in the order they take effect; nil: none.
+	changes map[uint32][]routeChange
 	// Unicast entries, compact: a destination's index into the distinct
 	// port sets of the table (ucSet[0] = 0, no route), so that a lookup
 	// reads a byte; a table with more than 255 distinct sets keeps the
-	// sets themselves (ucWide) instead.
+	// sets themselves (ucWide) instead, and ucIdx is nil.
 	ucIdx  []uint8
 	ucSet  []uint64
+	ports  int
 	ucWide []uint64
 	coll   map[uint32]uint64 // nil until a collective entry is set: most switches of a large network have none
 	root   map[uint32]int    // collective address -> root (up) port, for the combine tree (nil: none)
 	units  int               // combine units on ports ports .. ports+units-1
-	// changes are unicast entries that change from a cycle on (links go
-	// down: SetUnicastFrom), in the order they take effect; nil: none.
-	changes map[uint32][]routeChange
+	_      [16]byte          // to 128 bytes
 }
 
 // routeChange is a unicast entry's outputs from cycle from on.
@@ -166,14 +170,11 @@ func (t *Table) LookupAt(p *packet.Packet, in int, now uint64) (uint64, error) {
 
 // unicast returns the outputs of destination dst (0: no route).
 func (t *Table) unicast(dst uint32) uint64 {
-	if t.ucWide != nil {
-		if int(dst) < len(t.ucWide) {
-			return t.ucWide[dst]
-		}
-		return 0
-	}
 	if int(dst) < len(t.ucIdx) {
 		return t.ucSet[t.ucIdx[dst]]
+	}
+	if int(dst) < len(t.ucWide) {
+		return t.ucWide[dst]
 	}
 	return 0
 }

@@ -161,21 +161,33 @@ func (p Params) Validate() error {
 // Out(o) (a link sender) whatever the organization.
 type Switch struct {
 	rtl.Module
-	P     Params
+	// What the ports read at every packet sits in the two lines after the
+	// module (the record is 384 bytes, a size class of whole lines, so
+	// they are lines of their own; TestSwitchHotLines): an output, the
+	// input whose packet it sends; an input, the table, the outputs'
+	// credits (adaptive routes), the done scratch and the switch delay.
+	// Spread over the record, they took four or five lines a hop, which
+	// in a network larger than the caches are misses.
+	inArr []inPort // oq-xp: the inputs (ins points into it)
+	k     int32    // crossbar ports: Ports + CombineUnits
+	ties  bool     // inputs break ties by a draw (P.RandomTies, or adaptive credits)
 	Table *Table
-	fab   fabric     // the organization: oqxp, or the scheduler of iq-fifo and voq
-	ins   []*inPort  // oq-xp
-	outs  []*outPort // oq-xp
-	units []*combine.Unit
-	k     int   // crossbar ports: Ports + CombineUnits
-	err   error // oq-xp: the first fault of a port (Fault)
-	// grants, oq-xp: per output, per input, the copies sent
-	// (TrackGrants; nil: not counted, as only a testbench asks).
-	grants [][]uint64
+	// outArr, oq-xp: the outputs (outs points into it).
+	outArr []outPort
 	// batch is the inputs' scratch for a cycle's done notices, sorted by
 	// output (inPort.takeDone): one for all, as the ports are evaluated
 	// one at a time (Together), and warm in the cache.
 	batch []xpDone
+	delay uint64 // P.SwitchDelay
+	P     Params
+	fab   fabric     // the organization: oqxp, or the scheduler of iq-fifo and voq
+	ins   []*inPort  // oq-xp
+	outs  []*outPort // oq-xp
+	units []*combine.Unit
+	err   error // oq-xp: the first fault of a port (Fault)
+	// grants, oq-xp: per output, per input, the copies sent
+	// (TrackGrants; nil: not counted, as only a testbench asks).
+	grants [][]uint64
 }
 
 // fail records the first fault of one of the switch's ports.
@@ -196,7 +208,8 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	if p.Iterations == 0 {
 		p.Iterations = 1
 	}
-	s := &Switch{P: p, Table: NewTable(p.Ports), k: p.Ports + p.CombineUnits}
+	s := &Switch{P: p, Table: NewTable(p.Ports), k: int32(p.Ports + p.CombineUnits), delay: p.SwitchDelay,
+		ties: p.RandomTies || p.AdaptiveCredits != 0}
 	if p.Org != OQXP {
 		s.fab = newScheduler(parent, name, s)
 		return s, nil
@@ -206,9 +219,10 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	// The ports hand copies and done notices to each other through the
 	// switch's own queues (fifo), so they share a partition.
 	s.Together()
-	k := s.k
+	k := int(s.k)
 	// The ports of a switch side by side: they hand each other work.
 	inArr, outArr := make([]inPort, k), make([]outPort, k)
+	s.inArr, s.outArr = inArr, outArr
 	for i := 0; i < k; i++ {
 		s.ins = append(s.ins, newInPort(s, i, &inArr[i]))
 	}
@@ -393,7 +407,7 @@ func (s *Switch) CheckInputCredits(i int, tx *link.Sender) error {
 	}
 	k := s.Ports()
 	if s.P.Org == OQXP {
-		k = s.k
+		k = int(s.k)
 	}
 	per := make([]int, k)
 	for o := range per {
