@@ -237,8 +237,8 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 		xpw[i], xpIn[i] = &s.ins[i].xpWrite, &s.outs[i].xpIn
 		done[i], doneIn[i] = &s.outs[i].done, &s.ins[i].doneIn
 	}
-	rtl.ConnectCalls(xpw, xpIn, s.outs)
-	rtl.ConnectCalls(done, doneIn, s.ins)
+	rtl.ConnectCallArray(xpw, xpIn, s.outArr)
+	rtl.ConnectCallArray(done, doneIn, s.inArr)
 	if p.AdaptiveCredits != 0 {
 		readers := p.AdaptiveInputs
 		if readers == 0 {

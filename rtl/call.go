@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -23,10 +24,19 @@ type Acceptor[T any] interface{ Accept(v T) }
 // Its probe shows the last value handed over, as show renders it, while
 // traced. A sender sits in the hot part of a port, so it keeps only the
 // receivers and whether it is traced; its probe lives apart.
+//
+// Receivers that are records of one array (a switch's ports) are found
+// by address, receiver k at base + k·stride, so that a send reads neither
+// a list nor its header: in a network larger than the caches each was a
+// miss, and one the receiver's record then waited on. Other receivers are
+// read from their list (stride 0: base is the list, shared by the senders
+// of one ConnectCalls).
 type CallOut[T any, R Acceptor[T]] struct {
-	to *[]R // shared by the senders of one ConnectCalls
-	on bool // the probe is traced
-	tr *callTrace[T]
+	base   unsafe.Pointer
+	stride uint32
+	n      uint16 // receivers
+	on     bool   // the probe is traced
+	tr     *callTrace[T]
 }
 
 type callTrace[T any] struct {
@@ -91,8 +101,36 @@ func ConnectCalls[T any, R Acceptor[T]](outs []*CallOut[T, R], ins []*CallIn[T],
 		panic(fmt.Sprintf("rtl: ConnectCalls with %d receiving ends and %d receivers", len(ins), len(recv)))
 	}
 	shared := &recv
+	connectCalls(outs, ins, unsafe.Pointer(shared), 0, len(recv))
+}
+
+// ConnectCallArray is ConnectCalls to receivers that are the records of
+// one array, recv[k] = &arr[k] (ins[k] their declared ends): a send finds
+// its receiver by address rather than in a list.
+func ConnectCallArray[T any, E any, R interface {
+	*E
+	Acceptor[T]
+}](outs []*CallOut[T, R], ins []*CallIn[T], arr []E) {
+	if len(ins) != len(arr) {
+		panic(fmt.Sprintf("rtl: ConnectCallArray with %d receiving ends and %d receivers", len(ins), len(arr)))
+	}
+	var base unsafe.Pointer
+	if len(arr) > 0 {
+		base = unsafe.Pointer(&arr[0])
+	}
+	var e E
+	if unsafe.Sizeof(e) == 0 || unsafe.Sizeof(e) > math.MaxUint32 {
+		panic("rtl: ConnectCallArray needs receivers of 1 .. 2³²−1 bytes")
+	}
+	connectCalls(outs, ins, base, uint32(unsafe.Sizeof(e)), len(arr))
+}
+
+func connectCalls[T any, R Acceptor[T]](outs []*CallOut[T, R], ins []*CallIn[T], base unsafe.Pointer, stride uint32, n int) {
+	if n > math.MaxUint16 {
+		panic(fmt.Sprintf("rtl: a call with %d receivers; at most %d", n, math.MaxUint16))
+	}
 	for _, o := range outs {
-		o.to = shared
+		o.base, o.stride, o.n = base, stride, uint16(n)
 	}
 	for _, in := range ins {
 		in.d.senders += int32(len(outs))
@@ -111,16 +149,24 @@ func (o *CallOut[T, R]) Send(k int, v T) {
 		}
 		p.Reg.Set(o.tr.show(v))
 	}
-	(*o.to)[k].Accept(v)
+	if o.stride == 0 {
+		(*(*[]R)(o.base))[k].Accept(v)
+		return
+	}
+	if uint(k) >= uint(o.n) {
+		o.noReceiver(k)
+	}
+	p := unsafe.Add(o.base, uintptr(k)*uintptr(o.stride))
+	(*(*R)(unsafe.Pointer(&p))).Accept(v)
+}
+
+//go:noinline
+func (o *CallOut[T, R]) noReceiver(k int) {
+	panic(fmt.Sprintf("rtl: call to receiver %d of %d", k, o.n))
 }
 
 // Len is the number of receivers connected.
-func (o *CallOut[T, R]) Len() int {
-	if o.to == nil {
-		return 0
-	}
-	return len(*o.to)
-}
+func (o *CallOut[T, R]) Len() int { return int(o.n) }
 
 func (o *CallOut[T, R]) problems(add func(string, uintptr, string)) {
 	if o.Len() == 0 {

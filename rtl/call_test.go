@@ -28,6 +28,12 @@ type receiver struct {
 func (r *receiver) Accept(v uint32) { r.got = append(r.got, [2]uint64{r.Now(), uint64(v)}) }
 
 func callNet(together bool, n int) (*rtl.Sim, *sender, []*receiver) {
+	return callNetOf(together, n, false)
+}
+
+// callNetOf is callNet with the receivers in one array, connected by
+// ConnectCallArray, when array is set.
+func callNetOf(together bool, n int, array bool) (*rtl.Sim, *sender, []*receiver) {
 	sim := rtl.NewSim(rtl.Options{})
 	grp := &struct{ rtl.Module }{}
 	grp.Init(sim.Top(), "grp", nil)
@@ -39,20 +45,35 @@ func callNet(together bool, n int) (*rtl.Sim, *sender, []*receiver) {
 	s.out.Init(&s.Module, "out", func(v uint32) uint32 { return v })
 	var rs []*receiver
 	var ins []*rtl.CallIn[uint32]
+	arr := make([]receiver, n)
 	for i := 0; i < n; i++ {
-		r := &receiver{}
+		r := &arr[i]
+		if !array {
+			r = &receiver{}
+		}
 		r.Init(&grp.Module, rtl.Idx("r", i), nil)
 		r.in.Init(&r.Module, "in")
 		rs, ins = append(rs, r), append(ins, &r.in)
 	}
-	rtl.ConnectCalls([]*rtl.CallOut[uint32, *receiver]{&s.out}, ins, rs)
+	outs := []*rtl.CallOut[uint32, *receiver]{&s.out}
+	if array {
+		rtl.ConnectCallArray(outs, ins, arr)
+	} else {
+		rtl.ConnectCalls(outs, ins, rs)
+	}
 	return sim, s, rs
 }
 
 // A call delivers each value to the receiver it names, in the cycle it is
 // sent, and the sender's probe shows the last value handed over.
 func TestCallDelivers(t *testing.T) {
-	sim, _, rs := callNet(true, 3)
+	for _, array := range []bool{false, true} {
+		t.Run(map[bool]string{false: "list", true: "array"}[array], func(t *testing.T) { testCallDelivers(t, array) })
+	}
+}
+
+func testCallDelivers(t *testing.T, array bool) {
+	sim, _, rs := callNetOf(true, 3, array)
 	require.NoError(t, sim.Build())
 	var buf bytes.Buffer
 	w, err := sim.NewTraceWriter(&buf)
@@ -100,4 +121,11 @@ func TestCallChecks(t *testing.T) {
 	r.Init(sim.Top(), "r", nil)
 	r.in.Init(&r.Module, "in").TieOff()
 	require.NoError(t, sim.Build())
+}
+
+// A send to a receiver index beyond the array panics, naming it, rather
+// than reading past the array.
+func TestCallArrayIndexChecked(t *testing.T) {
+	_, s, _ := callNetOf(true, 2, true)
+	require.PanicsWithValue(t, "rtl: call to receiver 2 of 2", func() { s.out.Send(2, 0) })
 }
