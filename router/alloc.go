@@ -19,12 +19,12 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		return false
 	}
 	pr := ref.rec(r.pk)
-	op := &r.out[q]
+	op := &r.outP()[q]
 	ov := &op.vcs[v.ovc]
 	if r.retry>>uint(q)&1 != 0 && v.sent == 0 && !r.links.tx[q].open(v.ovc) {
 		return false // the resend buffer is full, or resends go first: an acknowledgement wakes us
 	}
-	n := v.availFrom(s, r.p.Delay, r.P, uint32(pr.end-v.dep))
+	n := v.availFrom(s, r.delay, r.P, uint32(pr.end-v.dep))
 	if q != 0 {
 		n = ov.creditFor(s, r.P, n)
 		ov.take(n, r.P)
@@ -94,7 +94,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		} else {
 			// Nothing downstream can act on a packet before its head
 			// may leave there: the message wakes the router then.
-			op.Data.SendAt(&m, m.At+r.p.Delay)
+			op.Data.SendAt(&m, m.At+r.delay)
 		}
 	}
 	if tail {
@@ -107,7 +107,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		}
 		v.state, v.sent = Idle, 0
 		r.act &^= bit(id)
-		v.done(ref, r.pk, op.runEnd)
+		v.done(ref, r.pk, op.runEnd, pr.p.Payload != nil)
 		if _, ok := v.cur(r.pk); ok {
 			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
 		}
@@ -127,7 +127,7 @@ func (r *Router) allocateVCs(now uint64) {
 			continue
 		}
 		v.state = Routing
-		if head := v.arrival(v.dep, r.P) + r.p.Delay; head > now {
+		if head := v.arrival(v.dep, r.P) + r.delay; head > now {
 			v.retry = head
 			continue
 		}
@@ -152,11 +152,11 @@ func replicated(op packet.Op) bool { return op == packet.Multicast || op == pack
 // credits; ties go by the router's random stream.
 func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	var ch routing.Choices
-	if dst := int(pr.p.Dst); dst == r.Node {
+	if dst := int(pr.p.Dst); pr.p.Dst == r.node {
 		ch = ch.Add(routing.Local, 1)
 	} else {
 		if pr.route == 0 {
-			pr.route = r.p.Route(r.p.Net, request(r.Node, q, w, &pr.p))
+			pr.route = r.route(r.net, request(int(r.node), q, w, &pr.p))
 		}
 		ch = pr.route
 		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
@@ -208,7 +208,7 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 		if o == 0 {
 			u, i = 0, 0 // the node's one VC, once for each VC ch names there
 		}
-		ov := &r.outVCs[int(r.base[o])+u]
+		ov := r.outVCAt(int(r.base[o]) + u)
 		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 {
 			continue // r.freed wakes us when it frees
 		}
@@ -289,18 +289,18 @@ type needs struct {
 }
 
 func (r *Router) needs(q, w int, F uint32) needs {
-	if r.p.Switching != VCT {
-		if r.p.Atomic {
+	if r.sw != VCT {
+		if r.atomic {
 			return needs{plain: r.buf, most: r.buf} // Bubble is 0 (Params.Check)
 		}
 		return needs{}
 	}
-	fm := max(F, uint32(r.p.PacketFlits))
-	nd := needs{plain: F, enter: 2 * fm, on: fm, most: F, bubble: r.p.Bubble}
-	if r.p.Bubble != 0 {
+	fm := max(F, r.pf)
+	nd := needs{plain: F, enter: 2 * fm, on: fm, most: F, bubble: r.bubble}
+	if r.bubble != 0 {
 		nd.most = 2 * fm
 	}
-	if q != 0 && r.p.Bubble&(1<<uint(w)) != 0 {
+	if q != 0 && r.bubble&(1<<uint(w)) != 0 {
 		nd.ring = 3 << uint(1+2*routing.Port(q).Dim()) // Plus and Minus of q's dimension
 	}
 	return nd
@@ -321,10 +321,10 @@ func (nd *needs) of(o, u int) uint32 {
 // room up to the longest packet on a bubble VC of a network output, else
 // none.
 func (r *Router) padOf(o, u int, F uint32) uint16 {
-	if o == 0 || r.p.Bubble&(1<<uint(u)) == 0 || r.p.Switching != VCT {
+	if o == 0 || r.bubble&(1<<uint(u)) == 0 || r.sw != VCT {
 		return 0
 	}
-	return uint16(max(F, uint32(r.p.PacketFlits)) - F)
+	return uint16(max(F, r.pf) - F)
 }
 
 // allocateSwitch gives every free output to an active VC whose flits can
@@ -332,7 +332,7 @@ func (r *Router) padOf(o, u int, F uint32) uint16 {
 // from the one after its last grant, an input offering its VCs round robin.
 func (r *Router) allocateSwitch(now uint64) {
 	for m := r.redo; m != 0; m &= m - 1 {
-		if q := bits.TrailingZeros(m); r.out[q].busyTo <= now {
+		if q := bits.TrailingZeros8(m); r.outP()[q].busyTo <= now {
 			r.resend(now, q)
 		}
 	}
@@ -346,9 +346,9 @@ func (r *Router) allocateSwitch(now uint64) {
 	}
 	for ; asked != 0; asked &= asked - 1 {
 		q := bits.TrailingZeros(asked)
-		if r.out[q].busyTo <= now {
+		if r.outP()[q].busyTo <= now {
 			rq := req[q&(maxPorts-1)]
-			if hp := rq & r.hi; hp != 0 && hp != rq && r.grant(now, q, hp) {
+			if r.prio && r.grantHigh(now, q, rq) {
 				continue // a high-priority VC's run (Params.Priority)
 			}
 			r.grant(now, q, rq)
@@ -356,16 +356,23 @@ func (r *Router) allocateSwitch(now uint64) {
 	}
 }
 
+// grantHigh grants output q to a high-priority VC among the requests
+// rq, if some ask and others too (a VC's run, Params.Priority).
+func (r *Router) grantHigh(now uint64, q int, rq uint64) bool {
+	hp := rq & r.hi
+	return hp != 0 && hp != rq && r.grant(now, q, hp)
+}
+
 // grant gives free output q to the first of the requesting VCs (mask rq)
 // whose flits can go, round robin over the inputs and their VCs, and says
 // whether one could.
 func (r *Router) grant(now uint64, q int, rq uint64) bool {
-	op := &r.out[q]
-	np := len(r.in)
+	op := &r.outP()[q]
+	np := int(r.np)
 	if rq&(rq-1) == 0 { // one VC asks: the round robin's outcome without its scan
 		id := int32(bits.TrailingZeros64(rq))
 		p, w := portOf(id), vcIn(id)
-		if ip := &r.in[p]; ip.busyTo <= now && r.run(now, now, q, id, false) {
+		if ip := &r.inP()[p]; ip.busyTo <= now && r.run(now, now, q, id, false) {
 			op.rr, r.rrIn[p] = next(p, np), uint8(next(w, len(ip.vcs)))
 			return true
 		}
@@ -380,7 +387,7 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 	for _, pm := range rotate(ports, op.rr) {
 		for ; pm != 0; pm &= pm - 1 {
 			p := bits.TrailingZeros(pm)
-			ip := &r.in[p]
+			ip := &r.inP()[p]
 			if ip.busyTo > now {
 				continue
 			}
@@ -421,11 +428,11 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 	if v.dep == v.ann {
 		return never // its next flit is not announced: a message wakes us
 	}
-	op := &r.out[v.out]
+	op := &r.outP()[v.out]
 	if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
 		return never // an acknowledgement or the time-out wakes us
 	}
-	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.p.Delay)
+	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.delay)
 	if v.out != 0 {
 		ov := &op.vcs[v.ovc]
 		ov.settle(now, r.P)
@@ -448,8 +455,8 @@ func (r *Router) sleep(now uint64) {
 		wake = r.freed
 	}
 	busy := false
-	var credWake uint // outputs whose credits can unblock a VC
-	var ackWake uint  // outputs whose acknowledgements can (links with retry)
+	var credWake uint8 // outputs whose credits can unblock a VC
+	var ackWake uint8  // outputs whose acknowledgements can (links with retry)
 	for m := r.wait | r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		v := r.inVC(id)
@@ -457,16 +464,16 @@ func (r *Router) sleep(now uint64) {
 		case Idle:
 			if _, ok := v.cur(r.pk); ok { // the next packet, behind a tail sent this cycle
 				busy = true
-				wake = min(wake, max(v.arrival(v.dep, r.P)+r.p.Delay, now+1))
+				wake = min(wake, max(v.arrival(v.dep, r.P)+r.delay, now+1))
 			}
 		case Routing:
 			busy = true
 			if v.retry > now {
 				wake = min(wake, v.retry)
 			}
-			if v.arrival(v.dep, r.P)+r.p.Delay <= now {
-				credWake |= uint(v.watch) // it tried: credits promised on these outputs may let it go
-				ackWake = ^uint(0)
+			if v.arrival(v.dep, r.P)+r.delay <= now {
+				credWake |= v.watch // it tried: credits promised on these outputs may let it go
+				ackWake = ^uint8(0)
 			}
 		case Active:
 			busy = true
@@ -474,22 +481,22 @@ func (r *Router) sleep(now uint64) {
 			if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
 				ackWake |= 1 << v.out // its head waits for room in the resend buffer
 			}
-			if op := &r.out[v.out]; op.from == id && op.busyTo > now {
+			if op := &r.outP()[v.out]; op.from == id && op.busyTo > now {
 				wake = min(wake, op.busyTo)
 			} else {
-				wake = min(wake, max(r.waitOf(now, &r.in[portOf(id)], v), now+1))
+				wake = min(wake, max(r.waitOf(now, &r.inP()[portOf(id)], v), now+1))
 			}
 		}
 	}
 	if r.probes {
 		wake = min(wake, r.traceWake(now))
-		credWake = ^uint(0) // the waveform shows credits as they arrive
-		ackWake = ^uint(0)
+		credWake = ^uint8(0) // the waveform shows credits as they arrive
+		ackWake = ^uint8(0)
 	}
 	if credWake &= r.outs; credWake != r.credOn {
 		for m := credWake ^ r.credOn; m != 0; m &= m - 1 {
-			q := bits.TrailingZeros(m)
-			r.out[q].Cred.SetWake(credWake&(1<<uint(q)) != 0)
+			q := bits.TrailingZeros8(m)
+			r.outP()[q].Cred.SetWake(credWake&(1<<uint(q)) != 0)
 		}
 		r.credOn = credWake
 	}
@@ -509,8 +516,8 @@ func (r *Router) sleep(now uint64) {
 		wake = now + 1
 	}
 	if r.traced {
-		for q := range r.out {
-			if op := &r.out[q]; op.ok && op.busyTo > now {
+		for q := range r.outP() {
+			if op := &r.outP()[q]; op.ok && op.busyTo > now {
 				wake = min(wake, op.busyTo)
 			}
 		}
@@ -529,8 +536,8 @@ func (r *Router) probe(now uint64) {
 	if !r.probes {
 		return
 	}
-	for q := range r.in {
-		ip := &r.in[q]
+	for q := range r.inP() {
+		ip := &r.inP()[q]
 		if !ip.exists() || !(ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) {
 			continue
 		}
@@ -546,8 +553,8 @@ func (r *Router) probe(now uint64) {
 			ip.ovc.Set(w, o)
 		}
 	}
-	for q := range r.out {
-		op := &r.out[q]
+	for q := range r.outP() {
+		op := &r.outP()[q]
 		if !op.ok {
 			continue
 		}
@@ -575,9 +582,9 @@ func (r *Router) probe(now uint64) {
 // message: a promised credit comes home, the injected packet's tail passes.
 func (r *Router) traceWake(now uint64) uint64 {
 	wake := uint64(never)
-	for q := range r.out {
-		for u := range r.out[q].vcs {
-			if ov := &r.out[q].vcs[u]; ov.pend.Len() > 0 {
+	for q := range r.outP() {
+		for u := range r.outP()[q].vcs {
+			if ov := &r.outP()[q].vcs[u]; ov.pend.Len() > 0 {
 				ov.settle(now, r.P)
 				if ov.pend.Len() > 0 {
 					wake = min(wake, max(ov.pend.Peek().at, now+1))
@@ -599,8 +606,8 @@ func (r *Router) traceWake(now uint64) uint64 {
 func (r *Router) refreshTrace() {
 	if e := r.Sim().TraceEpoch(); e != r.epoch {
 		r.epoch, r.probes = e, r.anyTraced()
-		for q := 1; q < len(r.out); q++ {
-			if op := &r.out[q]; op.peer != nil {
+		for q := 1; q < int(r.np); q++ {
+			if op := &r.outP()[q]; op.peer != nil {
 				op.eager = op.peerR.anyTraced() // its waveform shows flits from their arrival
 			}
 		}
@@ -608,8 +615,8 @@ func (r *Router) refreshTrace() {
 }
 
 func (r *Router) anyTraced() bool {
-	for q := range r.in {
-		ip, op := &r.in[q], &r.out[q]
+	for q := range r.inP() {
+		ip, op := &r.inP()[q], &r.outP()[q]
 		if ip.exists() && (ip.occ.Traced() || ip.state.Traced() || ip.ovc.Traced()) ||
 			op.ok && (op.cred.Traced() || op.valid.Traced() || op.pkt.Traced() || op.vc.Traced()) {
 			return true
@@ -625,7 +632,7 @@ func (r *Router) Hops() uint64 { return r.hops }
 // its head sent has credits (in hand or promised) for every flit it has
 // not sent, so it never stops spread over two routers.
 func (r *Router) checkCutThrough(q, u int) error {
-	ov := &r.out[q].vcs[u]
+	ov := &r.outP()[q].vcs[u]
 	if r.p.Switching != VCT || ov.owner < 0 {
 		return nil
 	}
@@ -636,7 +643,7 @@ func (r *Router) checkCutThrough(q, u int) error {
 	}
 	if left := pr.end - v.dep; uint64(ov.credits)+uint64(ov.promised()) < left {
 		return fmt.Errorf("%s vc %d: vct packet %d has %d flits to send and room for %d downstream",
-			r.out[q].Path(), u, pr.p.ID, left, ov.credits+ov.promised())
+			r.outP()[q].Path(), u, pr.p.ID, left, ov.credits+ov.promised())
 	}
 	return nil
 }
@@ -671,8 +678,8 @@ func (r *Router) Err() error {
 
 func (r *Router) CheckCredits() error {
 	now := r.Now()
-	for q := 1; q < len(r.out); q++ {
-		op := &r.out[q]
+	for q := 1; q < int(r.np); q++ {
+		op := &r.outP()[q]
 		if !op.ok || op.peer == nil {
 			continue
 		}

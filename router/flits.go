@@ -48,6 +48,9 @@ type pktRec struct {
 	p     packet.Packet
 	end   uint64
 	route routing.Choices
+	// Up to 128 bytes: a slot is two whole cache lines of the store's
+	// array (a large one starts on a page), not three for most slots.
+	_ [24]byte
 }
 
 // flitsOf is the flits of a packet: the source sets Cycles = flits × P.

@@ -24,3 +24,12 @@ func TestPortArraysFitTheirSizeClass(t *testing.T) {
 			"%s is %d bytes: %d of them and the header no longer fit the %d-byte size class", c.name, c.size, ports, c.class)
 	}
 }
+
+// A router's record is 448 bytes, a size class of whole cache lines (in
+// the 480-byte class every other record would start mid-line), and what
+// an evaluation reads is in its first four lines, up to flt.
+func TestRouterRecordFitsWholeLines(t *testing.T) {
+	var r Router
+	require.LessOrEqual(t, unsafe.Sizeof(r), uintptr(448), "Router is %d bytes: past the 448-byte class", unsafe.Sizeof(r))
+	require.LessOrEqual(t, unsafe.Offsetof(r.flt)+unsafe.Sizeof(r.flt), uintptr(256), "the hot fields no longer fit four cache lines")
+}

@@ -25,7 +25,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		panic("router: a multicast packet in a " + r.p.Switching.String() + " router; multicast needs vct")
 	}
 	P := uint64(r.P)
-	ip := &r.in[q]
+	ip := &r.inP()[q]
 	F := uint32(pr.end - v.dep)
 	retry := uint64(never)
 	ok := ip.busyTo <= now
@@ -34,16 +34,16 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	if v.ann < pr.end {
 		ok = false // the tail is not announced: its message wakes us
-	} else if n := v.availFrom(now, r.p.Delay, r.P, F); n < F {
+	} else if n := v.availFrom(now, r.delay, r.P, F); n < F {
 		ok = false
-		last := v.arrival(pr.end-1, r.P) + r.p.Delay
+		last := v.arrival(pr.end-1, r.P) + r.delay
 		retry = min(retry, max(now+1, last-uint64(F-1)*P))
 	}
 	var pick [maxPorts]int8
 	ports := ch.Ports()
 	for m := ports; m != 0; m &= m - 1 {
 		o := bits.TrailingZeros8(m)
-		op := &r.out[o]
+		op := &r.outP()[o]
 		if op.busyTo > now {
 			ok, retry = false, min(retry, op.busyTo)
 			continue
@@ -123,7 +123,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		r.freed = end + P
 	}
 	v.state, v.sent, v.retry = Idle, 0, 0
-	v.done(ref, r.pk, end)
+	v.done(ref, r.pk, end, pr.p.Payload != nil)
 	if _, ok := v.cur(r.pk); !ok {
 		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}
@@ -132,7 +132,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 // copyTo sends one whole copy of the packet on output o, VC u, from now to
 // end.
 func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F uint32) {
-	op := &r.out[o]
+	op := &r.outP()[o]
 	ov := &op.vcs[u]
 	if r.tapOn>>uint(o)&1 != 0 {
 		r.taps = append(r.taps, TapRecord{At: now, Port: uint8(o), VC: u, Pkt: pr.p})
@@ -158,7 +158,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 	if op.eager {
 		op.Data.SendRef(&m)
 	} else {
-		op.Data.SendAt(&m, m.At+r.p.Delay)
+		op.Data.SendAt(&m, m.At+r.delay)
 	}
 }
 

@@ -413,7 +413,7 @@ func (t *txLink) untaken() uint64 {
 // output links (zero without retry).
 func (r *Router) LinkStats() link.RetryStats {
 	var s link.RetryStats
-	for q := 1; q < len(r.out); q++ {
+	for q := 1; q < int(r.np); q++ {
 		t := r.tx(q)
 		if t == nil || t.rx == nil {
 			continue
@@ -441,7 +441,7 @@ func (r *Router) retryTick(now uint64, acks uint64) {
 		}
 	}
 	for m := r.retry &^ r.redo; m != 0; m &= m - 1 {
-		q := bits.TrailingZeros(m)
+		q := bits.TrailingZeros8(m)
 		if r.links.tx[q].timeOut(now) {
 			r.redo |= 1 << uint(q)
 		}
@@ -451,7 +451,7 @@ func (r *Router) retryTick(now uint64, acks uint64) {
 // resend sends output q's oldest packet to resend whose VC is free, whole,
 // from now: before anything new on the link.
 func (r *Router) resend(now uint64, q int) {
-	op := &r.out[q]
+	op := &r.outP()[q]
 	t := r.links.tx[q]
 	i := t.nextResend(r.midPacket(op))
 	if i < 0 {
@@ -480,7 +480,7 @@ func (r *Router) resend(now uint64, q int) {
 	if op.eager {
 		op.Data.SendRef(&m)
 	} else {
-		op.Data.SendAt(&m, m.At+r.p.Delay)
+		op.Data.SendAt(&m, m.At+r.delay)
 	}
 	if t.redoVCs == 0 {
 		r.redo &^= 1 << uint(q)
@@ -506,12 +506,12 @@ func (r *Router) midPacket(op *outPort) uint8 {
 // that may be waiting on one). The rest are read when the router next
 // runs, or at the time-out, which reads them before it fires: an
 // acknowledgement then costs no evaluation of its own.
-func (r *Router) setAckWake(mask uint) {
+func (r *Router) setAckWake(mask uint8) {
 	if mask == r.ackOn {
 		return
 	}
 	for m := mask ^ r.ackOn; m != 0; m &= m - 1 {
-		q := bits.TrailingZeros(m)
+		q := bits.TrailingZeros8(m)
 		r.links.tx[q].Ack.SetWake(mask&(1<<uint(q)) != 0)
 	}
 	r.ackOn = mask
@@ -522,8 +522,8 @@ func (r *Router) setAckWake(mask uint) {
 func (r *Router) retryWake(now uint64) uint64 {
 	wake := uint64(never)
 	for m := r.retry; m != 0; m &= m - 1 {
-		q := bits.TrailingZeros(m)
-		op := &r.out[q]
+		q := bits.TrailingZeros8(m)
+		op := &r.outP()[q]
 		if r.links.tx[q].redoVCs == 0 {
 			r.redo &^= 1 << uint(q) // acknowledged before they were resent
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/param"
@@ -23,72 +24,98 @@ const maxPorts = 64 / routing.MaxVCs
 // Router is one node's router: 2n+1 ports (routing.Port numbering), port 0
 // the node's own.
 type Router struct {
-	// The fields an evaluation reads come first, packed into a few cache
-	// lines (a router's record is cold when it wakes); what only
-	// construction, faults, tracing and reports read follows.
+	// The fields an evaluation reads come first, packed into four cache
+	// lines (a router's record is cold when it wakes, and each line is
+	// a miss): the kernel's, the ready set, the work masks and the port
+	// and VC blocks (as pointers: ports and VCs are counted once, np and
+	// nvc), then the parameters the allocator reads, copied out of p.
+	// What only construction, faults, tracing and reports read follows.
 	rtl.Module
 
 	// Lines holding values: bit q the data (injection) line into port q,
-	// bit 8+q the credit line into output q; raised by the kernel.
-	ready *rtl.ReadySet
-	P     uint32
-	buf   uint32
+	// bit 8+q the credit line into output q; raised by the kernel. In
+	// the record, not behind a pointer: read at every evaluation.
+	ready rtl.ReadySet
 
+	P   uint32
+	buf uint32
 	// Work masks over VC ids (vcID: port×8 + VC), so that a cycle costs
 	// what the router holds, not its ports × VCs.
 	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
 	act  uint64 // active input VCs: requests for the switch
-	hi   uint64 // the high-priority input VCs (Params.Priority) of every port
 
-	inVCs  []inVC          // every input VC, port by port (inPort.vcs are slices of it)
-	outVCs []outVC         // every output VC, likewise
-	base   [maxPorts]uint8 // port q's first VC in them (vcBase), read rather than worked out
-	freed  uint64          // an output VC frees then (wake to allocate it)
-	moved  uint64          // last cycle a flit of this router is on a wire
-	in     []inPort
-	out    []outPort
-	rrIn   [maxPorts]uint8 // per input, the VC its round robin starts from
-	pk     *store          // the packets in the input VCs: its partition's store (packets)
+	inp  *inPort         // the input ports (inP: np of them)
+	outp *outPort        // the output ports (outP)
+	vin  *inVC           // every input VC, port by port (inPort.vcs are slices of it; nvc)
+	vout *outVC          // every output VC, likewise
+	base [maxPorts]uint8 // port q's first VC in them (vcBase), read rather than worked out
+	rrIn [maxPorts]uint8 // per input, the VC its round robin starts from
+	// an output VC frees then (wake to allocate it)
+	freed uint64
+	pk    *store // the packets in the input VCs: its partition's store (packets)
+	hops  uint64 // packets sent on (packet-hops)
+	moved uint64 // last cycle a flit of this router is on a wire
+	epoch uint64 // trace epoch of probes
 
-	runs   uint              // outputs whose run extend may lengthen
-	retry  uint              // outputs whose links have retry (bit errors)
-	redo   uint              // of those, outputs with resends pending
-	credOn uint              // outputs whose credit line wakes the router
-	outs   uint              // network outputs that exist (a mesh edge lacks some)
-	ackOn  uint              // outputs whose acknowledgement line wakes the router
-	hops   uint64            // packets sent on (packet-hops)
-	due    ring.Ring[uint64] // injection credits to return: cycles the tails leave
-
-	Inject *link.Receiver // port 0 in: packets from the node's source
-	Eject  *link.Sender   // port 0 out: packets to the node's sink
-	links  *retryLinks    // their retry blocks (nil: perfect links)
-	flt    *faults        // routing around dead links (nil: none go down)
-
+	// Port masks (bit q: port q).
+	runs   uint8 // outputs whose run extend may lengthen
+	retry  uint8 // outputs whose links have retry (bit errors)
+	redo   uint8 // of those, outputs with resends pending
+	credOn uint8 // outputs whose credit line wakes the router
+	outs   uint8 // network outputs that exist (a mesh edge lacks some)
+	ackOn  uint8 // outputs whose acknowledgement line wakes the router
+	np     uint8 // ports
 	// Packet capture: output ports whose packets are recorded, and the
 	// records not yet taken (the router's own: parallel-safe).
-	tapOn uint64
+	tapOn uint8
 
 	traced bool
 	probes bool // some probe is in the waveform
 	// injDefer: the node's source delivers its packets when their heads
 	// may leave here (DeferInjection), not when they arrive.
 	injDefer bool
+	nvc      uint8 // VCs in vin and vout
+	prio     bool  // some VCs are high-priority (hi)
+	// p's Bubble, Switching and Atomic, PacketFlits, Delay, Route and
+	// Net, and Node, where the allocator reads them.
+	bubble uint8
+	sw     Switching
+	atomic bool
+
+	due   ring.Ring[uint64] // injection credits to return: cycles the tails leave
+	pf    uint32
+	node  uint32
+	delay uint64
+	route routing.Func
+	net   *routing.Net
+	flt   *faults // routing around dead links (nil: none go down)
+
+	Inject *link.Receiver // port 0 in: packets from the node's source
+	Eject  *link.Sender   // port 0 out: packets to the node's sink
+	// The router's own random stream (rtl Module.Seeds: Rand's numbers)
+	// inside its record, for the allocator's draw among tied outputs:
+	// behind Rand, a draw missed on three records at 65,536 routers.
+	pcg   rand.PCG
+	hi    uint64      // the high-priority input VCs (Params.Priority) of every port
+	links *retryLinks // their retry blocks (nil: perfect links)
 
 	Node int
 	p    Params
 
 	taps  []TapRecord
 	drops uint64 // multicast packets with no port to go to
-	epoch uint64 // trace epoch of probes
 	// unrouted is the first packet the routing function offered no port
 	// (Err); nil: none.
 	unrouted *unrouted
-
-	// The router's own random stream (rtl Module.Seeds: Rand's numbers)
-	// inside its record, for the allocator's draw among tied outputs:
-	// behind Rand, a draw missed on three records at 65,536 routers.
-	pcg rand.PCG
 }
+
+// inP and outP are the router's ports, inVCs and outVCs its VCs. The
+// record is 448 bytes, a size class of whole cache lines (at 456, in the
+// 480-byte class, every other router's hot lines would straddle five).
+func (r *Router) inP() []inPort   { return unsafe.Slice(r.inp, r.np) }
+func (r *Router) outP() []outPort { return unsafe.Slice(r.outp, r.np) }
+func (r *Router) inVCs() []inVC   { return unsafe.Slice(r.vin, r.nvc) }
+func (r *Router) outVCs() []outVC { return unsafe.Slice(r.vout, r.nvc) }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
 type inPort struct {
@@ -138,18 +165,21 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer())}
+	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer()), node: uint32(node),
+		bubble: p.Bubble, sw: p.Switching, atomic: p.Atomic, pf: uint32(p.PacketFlits), delay: p.Delay, route: p.Route, net: p.Net}
 	r.Init(parent, name, r)
 	r.pcg = *rand.NewPCG(r.Seeds())
 	np := p.Net.Ports()
 	if np > maxPorts {
 		return nil, param.Errorf("router.Params.Net", "%d ports per router; allowed: at most %d", np, maxPorts)
 	}
-	r.in, r.out = make([]inPort, np), make([]outPort, np)
+	r.np = uint8(np)
+	r.inp, r.outp = unsafe.SliceData(make([]inPort, np)), unsafe.SliceData(make([]outPort, np))
 	// Every VC of the router in one block, in and out, so that a cycle's
 	// work touches few cache lines.
 	nvc := 1 + (np-1)*p.VCs
-	r.inVCs, r.outVCs = make([]inVC, nvc), make([]outVC, nvc)
+	r.nvc = uint8(nvc)
+	r.vin, r.vout = unsafe.SliceData(make([]inVC, nvc)), unsafe.SliceData(make([]outVC, nvc))
 	for q := 0; q < np; q++ {
 		r.base[q] = uint8(vcBase(q, p.VCs))
 	}
@@ -167,11 +197,12 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	for q := 1; q < np && p.Priority != 0; q++ {
 		r.hi |= uint64(p.Priority&(1<<uint(p.VCs)-1)) << uint(q*routing.MaxVCs)
 	}
+	r.prio = r.hi != 0
 	return r, nil
 }
 
 func (r *Router) initIn(q int) {
-	ip := &r.in[q]
+	ip := &r.inP()[q]
 	ip.Init(&r.Module, rtl.Idx("in", q), ip)
 	nvc := r.p.VCs
 	if q == 0 {
@@ -184,7 +215,7 @@ func (r *Router) initIn(q int) {
 			r.retryLinks().rx[q] = newRxLink(ip, r.p.Retry, r.p.VCs)
 		}
 	}
-	ip.vcs = r.inVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
+	ip.vcs = r.inVCs()[vcBase(q, r.p.VCs):][:nvc:nvc]
 	ip.arr.Init(&ip.Module, "vc", nvc)
 	ip.occ.Init(&ip.arr, "flits", rtl.Width(16))
 	ip.state.Init(&ip.arr, "state", rtl.Width(2))
@@ -192,7 +223,7 @@ func (r *Router) initIn(q int) {
 }
 
 func (r *Router) initOut(q int) {
-	op := &r.out[q]
+	op := &r.outP()[q]
 	op.ok, op.from = true, -1
 	op.Init(&r.Module, rtl.Idx("out", q), op)
 	nvc := r.p.VCs
@@ -211,7 +242,7 @@ func (r *Router) initOut(q int) {
 			r.ackOn |= 1 << uint(q) // lines wake their receiver until told otherwise
 		}
 	}
-	op.vcs = r.outVCs[vcBase(q, r.p.VCs):][:nvc:nvc]
+	op.vcs = r.outVCs()[vcBase(q, r.p.VCs):][:nvc:nvc]
 	for i := range op.vcs {
 		op.vcs[i].owner, op.vcs[i].credits = -1, r.buf
 	}
@@ -223,7 +254,7 @@ func (r *Router) initOut(q int) {
 // delay in cycles (≥ 1) both ways (and, with bit errors, the
 // acknowledgement line of the retry protocol).
 func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint64) {
-	op, ip := &a.out[pa], &b.in[pb]
+	op, ip := &a.outP()[pa], &b.inP()[pb]
 	rtl.ConnectLine(&op.Data, &ip.Data, delay)
 	rtl.ConnectLine(&ip.Cred, &op.Cred, delay)
 	op.peer, op.peerR, op.peerQ = ip, b, uint8(pb)
@@ -253,14 +284,22 @@ func portOf(id int32) int { return int(uint32(id) / routing.MaxVCs) }
 func vcIn(id int32) int { return int(uint32(id) % routing.MaxVCs) }
 
 func (r *Router) vcOf(id int32) (*inPort, *inVC) {
-	return &r.in[uint32(id)/routing.MaxVCs], r.inVC(id)
+	return &r.inP()[uint32(id)/routing.MaxVCs], r.inVC(id)
 }
 
 // inVC and outVC find a VC in the router's VC blocks without reading its
 // port's record (another cache line).
-func (r *Router) inVC(id int32) *inVC { return &r.inVCs[r.slot(id)] }
+func (r *Router) inVC(id int32) *inVC {
+	return (*inVC)(unsafe.Add(unsafe.Pointer(r.vin), uintptr(r.slot(id))*unsafe.Sizeof(inVC{})))
+}
 
-func (r *Router) outVC(q, u int) *outVC { return &r.outVCs[r.slot(vcID(q, u))] }
+func (r *Router) outVC(q, u int) *outVC { return r.outVCAt(r.slot(vcID(q, u))) }
+
+// outVCAt is the output VC in slot i of vout (i < nvc: slot and base
+// make no other).
+func (r *Router) outVCAt(i int) *outVC {
+	return (*outVC)(unsafe.Add(unsafe.Pointer(r.vout), uintptr(i)*unsafe.Sizeof(outVC{})))
+}
 
 func (r *Router) slot(id int32) int {
 	return int(r.base[uint32(id)/routing.MaxVCs]) + int(uint32(id)%routing.MaxVCs) // port 0's one VC is VC 0
@@ -304,13 +343,13 @@ func (r *Router) Eval() {
 // receive takes the runs and credits announced to this router by now,
 // from the lines that hold something.
 func (r *Router) receive(now uint64) {
-	if r.ready == nil {
+	if r.ready.Words() == 0 {
 		r.bindReady()
 	}
 	P := r.P
 	w := r.ready.Word(0)
 	if w&1 != 0 {
-		v := &r.in[0].vcs[0]
+		v := &r.inP()[0].vcs[0]
 		for {
 			pk, ok := r.Inject.RecvRef(now)
 			if !ok {
@@ -334,7 +373,7 @@ func (r *Router) receive(now uint64) {
 	retry := r.retry != 0
 	for m := w & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
-		ip := &r.in[q]
+		ip := &r.inP()[q]
 		for {
 			m, ok := ip.Data.RecvRef()
 			if !ok {
@@ -361,7 +400,7 @@ func (r *Router) receive(now uint64) {
 	}
 	for m := w >> 8 & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
-		op := &r.out[q]
+		op := &r.outP()[q]
 		for {
 			c, ok := op.Cred.Recv()
 			if !ok {
@@ -379,19 +418,19 @@ func (r *Router) receive(now uint64) {
 // bindReady asks the kernel, once the lines are connected, to keep the
 // ready bits of this router's input lines.
 func (r *Router) bindReady() {
-	r.ready = rtl.NewReadySet(4 * maxPorts)
+	r.ready = *rtl.NewReadySet(4 * maxPorts)
 	if r.Inject != nil {
-		r.Inject.Data.Notify(r.ready, 0)
-		r.Eject.Credit.Notify(r.ready, maxPorts)
+		r.Inject.Data.Notify(&r.ready, 0)
+		r.Eject.Credit.Notify(&r.ready, maxPorts)
 		r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
 	}
-	for q := 1; q < len(r.in); q++ {
-		if r.in[q].exists() {
-			r.in[q].Data.Notify(r.ready, q)
-			r.out[q].Cred.Notify(r.ready, maxPorts+q)
+	for q := 1; q < int(r.np); q++ {
+		if r.inP()[q].exists() {
+			r.inP()[q].Data.Notify(&r.ready, q)
+			r.outP()[q].Cred.Notify(&r.ready, maxPorts+q)
 			if t := r.tx(q); t != nil && t.rx != nil {
-				t.Ack.Notify(r.ready, 2*maxPorts+q)
-				t.Nack.Notify(r.ready, 3*maxPorts+q)
+				t.Ack.Notify(&r.ready, 2*maxPorts+q)
+				t.Nack.Notify(&r.ready, 3*maxPorts+q)
 			}
 		}
 	}
@@ -430,13 +469,13 @@ func (r *Router) returnInjection(now uint64) {
 	}
 }
 
-func (r *Router) outVCOf(id int32) *outVC { return &r.outVCs[r.slot(id)] }
+func (r *Router) outVCOf(id int32) *outVC { return r.outVCAt(r.slot(id)) }
 
 // extend lengthens every run still on a wire by what the news allows.
 func (r *Router) extend(now uint64) {
 	for m := r.runs; m != 0; m &= m - 1 {
-		q := bits.TrailingZeros(m)
-		op := &r.out[q]
+		q := bits.TrailingZeros8(m)
+		op := &r.outP()[q]
 		if now > op.runEnd {
 			r.runs &^= 1 << uint(q) // over: the next flits need a new run
 			continue
@@ -461,11 +500,11 @@ type TapRecord struct {
 
 // Tap records the packets leaving the output ports in mask (bit q: port
 // q) from now on, for a packet capture (DrainTaps).
-func (r *Router) Tap(mask uint64) { r.tapOn = mask }
+func (r *Router) Tap(mask uint64) { r.tapOn = uint8(mask) } // ports are < maxPorts
 
 // OutPath is the path of output port q's module, what a capture's link
 // glob matches, e.g. top.net.r(1)(2).out(3).
-func (r *Router) OutPath(q int) string { return r.out[q].Path() }
+func (r *Router) OutPath(q int) string { return r.outP()[q].Path() }
 
 // DrainTaps hands f the records of heads that left before cycle before
 // (between cycles; records are kept in the order the router scheduled

@@ -79,8 +79,8 @@ func (v *inVC) curRef() *pktRef {
 // counted in the VC, its copy downstream carries it) and a monitor no
 // longer after, so the store holds the packets in the buffers, not those
 // that left and wait for their VC's next cleanup.
-func (v *inVC) done(ref *pktRef, st *store, at uint64) {
-	st.retire(ref.slot, at)
+func (v *inVC) done(ref *pktRef, st *store, at uint64, pay bool) {
+	st.retire(ref.slot, at, pay)
 	ref.slot |= retiredSlot
 }
 
@@ -106,6 +106,7 @@ type store struct {
 type retired struct {
 	at   uint64
 	slot uint32
+	pay  bool // the packet has a payload, which release drops (else it need not touch the slot)
 }
 
 // put keeps packet p, whose tail is flit end of its VC, in cycle now,
@@ -117,7 +118,11 @@ func (s *store) put(p *packet.Packet, end, now uint64) uint32 {
 	// their tails' scheduling, nearly that of their departures: one a
 	// little later than the next waits for it.
 	for s.retired.Len() > 0 && s.retired.Peek().at <= now {
-		s.release(s.retired.Pop().slot)
+		if e := s.retired.Pop(); e.pay {
+			s.release(e.slot)
+		} else {
+			s.free = append(s.free, e.slot) // no payload to drop: the slot is not read
+		}
 	}
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
@@ -156,7 +161,7 @@ func (r *Router) packets() *store {
 }
 
 // retire frees slot i once cycle at has passed (done).
-func (s *store) retire(i uint32, at uint64) { s.retired.Push(retired{at, i}) }
+func (s *store) retire(i uint32, at uint64, pay bool) { s.retired.Push(retired{at, i, pay}) }
 
 // release frees slot i, dropping the packet's payload reference.
 func (s *store) release(i uint32) {

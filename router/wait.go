@@ -15,7 +15,7 @@ type VCRef struct {
 }
 
 // Path is the VC's hierarchical name, as the waveform shows it.
-func (v VCRef) Path() string { return v.R.in[v.Port].arr.Path(v.VC) }
+func (v VCRef) Path() string { return v.R.inP()[v.Port].arr.Path(v.VC) }
 
 // Holding reports whether the router has flits in a buffer or on a wire.
 func (r *Router) Holding() bool {
@@ -25,9 +25,9 @@ func (r *Router) Holding() bool {
 // holdsFlits reports whether an input VC holds flits that have not left by
 // now, or the head of a packet whose flits are still to come.
 func (r *Router) holdsFlits(now uint64) bool {
-	for q := range r.in {
-		for w := range r.in[q].vcs {
-			if r.in[q].vcs[w].holds(now, r.P) {
+	for q := range r.inP() {
+		for w := range r.inP()[q].vcs {
+			if r.inP()[q].vcs[w].holds(now, r.P) {
 				return true
 			}
 		}
@@ -43,8 +43,8 @@ func (r *Router) holdsFlits(now uint64) bool {
 // a cycle in this graph.
 func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 	var on []VCRef
-	for q := range r.in {
-		ip := &r.in[q]
+	for q := range r.inP() {
+		ip := &r.inP()[q]
 		for w := range ip.vcs {
 			v := &ip.vcs[w]
 			pr, ok := v.cur(r.pk)
@@ -66,7 +66,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 					o := bits.TrailingZeros8(ports)
 					for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
 						u := bits.TrailingZeros8(vcs)
-						if ov := &r.out[o].vcs[u]; ov.owner >= 0 {
+						if ov := &r.outP()[o].vcs[u]; ov.owner >= 0 {
 							on = append(on, VCRef{R: r, Port: int(ov.owner / routing.MaxVCs), VC: int(ov.owner % routing.MaxVCs)})
 						}
 						on = append(on, r.downstream(o, u))
@@ -79,7 +79,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 }
 
 func (r *Router) downstream(o, u int) VCRef {
-	op := &r.out[o]
+	op := &r.outP()[o]
 	return VCRef{R: op.peerR, Port: int(op.peerQ), VC: u}
 }
 
@@ -87,7 +87,7 @@ func (r *Router) downstream(o, u int) VCRef {
 // not left, whether or not the router has read their message yet.
 func (v VCRef) Flits() uint64 {
 	now := v.R.Now()
-	n := v.R.in[v.Port].vcs[v.VC].occupancy(now, v.R.P)
+	n := v.R.inP()[v.Port].vcs[v.VC].occupancy(now, v.R.P)
 	v.landed(now, func(m *Flits, k uint64) { n += k })
 	return n
 }
@@ -96,7 +96,7 @@ func (v VCRef) Flits() uint64 {
 // monitors; ok false when the buffer is empty).
 func (v VCRef) Packet() (p packet.Packet, ok bool) {
 	now := v.R.Now()
-	vc := &v.R.in[v.Port].vcs[v.VC]
+	vc := &v.R.inP()[v.Port].vcs[v.VC]
 	if vc.occupancy(now, v.R.P) > 0 {
 		d := vc.departedBy(now, v.R.P)
 		for i := 0; i < vc.pkts.Len(); i++ {
@@ -124,7 +124,7 @@ func (v VCRef) landed(now uint64, f func(m *Flits, k uint64)) {
 	if v.Port == 0 {
 		return
 	}
-	ip := &v.R.in[v.Port]
+	ip := &v.R.inP()[v.Port]
 	for i := 0; ; i++ {
 		m, ok := ip.Data.Arrived(i, ^uint64(0))
 		if !ok {
@@ -138,7 +138,7 @@ func (v VCRef) landed(now uint64, f func(m *Flits, k uint64)) {
 
 // HasPort reports whether the router has port q (a mesh's edge routers
 // lack the ports that would leave it).
-func (r *Router) HasPort(q int) bool { return q < len(r.in) && r.in[q].exists() }
+func (r *Router) HasPort(q int) bool { return q < int(r.np) && r.inP()[q].exists() }
 
 // Buffer is the flits a VC buffer holds.
 func (r *Router) Buffer() uint64 { return uint64(r.buf) }
