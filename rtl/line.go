@@ -19,6 +19,11 @@ type LineOut[T any] struct {
 	last   uint64  // 1 + the cycle of the last direct send
 	direct bool    // a copy of the line's, read without touching the line
 	sent   bool
+	// rcv is 1 + the index in Sim.sched of the component that arrivals
+	// wake (0: none), set at Build: a send schedules the wake-up without
+	// reading the receiving block's record, in a network larger than the
+	// caches a miss per send.
+	rcv    uint32
 	sig    *signal
 	staged *staged[T] // the value sent in this cycle, until the commit (made at Build for a line across partitions)
 	lastAt uint64     // arrival cycle of the last value sent
@@ -152,7 +157,7 @@ func (o *LineOut[T]) send(v *T, at uint64) {
 			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 		}
 		o.last = c
-		l.push(v, at, c-1, o.owner.part)
+		l.push(v, at, c-1, o.owner.part, o.rcv)
 		return
 	}
 	if o.sent {
@@ -215,18 +220,19 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	}
 	o.last = c + 1
 	o.lastAt = max(o.lastAt, at)
-	l.push(&v, at, c, o.owner.part)
+	l.push(&v, at, c, o.owner.part, o.rcv)
 }
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
-	o.l.push(&o.staged.v, o.staged.at, p.sim.now, p)
+	o.l.push(&o.staged.v, o.staged.at, p.sim.now, p, o.rcv)
 	*o.staged = staged[T]{}
 }
 
 // push appends v, sent in cycle sent and arriving in cycle at, and
-// schedules the receiver's wake-up on partition p (the sender's).
-func (l *line[T]) push(v *T, at, sent uint64, p *partition) {
+// schedules the wake-up of the receiving component (1 + its index in
+// Sim.sched, 0: none) on partition p (the sender's).
+func (l *line[T]) push(v *T, at, sent uint64, p *partition, rcv uint32) {
 	if uint32(l.n) == l.size {
 		l.grow()
 	}
@@ -237,8 +243,8 @@ func (l *line[T]) push(v *T, at, sent uint64, p *partition) {
 	if l.set != nil && l.n == 1 {
 		l.set.or(int(l.bit/64), 1<<(l.bit%64))
 	}
-	if !l.lazy {
-		p.wakeAt(l.recv.s, at, l.direct)
+	if !l.lazy && rcv != 0 {
+		p.wakeIdx(rcv-1, at, l.direct)
 	}
 }
 
@@ -248,6 +254,9 @@ func (o *LineOut[T]) bind() {
 	if l := o.l; l != nil && l.recv != nil {
 		l.direct = o.owner.part == l.recv.part
 		o.direct = l.direct
+		if m := l.recv.s; m != nil {
+			o.rcv = uint32(m.idx) + 1
+		}
 		l.bound = true
 		if l.set != nil && !l.direct {
 			l.set.shared = true

@@ -101,7 +101,7 @@ func (p *partition) wakeNext(m *sched) {
 // bucket of the current cycle, already taken, takes nothing (every new
 // timer is for a later cycle, and the calendar spans fewer cycles than
 // would wrap around to it).
-func (p *partition) addTimer(t timer) { p.timers.push(t) }
+func (p *partition) addTimer(t timer) { p.timers.push(t.at, p.timers.entryOf(t)) }
 
 // wakeAt schedules m for cycle c (a line arrival): local says m is one of
 // p's components (a Direct line), which spares reading m's record now.
@@ -118,6 +118,16 @@ func (p *partition) wakeAt(m *sched, c uint64, local bool) {
 		return
 	}
 	p.xtimers = append(p.xtimers, timer{at: c, m: m})
+}
+
+// wakeIdx is wakeAt of component i of Sim.sched, which a line arrival
+// schedules without reading the component's record.
+func (p *partition) wakeIdx(i uint32, c uint64, local bool) {
+	if c != p.sim.now+1 && local {
+		p.timers.push(c, timerEntry(i)<<1)
+		return
+	}
+	p.wakeAt(&p.sim.sched[i], c, local)
 }
 
 // NewSim returns an empty simulator whose root module is named "top".
@@ -523,7 +533,7 @@ func (s *Sim) step() {
 		}
 		if len(p.xtimers) > 0 {
 			for _, t := range p.xtimers {
-				t.m.part.timers.push(t)
+				t.m.part.addTimer(t)
 			}
 			clear(p.xtimers)
 			p.xtimers = p.xtimers[:0]
@@ -604,7 +614,7 @@ func (p *partition) eval() {
 		case sleepTimed:
 			if m.timerAt != m.wakeAt { // one entry per wake-up time
 				m.timerAt = m.wakeAt
-				p.addTimer(timer{at: m.wakeAt, m: m, timer: true})
+				p.timers.push(m.wakeAt, timerEntry(m.idx)<<1|1) // m's record is at hand
 			}
 		}
 	}
@@ -679,19 +689,19 @@ func (w *timerWheel) entryOf(t timer) timerEntry {
 	return e
 }
 
-func (w *timerWheel) push(t timer) {
-	if t.at < w.base {
-		t.at = w.base // cannot happen: timers are for later cycles
+// push adds entry e for cycle at.
+func (w *timerWheel) push(at uint64, e timerEntry) {
+	if at < w.base {
+		at = w.base // cannot happen: timers are for later cycles
 	}
-	if t.at-w.base >= wheelSize {
-		w.far.push(t)
+	if at-w.base >= wheelSize {
+		w.far.push(farTimer{at: at, e: e})
 		return
 	}
 	if w.b == nil {
 		w.b = new([wheelSize]bucket)
 	}
-	e := w.entryOf(t)
-	i := t.at & wheelMask
+	i := at & wheelMask
 	b := &w.b[i]
 	var c *timerChunk
 	if b.last != 0 {
@@ -741,7 +751,8 @@ func (w *timerWheel) due(now uint64) int {
 func (w *timerWheel) advance(now uint64) {
 	w.base = now
 	for len(w.far.h) > 0 && w.far.h[0].at < now+wheelSize {
-		w.push(w.far.pop())
+		t := w.far.pop()
+		w.push(t.at, t.e)
 	}
 }
 
@@ -810,9 +821,15 @@ func (w *timerWheel) next() (uint64, bool) {
 
 // timerHeap is a binary min-heap on at, hand-written to avoid the interface
 // boxing of container/heap on the hot path.
-type timerHeap struct{ h []timer }
+type timerHeap struct{ h []farTimer }
 
-func (t *timerHeap) push(x timer) {
+// farTimer is a calendar entry for a cycle beyond the calendar's span.
+type farTimer struct {
+	at uint64
+	e  timerEntry
+}
+
+func (t *timerHeap) push(x farTimer) {
 	t.h = append(t.h, x)
 	i := len(t.h) - 1
 	for i > 0 {
@@ -826,11 +843,10 @@ func (t *timerHeap) push(x timer) {
 	t.h[i] = x
 }
 
-func (t *timerHeap) pop() timer {
+func (t *timerHeap) pop() farTimer {
 	top := t.h[0]
 	n := len(t.h) - 1
 	x := t.h[n]
-	t.h[n] = timer{}
 	t.h = t.h[:n]
 	if n == 0 {
 		return top
