@@ -20,14 +20,14 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	pr := ref.rec(r.pk)
 	op := &r.outP()[q]
-	ov := &op.vcs[v.ovc]
+	ov := r.outVCAt(int(r.base[q]) + int(v.ovc))
 	if r.retry>>uint(q)&1 != 0 && v.sent == 0 && !r.links.tx[q].open(v.ovc) {
 		return false // the resend buffer is full, or resends go first: an acknowledgement wakes us
 	}
 	n := v.availFrom(s, r.delay, r.P, uint32(pr.end-v.dep))
 	if q != 0 {
-		n = ov.creditFor(s, r.P, n)
-		ov.take(n, r.P)
+		n = ov.creditFor(s, r.P, n, op, int(v.ovc))
+		ov.take(n, r.P, op, int(v.ovc))
 	}
 	if n == 0 {
 		return false
@@ -185,7 +185,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	bq, bw := bi/routing.MaxVCs, bi%routing.MaxVCs
 	id := vcID(q, w)
 	ov := r.outVC(bq, bw)
-	ov.owner = int16(id)
+	ov.owner = int8(id)
 	ov.pad += r.padOf(bq, bw, F)
 	v.state, v.out, v.ovc, v.retry = Active, uint8(bq), uint8(bw), 0
 	r.wait &^= bit(id)
@@ -220,10 +220,10 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 		switch {
 		case o == 0:
 			score = ^uint32(0) // the node's sink always takes it (its VC has no credits promised)
-		case ov.pend.Len() == 0 && score >= nd.most+uint32(ov.pad):
+		case ov.npend == 0 && score >= nd.most+uint32(ov.pad):
 		default:
 			ok := false
-			if score, ok = r.admits(now, v, ov, o, nd.of(o, u)); !ok {
+			if score, ok = r.admits(now, v, ov, o, u, nd.of(o, u)); !ok {
 				continue
 			}
 		}
@@ -243,12 +243,13 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 // admits settles output VC ov's promised credits and reports its credits
 // and whether they are the need of the packet beyond its padding; if not,
 // it lowers v.retry to when they might be, or marks port o in v.watch.
-func (r *Router) admits(now uint64, v *inVC, ov *outVC, o int, need uint32) (uint32, bool) {
-	ov.settle(now, r.P)
+func (r *Router) admits(now uint64, v *inVC, ov *outVC, o, u int, need uint32) (uint32, bool) {
+	op := &r.outP()[o] // its overflow rings, if ov has more than one promise
+	ov.settle(now, r.P, op, u)
 	if ov.credits >= need+uint32(ov.pad) {
 		return ov.credits, true
 	}
-	if t, ok := ov.creditsAt(need, r.P); ok {
+	if t, ok := ov.creditsAt(need, r.P, op, u); ok {
 		v.retry = min(v.retry, t)
 	} else {
 		v.watch |= 1 << uint(o) // a credit message may bring them
@@ -373,7 +374,7 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 		id := int32(bits.TrailingZeros64(rq))
 		p, w := portOf(id), vcIn(id)
 		if ip := &r.inP()[p]; ip.busyTo <= now && r.run(now, now, q, id, false) {
-			op.rr, r.rrIn[p] = next(p, np), uint8(next(w, len(ip.vcs)))
+			op.rr, r.rrIn[p] = uint8(next(p, np)), uint8(next(w, len(ip.vcs)))
 			return true
 		}
 		return false
@@ -384,7 +385,7 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 		ports |= 1 << uint(p)
 		m &^= 0xff << uint(p*routing.MaxVCs)
 	}
-	for _, pm := range rotate(ports, op.rr) {
+	for _, pm := range rotate(ports, int(op.rr)) {
 		for ; pm != 0; pm &= pm - 1 {
 			p := bits.TrailingZeros(pm)
 			ip := &r.inP()[p]
@@ -396,7 +397,7 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 				for ; vm != 0; vm &= vm - 1 {
 					w := bits.TrailingZeros(vm)
 					if r.run(now, now, q, vcID(p, w), false) {
-						op.rr, r.rrIn[p] = next(p, np), uint8(next(w, nv))
+						op.rr, r.rrIn[p] = uint8(next(p, np)), uint8(next(w, nv))
 						return true
 					}
 				}
@@ -435,12 +436,12 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.delay)
 	if v.out != 0 {
 		ov := &op.vcs[v.ovc]
-		ov.settle(now, r.P)
+		ov.settle(now, r.P, op, int(v.ovc))
 		if ov.credits == 0 {
-			if ov.pend.Len() == 0 {
+			if ov.npend == 0 {
 				return never // credits are announced by a message
 			}
-			t = max(t, ov.pend.Peek().at)
+			t = max(t, ov.first.at)
 		}
 	}
 	return t
@@ -561,7 +562,7 @@ func (r *Router) probe(now uint64) {
 		if op.cred.Traced() {
 			r.traced = true
 			for u := range op.vcs {
-				op.vcs[u].settle(now, r.P)
+				op.vcs[u].settle(now, r.P, op, u)
 				op.cred.Set(u, uint16(min(op.vcs[u].credits, 0xffff)))
 			}
 		}
@@ -583,11 +584,12 @@ func (r *Router) probe(now uint64) {
 func (r *Router) traceWake(now uint64) uint64 {
 	wake := uint64(never)
 	for q := range r.outP() {
-		for u := range r.outP()[q].vcs {
-			if ov := &r.outP()[q].vcs[u]; ov.pend.Len() > 0 {
-				ov.settle(now, r.P)
-				if ov.pend.Len() > 0 {
-					wake = min(wake, max(ov.pend.Peek().at, now+1))
+		op := &r.outP()[q]
+		for u := range op.vcs {
+			if ov := &op.vcs[u]; ov.npend > 0 {
+				ov.settle(now, r.P, op, u)
+				if ov.npend > 0 {
+					wake = min(wake, max(ov.first.at, now+1))
 				}
 			}
 		}
@@ -632,7 +634,8 @@ func (r *Router) Hops() uint64 { return r.hops }
 // its head sent has credits (in hand or promised) for every flit it has
 // not sent, so it never stops spread over two routers.
 func (r *Router) checkCutThrough(q, u int) error {
-	ov := &r.outP()[q].vcs[u]
+	op := &r.outP()[q]
+	ov := &op.vcs[u]
 	if r.p.Switching != VCT || ov.owner < 0 {
 		return nil
 	}
@@ -641,9 +644,9 @@ func (r *Router) checkCutThrough(q, u int) error {
 	if !ok || v.sent == 0 {
 		return nil
 	}
-	if left := pr.end - v.dep; uint64(ov.credits)+uint64(ov.promised()) < left {
+	if left := pr.end - v.dep; uint64(ov.credits)+uint64(ov.promised(op, u)) < left {
 		return fmt.Errorf("%s vc %d: vct packet %d has %d flits to send and room for %d downstream",
-			r.outP()[q].Path(), u, pr.p.ID, left, ov.credits+ov.promised())
+			op.Path(), u, pr.p.ID, left, ov.credits+ov.promised(op, u))
 	}
 	return nil
 }
@@ -703,18 +706,18 @@ func (r *Router) CheckCredits() error {
 			})
 			dv := &op.peer.vcs[u]
 			held := dv.ann - dv.dep
-			got := uint64(ov.credits) + uint64(ov.promised()) + data + held + back + reserved
+			got := uint64(ov.credits) + uint64(ov.promised(op, u)) + data + held + back + reserved
 			if got != uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: credits %d + promised %d + flits on the line %d + unsent downstream %d + returning %d + reserved for resends %d = %d, buffer %d",
-					op.Path(), u, ov.credits, ov.promised(), data, held, back, reserved, got, r.buf)
+					op.Path(), u, ov.credits, ov.promised(op, u), data, held, back, reserved, got, r.buf)
 			}
 			// The bubble padding belongs to the packet holding the VC
 			// and to packets downstream whose tails' credits are not
 			// back: none when the VC is free and every credit home;
 			// never more than the credits to come (the rule allocates a
 			// VC only with a longest packet's room beyond the padding).
-			if ov.pad > 0 && (ov.owner < 0 && ov.credits == r.buf || uint64(ov.pad) > uint64(ov.credits)+uint64(ov.promised())) {
-				return fmt.Errorf("%s vc %d: bubble padding %d with %d credits in hand and %d promised of %d", op.Path(), u, ov.pad, ov.credits, ov.promised(), r.buf)
+			if ov.pad > 0 && (ov.owner < 0 && ov.credits == r.buf || uint64(ov.pad) > uint64(ov.credits)+uint64(ov.promised(op, u))) {
+				return fmt.Errorf("%s vc %d: bubble padding %d with %d credits in hand and %d promised of %d", op.Path(), u, ov.pad, ov.credits, ov.promised(op, u), r.buf)
 			}
 			if occ := dv.occupancy(now, r.P) + landed; occ > uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: %d flits in a %d-flit buffer", op.peer.Path(), u, occ, r.buf)

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -32,4 +33,20 @@ func TestRouterRecordFitsWholeLines(t *testing.T) {
 	var r Router
 	require.LessOrEqual(t, unsafe.Sizeof(r), uintptr(448), "Router is %d bytes: past the 448-byte class", unsafe.Sizeof(r))
 	require.LessOrEqual(t, unsafe.Offsetof(r.flt)+unsafe.Sizeof(r.flt), uintptr(256), "the hot fields no longer fit four cache lines")
+}
+
+// An output VC is 32 bytes without pointers, so that the array of a
+// router's output VCs has no allocator header and each port's four VCs
+// are two whole cache lines of it (port 0's one VC ends the first
+// group): 7 × 4 × 32 = 896 bytes, a size class of whole lines, for the
+// 3-D torus router. The allocator reads a candidate port's VCs there.
+func TestOutputVCsFitWholeLines(t *testing.T) {
+	require.Equal(t, uintptr(32), unsafe.Sizeof(outVC{}), "outVC is %d bytes, not 32", unsafe.Sizeof(outVC{}))
+	ty := reflect.TypeOf(outVC{})
+	for i := 0; i < ty.NumField(); i++ {
+		switch k := ty.Field(i).Type.Kind(); k {
+		case reflect.Pointer, reflect.UnsafePointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.String, reflect.Func, reflect.Chan:
+			t.Fatalf("outVC.%s is a %s: the array would hold pointers (a header before it)", ty.Field(i).Name, k)
+		}
+	}
 }

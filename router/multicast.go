@@ -71,20 +71,20 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 				// On a bubble VC (a deposit packet's) the rule's room in
 				// hand, as for a unicast packet (need).
 				if nd := r.need(q, w, o, u, F); nd > F || ov.pad > 0 {
-					ov.settle(now, r.P)
+					ov.settle(now, r.P, op, u)
 					if ov.credits < nd+uint32(ov.pad) {
-						if t, ok := ov.creditsAt(nd, r.P); ok {
+						if t, ok := ov.creditsAt(nd, r.P, op, u); ok {
 							retry = min(retry, t)
 						}
 						continue
 					}
-				} else if c = ov.creditFor(now, r.P, F); c < F {
-					if t, ok := ov.creditsAt(F, r.P); ok {
+				} else if c = ov.creditFor(now, r.P, F, op, u); c < F {
+					if t, ok := ov.creditsAt(F, r.P, op, u); ok {
 						retry = min(retry, t)
 					}
 					continue
 				}
-				ov.settle(now, r.P)
+				ov.settle(now, r.P, op, u)
 				c = ov.credits
 			}
 			if pick[o] < 0 || c > best {
@@ -148,7 +148,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 		r.Eject.SendRef(now, &pk, 1)
 		return
 	}
-	ov.take(F, r.P)
+	ov.take(F, r.P, op, int(u))
 	ov.pad += r.padOf(o, int(u), F)
 	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: pr.p}
 	m.Pkt.Hops++

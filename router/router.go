@@ -149,9 +149,10 @@ type outPort struct {
 	ok     bool
 	eager  bool  // the downstream router is traced: tell it of heads at once
 	peerQ  uint8 // the downstream input's port
-	rr     int
-	peer   *inPort // the downstream input (monitors)
-	peerR  *Router // its router
+	rr     uint8
+	more   *ring.Ring[seg] // its VCs' promises past their first (outVC.npend; nil until one has more)
+	peer   *inPort         // the downstream input (monitors)
+	peerR  *Router         // its router
 	valid  rtl.Probe[bool]
 	pkt    rtl.Probe[uint32]
 	vc     rtl.Probe[uint8]
@@ -179,7 +180,12 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	// work touches few cache lines.
 	nvc := 1 + (np-1)*p.VCs
 	r.nvc = uint8(nvc)
-	r.vin, r.vout = unsafe.SliceData(make([]inVC, nvc)), unsafe.SliceData(make([]outVC, nvc))
+	r.vin = unsafe.SliceData(make([]inVC, nvc))
+	// The output VCs hold no pointers: a port's VCs start a line (port
+	// 0's one VC ends the first group), ports × VCs × 32 bytes in a
+	// size class of whole lines for the torus (7 × 4 × 32 = 896).
+	outs := make([]outVC, np*p.VCs)
+	r.vout = &outs[p.VCs-1]
 	for q := 0; q < np; q++ {
 		r.base[q] = uint8(vcBase(q, p.VCs))
 	}
@@ -349,7 +355,7 @@ func (r *Router) receive(now uint64) {
 	P := r.P
 	w := r.ready.Word(0)
 	if w&1 != 0 {
-		v := &r.inP()[0].vcs[0]
+		v := r.inVC(0)
 		for {
 			pk, ok := r.Inject.RecvRef(now)
 			if !ok {
@@ -382,7 +388,7 @@ func (r *Router) receive(now uint64) {
 			if retry && !r.links.rx[q].filter(now, m, P) {
 				continue // a copy the link rejects: it never enters the buffer
 			}
-			v := &ip.vcs[m.VC]
+			v := r.inVC(vcID(q, int(m.VC))) // from the Router's VC block, not through the port's slice (another line)
 			v.cleanup(now, P, r.pk)
 			if m.Head {
 				end := v.ann + uint64(flitsOf(&m.Pkt, P))
@@ -406,7 +412,7 @@ func (r *Router) receive(now uint64) {
 			if !ok {
 				break
 			}
-			op.vcs[c.VC].promise(c.At, c.N, P, c.Pad)
+			r.outVCAt(int(r.base[q])+int(c.VC)).promise(c.At, c.N, P, c.Pad, op, int(c.VC))
 		}
 	}
 	if r.retry != 0 {

@@ -1,6 +1,8 @@
 package router
 
 import (
+	"unsafe"
+
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -271,30 +273,75 @@ func (v *inVC) availFrom(s, D uint64, P uint32, limit uint32) uint32 {
 
 // outVC is the sender's state for one downstream VC: credits in hand,
 // credits promised (announced by the downstream, arriving later), and the
-// packet holding it.
+// packet holding it. 32 bytes without pointers: a port's VCs are whole
+// cache lines of the router's array (vout), two for four VCs, so that the
+// allocator's look at a candidate port's VCs costs one line, not the
+// three or four of records that hold their promises' ring; the oldest
+// promise (most VCs have at most one) is kept in the record, the rest in
+// the port's overflow rings (outPort.more, made when first needed).
 type outVC struct {
-	pend    ring.Ring[seg]
+	freeAt uint64
+	first  seg // the oldest promise, when npend > 0
+	// credits in hand
 	credits uint32
-	owner   int16 // input VC holding it, −1 when free
 	// pad is what the bubble rule counts beyond the credits taken: on a
 	// bubble VC a packet shorter than the longest holds a longest
 	// packet's room in the rule's count (Router.need) until its tail's
 	// credit is back. With packets of one length it stays 0.
-	pad    uint16
-	freeAt uint64
+	pad   uint16
+	owner int8 // input VC holding it (a vcID, < 64), −1 when free
+	// The promises: 0 none, 1 first, 2 first and the entries of the
+	// port's overflow ring for this VC (never empty then).
+	npend uint8
+}
+
+// ovf is output VC u's overflow ring of promises.
+func (op *outPort) ovf(u int) *ring.Ring[seg] {
+	if op.more == nil {
+		op.more = unsafe.SliceData(make([]ring.Ring[seg], len(op.vcs)))
+	}
+	return (*ring.Ring[seg])(unsafe.Add(unsafe.Pointer(op.more), uintptr(u)*unsafe.Sizeof(ring.Ring[seg]{})))
+}
+
+// pendLen is the number of promises; pendAt is promise i, 0 the oldest.
+func (o *outVC) pendLen(op *outPort, u int) int {
+	if o.npend < 2 {
+		return int(o.npend)
+	}
+	return 1 + op.ovf(u).Len()
+}
+
+func (o *outVC) pendAt(i int, op *outPort, u int) *seg {
+	if i == 0 {
+		return &o.first
+	}
+	return op.ovf(u).At(i - 1)
+}
+
+// popPend drops the oldest promise.
+func (o *outVC) popPend(op *outPort, u int) {
+	if o.npend < 2 {
+		o.first, o.npend = seg{}, 0
+		return
+	}
+	q := op.ovf(u)
+	o.first = q.Pop()
+	if q.Len() == 0 {
+		o.npend = 1
+	}
 }
 
 // settle moves the promised credits that have arrived by now into hand.
 // Inlined where it is called: most VCs have none promised.
-func (o *outVC) settle(now uint64, P uint32) {
-	if o.pend.Len() > 0 {
-		o.settlePromised(now, P)
+func (o *outVC) settle(now uint64, P uint32, op *outPort, u int) {
+	if o.npend != 0 {
+		o.settlePromised(now, P, op, u)
 	}
 }
 
-func (o *outVC) settlePromised(now uint64, P uint32) {
-	for o.pend.Len() > 0 {
-		s := o.pend.Peek()
+func (o *outVC) settlePromised(now uint64, P uint32, op *outPort, u int) {
+	for o.npend != 0 {
+		s := &o.first
 		if now < s.at {
 			return
 		}
@@ -302,7 +349,7 @@ func (o *outVC) settlePromised(now uint64, P uint32) {
 		o.credits += uint32(k)
 		if k == uint64(s.n) {
 			o.pad -= s.pad
-			o.pend.Pop()
+			o.popPend(op, u)
 		} else {
 			s.at += k * uint64(P)
 			s.n -= uint32(k)
@@ -311,39 +358,55 @@ func (o *outVC) settlePromised(now uint64, P uint32) {
 }
 
 // promise records n credits arriving from at on, the last freeing pad.
-func (o *outVC) promise(at uint64, n uint32, P uint32, pad uint16) {
-	if o.pend.Len() > 0 {
-		if l := o.pend.At(o.pend.Len() - 1); l.pad == 0 && l.at+uint64(l.n)*uint64(P) == at {
+func (o *outVC) promise(at uint64, n uint32, P uint32, pad uint16, op *outPort, u int) {
+	if o.npend != 0 {
+		l := &o.first
+		if o.npend == 2 {
+			q := op.ovf(u)
+			l = q.At(q.Len() - 1)
+		}
+		if l.pad == 0 && l.at+uint64(l.n)*uint64(P) == at {
 			l.n += n
 			l.pad = pad
 			return
 		}
 	}
-	o.pend.Push(seg{at, n, pad})
+	if o.npend == 0 {
+		o.first, o.npend = seg{at, n, pad}, 1
+		return
+	}
+	op.ovf(u).Push(seg{at, n, pad})
+	o.npend = 2
 }
 
 // creditFor is how many flits can leave at s, s+P, … on the credits in
 // hand and promised: promised credits count from the first run that does
 // not arrive in time on. At most limit.
-func (o *outVC) creditFor(s uint64, P uint32, limit uint32) uint32 {
+func (o *outVC) creditFor(s uint64, P uint32, limit uint32, op *outPort, u int) uint32 {
 	n := o.credits
-	for i := 0; i < o.pend.Len() && n < limit; i++ {
-		sg := o.pend.At(i)
-		if sg.at > s+uint64(n)*uint64(P) {
-			break
+	if o.npend != 0 && n < limit && o.first.at <= s+uint64(n)*uint64(P) {
+		n += o.first.n
+		if o.npend == 2 {
+			q := op.ovf(u)
+			for i := 0; i < q.Len() && n < limit; i++ {
+				sg := q.At(i)
+				if sg.at > s+uint64(n)*uint64(P) {
+					break
+				}
+				n += sg.n
+			}
 		}
-		n += sg.n
 	}
 	return min(n, limit)
 }
 
 // take spends n credits, those in hand first.
-func (o *outVC) take(n, P uint32) {
+func (o *outVC) take(n, P uint32, op *outPort, u int) {
 	k := min(n, o.credits)
 	o.credits -= k
 	n -= k
 	for n > 0 {
-		s := o.pend.Peek()
+		s := &o.first
 		k := min(n, s.n)
 		n -= k
 		if k == s.n {
@@ -351,7 +414,7 @@ func (o *outVC) take(n, P uint32) {
 			// owns the VC until its tail has gone, after they arrive:
 			// the padding they free is unseen until then.
 			o.pad -= s.pad
-			o.pend.Pop()
+			o.popPend(op, u)
 		} else {
 			s.n -= k
 			s.at += uint64(k) * uint64(P)
@@ -361,14 +424,14 @@ func (o *outVC) take(n, P uint32) {
 
 // creditsAt is the cycle by which the VC holds need credits in hand
 // beyond its padding, if the promises reach that far.
-func (o *outVC) creditsAt(need uint32, P uint32) (uint64, bool) {
+func (o *outVC) creditsAt(need uint32, P uint32, op *outPort, u int) (uint64, bool) {
 	pad := uint32(o.pad)
 	if o.credits >= need+pad {
 		return 0, true
 	}
 	n := o.credits
-	for i := 0; i < o.pend.Len(); i++ {
-		s := o.pend.At(i)
+	for i, np := 0, o.pendLen(op, u); i < np; i++ {
+		s := o.pendAt(i, op, u)
 		if n+s.n >= need+pad {
 			return s.at + uint64(need+pad-n-1)*uint64(P), true
 		}
@@ -381,10 +444,10 @@ func (o *outVC) creditsAt(need uint32, P uint32) (uint64, bool) {
 }
 
 // promised is the credits promised and not yet arrived.
-func (o *outVC) promised() uint32 {
+func (o *outVC) promised(op *outPort, u int) uint32 {
 	var n uint32
-	for i := 0; i < o.pend.Len(); i++ {
-		n += o.pend.At(i).n
+	for i, np := 0, o.pendLen(op, u); i < np; i++ {
+		n += o.pendAt(i, op, u).n
 	}
 	return n
 }
