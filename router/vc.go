@@ -20,8 +20,8 @@ const (
 // those left by the last cleanup. segs holds the announced flits not gone,
 // pkts their packets.
 type inVC struct {
-	segs  ring.Ring[seg]
-	pkts  ring.Ring[pktRef] // its packets, in the router's store
+	segs  fifo[seg]
+	pkts  fifo[pktRef] // its packets, in the router's store
 	ann   uint64
 	dep   uint64
 	gone  uint64
@@ -34,6 +34,56 @@ type inVC struct {
 	drop  bool   // the packet has no route left: it leaves by the ejection port, discarded (faults.go)
 	watch uint8  // Routing: the outputs whose credit messages may let it allocate (sleep)
 	retry uint64 // earliest cycle an attempt can succeed (0: now)
+}
+
+// fifo is a FIFO whose oldest entry is kept in place, the others in a
+// ring: a VC's segments and packets, of which most VCs hold one, are then
+// read in the VC's record, not in a ring's array elsewhere (another cache
+// line). A zero entry is none: a segment has flits, a packet an end.
+type fifo[T comparable] struct {
+	first T
+	more  ring.Ring[T]
+}
+
+func (f *fifo[T]) Len() int {
+	var z T
+	if f.first == z {
+		return 0
+	}
+	return 1 + f.more.Len()
+}
+
+// At is entry i, 0 the oldest; 0 ≤ i < Len.
+func (f *fifo[T]) At(i int) *T {
+	if i == 0 {
+		return &f.first
+	}
+	return f.more.At(i - 1)
+}
+
+// Peek is the oldest entry; the FIFO must not be empty.
+func (f *fifo[T]) Peek() *T { return &f.first }
+
+// Push appends v, which is not zero.
+func (f *fifo[T]) Push(v T) {
+	var z T
+	if f.first == z {
+		f.first = v
+		return
+	}
+	f.more.Push(v)
+}
+
+// Pop removes and returns the oldest entry; the FIFO must not be empty.
+func (f *fifo[T]) Pop() T {
+	v := f.first
+	if f.more.Len() > 0 {
+		f.first = f.more.Pop()
+	} else {
+		var z T
+		f.first = z
+	}
+	return v
 }
 
 // pktRef is a packet of a VC: its slot in the router's store, and the
