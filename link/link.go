@@ -228,14 +228,17 @@ func (s *Sender) unaccepted() int {
 }
 
 // Receiver is the receiving end: the data line and the credit return.
+// What a receive reads and writes (the line, the probes, the tail) comes
+// first and together, its Module last: in a network larger than the
+// caches a receive then touches two lines of its owner's record, not three.
 type Receiver struct {
-	rtl.Module
 	Data   rtl.LineIn[packet.Packet]
-	Credit rtl.LineOut[credit.Token]
 	valid  rtl.Probe[bool]
 	pkt    rtl.Probe[uint32]
 	tail   uint64 // cycle after the tail of the packet being received
 	rel    *rxRetry
+	Credit rtl.LineOut[credit.Token]
+	rtl.Module
 }
 
 // NewReceiver makes the receiving end under owner.
