@@ -15,13 +15,16 @@ import "github.com/hwcoll/hwcoll/rtl"
 // arrival (Arrive) and, once a cycle, asks what to return (Release). The
 // counts are kept as a histogram, so each call is O(1) whatever the radix.
 type Granter struct {
-	rtl.Module
 	level    []uint16 // level[v]: crosspoints holding v packets
 	top      uint16   // the fullest crosspoint's count
 	granted  uint16   // credits the sender holds, has on the line, or has coming back
 	capacity uint16
 	minFree  rtl.Probe[uint16] // capacity − top: what the sender may hold
 	grantedP rtl.Probe[uint16] // granted
+	// Last: what a packet's arrival and departure update (the counts,
+	// the probes) is the granter's first 64 bytes, one line of its
+	// owner's record where the owner places it so.
+	rtl.Module
 }
 
 // InitGranter makes the granter of an input with crosspoints crosspoints of

@@ -20,27 +20,40 @@ import (
 // crosspoints grows past what the upstream counter holds; per-link, when a
 // packet's last copy has left (Multicast); per-crosspoint, one per copy.
 type inPort struct {
+	// The record is 576 bytes, nine whole lines, so that in the array of
+	// a switch's inputs (after the allocator's 8-byte header) every port
+	// has its line boundaries at the same offsets, 56 + 64·j, and the
+	// fields are grouped by them: a packet's arrival and a done notice
+	// each read seven lines of it, 0-2 and 4-7 (and line 3 when a credit
+	// goes upstream); line 8 holds the cold fields (TestInPortLines).
 	rtl.Module
 	sw       *Switch
 	idx      int32
 	creditN  uint16      // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
 	adaptive bool        // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 	mode     credit.Mode // the switch's credit mode, here so that a done notice need not read the switch
-	rx       link.Receiver
+	// lines 1-3: the line's state and tail; the probes; the credit return
+	rx link.Receiver
+	// line 4
 	done     ring.Ring[xpDone] // copies the outputs have sent: slot, output, from when
 	slots    []held            // the packets it holds, read by the outputs until their last copy left
-	free     []uint16          // free slots (a stack)
 	inUse    int32
-	maxSlots int32             // the most packets the credits let the upstream have here
-	queued   []uint16          // per output: copies written to its crosspoint and not yet left
-	owed     []credit.Token    // credits to return, one token per cycle
-	used     rtl.Probe[uint16] // slots in use, for the waveform
-	drops    *fault.Log        // packets discarded for want of a route (WatchFaults; nil: none expected)
+	maxSlots int32 // the most packets the credits let the upstream have here
+	// line 5
+	free   []uint16          // free slots (a stack)
+	queued []uint16          // per output: copies written to its crosspoint and not yet left
+	used   rtl.Probe[uint16] // slots in use, for the waveform
+	// line 6
+	owed    []credit.Token                 // credits to return, one token per cycle
+	xpWrite rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
+	rng     rtl.Stream                     // for ties (pickLeast)
+	doneIn  rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
+	// line 7: the granter's counts and probes (its module on line 8)
+	grant credit.Granter // min-free only
+	// line 8, cold
+	drops    *fault.Log // packets discarded for want of a route (WatchFaults; nil: none expected)
 	creditAt uint64
-	grant    credit.Granter                 // min-free only
-	xpWrite  rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
-	doneIn   rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
-	rng      rtl.Stream                     // for ties (pickLeast)
+	_        [24]byte // to 576 bytes
 }
 
 // held is one packet an input holds and what the input knows of it, in

@@ -8,15 +8,74 @@ import (
 )
 
 // A switch's input ports are one allocation and its output ports another.
-// For an 8-port switch each array, with the 8-byte header the Go allocator
-// puts before an object of over 512 bytes that holds pointers, fits the
-// 4864-byte size class. One more word per port takes the 5376-byte class:
-// 1 KB more per switch, 4 % of a fat-tree node's heap budget.
+// For an 8-port switch each array has the 8-byte header the Go allocator
+// puts before an object of over 512 bytes that holds pointers: the inputs
+// (8 × 576 + 8) fit the 4864-byte size class, the outputs (8 × 640 + 8)
+// the 5376-byte one. The outputs were 600 bytes, in the 4864-byte class;
+// at 640, whole lines (TestOutPortLines), they take 512 bytes more a
+// switch and a hop misses the caches less. One more line of either
+// takes the next class, 512 or 768 bytes more a switch.
 func TestPortArraysFitTheirSizeClass(t *testing.T) {
-	const ports, header, class = 8, 8, 4864
-	for name, size := range map[string]uintptr{"inPort": unsafe.Sizeof(inPort{}), "outPort": unsafe.Sizeof(outPort{})} {
-		require.LessOrEqual(t, ports*size+header, uintptr(class),
-			"%s is %d bytes: %d of them and the header no longer fit the %d-byte size class", name, size, ports, class)
+	const ports, header = 8, 8
+	for name, c := range map[string]struct{ size, class uintptr }{
+		"inPort":  {unsafe.Sizeof(inPort{}), 4864},
+		"outPort": {unsafe.Sizeof(outPort{}), 5376},
+	} {
+		require.LessOrEqual(t, ports*c.size+header, c.class,
+			"%s is %d bytes: %d of them and the header no longer fit the %d-byte size class", name, c.size, ports, c.class)
+	}
+}
+
+// portLine is the line of a port's record that bytes [off, off+size)
+// fall in, for a record of whole lines in an array after the allocator's
+// 8-byte header (line 0 is the record's first 56 bytes); -1 if they
+// straddle two.
+func portLine(off, size uintptr) int {
+	if (off+8)/64 != (off+size-1+8)/64 {
+		return -1
+	}
+	return int((off + 8) / 64)
+}
+
+// An input port is whole lines, so its line boundaries fall at the same
+// offsets in every port of the array, and what a hop reads of it is on
+// the lines its fields are grouped by.
+func TestInPortLines(t *testing.T) {
+	var p inPort
+	require.Equal(t, uintptr(9*64), unsafe.Sizeof(p), "inPort")
+	for _, f := range []struct {
+		name      string
+		off, size uintptr
+		line      int
+	}{
+		{"sw, idx, adaptive, mode", unsafe.Offsetof(p.sw), 16, 0},
+		{"rx's line state and tail", unsafe.Offsetof(p.rx) + 8, 64, 1},
+		{"done, slots, inUse", unsafe.Offsetof(p.done), unsafe.Offsetof(p.maxSlots) + 4 - unsafe.Offsetof(p.done), 4},
+		{"free, queued, used", unsafe.Offsetof(p.free), unsafe.Offsetof(p.used) + unsafe.Sizeof(p.used) - unsafe.Offsetof(p.free), 5},
+		{"owed, xpWrite, rng", unsafe.Offsetof(p.owed), unsafe.Offsetof(p.rng) + 8 - unsafe.Offsetof(p.owed), 6},
+		{"the granter's counts and probes", unsafe.Offsetof(p.grant), unsafe.Offsetof(p.grant.Module), 7},
+	} {
+		require.Equal(t, f.line, portLine(f.off, f.size), f.name)
+	}
+}
+
+// An output port is whole lines, as an input is (TestInPortLines).
+func TestOutPortLines(t *testing.T) {
+	var p outPort
+	require.Equal(t, uintptr(10*64), unsafe.Sizeof(p), "outPort")
+	for _, f := range []struct {
+		name      string
+		off, size uintptr
+		line      int
+	}{
+		{"sw, arrAt, full", unsafe.Offsetof(p.sw), 24, 0},
+		{"the published credits", unsafe.Offsetof(p.dsCred), 24, 1},
+		{"the credit line's count and the counter", unsafe.Offsetof(p.tx) + 32, 64, 2},
+		{"the link's free cycle and the crosspoints' lists", unsafe.Offsetof(p.tx) + unsafe.Sizeof(p.tx) - 8, 56, 6},
+		{"the bank's epoch and sim, stall, ds", unsafe.Offsetof(p.xp) + 56, unsafe.Offsetof(p.ds) + unsafe.Sizeof(p.ds) - unsafe.Offsetof(p.xp) - 56, 7},
+		{"grant, done", unsafe.Offsetof(p.grant), unsafe.Offsetof(p.done) + 16 - unsafe.Offsetof(p.grant), 8},
+	} {
+		require.Equal(t, f.line, portLine(f.off, f.size), f.name)
 	}
 }
 

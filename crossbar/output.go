@@ -16,30 +16,41 @@ import (
 // downstream credits competes; the winner's head goes on the link, which is
 // then busy for the packet's length.
 type outPort struct {
+	// The record is 640 bytes, ten whole lines, so that in the array of a
+	// switch's outputs (after the allocator's 8-byte header) every port
+	// has its line boundaries at the same offsets, 56 + 64·j, and the
+	// fields are grouped by them (TestOutPortLines): an input's copy
+	// (Accept) reads lines 0, 6 and 7; a send, lines 0 to 8; an adaptive
+	// input's look at the published credits two, line 1 (dsCred, dsAt,
+	// dsSnap) and line 2 (the credit line's count and the counter). At
+	// 600 bytes (the 4864-byte class) every port had them elsewhere.
 	rtl.Module
 	sw    *Switch
-	arrAt uint64     // the latest wake-up scheduled for arrivals (write)
-	xp    xpbuf.Bank // xp(i): input i's crosspoint
-	ds    Downstream
-	ptr   rtl.Reg[uint8]
-	grant rtl.Probe[uint8] // input whose packet is on the link (the last grant)
-	stall rtl.Probe[bool]  // packets wait but the downstream has no credit
-	// What an adaptive input reads of this output (published), next to
-	// the credit line and counter at the head of tx: a few lines of the
-	// record rather than lines at both ends of it.
+	arrAt uint64 // the latest wake-up scheduled for arrivals (write)
+	full  uint64 // crosspoints holding packets, arrived or on their way (bit i: xp(i))
+	// line 1: what an adaptive input reads of this output (published),
+	// just before the credit line and counter at the head of tx (line 2).
 	dsCred  *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
 	dsAt    uint64           // 1 + the cycle of dsSnap
 	dsSnap  uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
 	k       uint8            // the switch's crossbar ports, here so that arbitrating does not read the switch
 	tracked bool             // the switch counts grants (TrackGrants)
 	idx     int32
-	tx      link.Sender
-	full    uint64                       // crosspoints holding packets, arrived or on their way (bit i: xp(i))
-	xpIn    rtl.CallIn[xpWrite]          // a copy from an input, into its crosspoint (Accept)
-	done    rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
+	xpIn    rtl.CallIn[xpWrite] // a copy from an input, into its crosspoint (Accept)
+	// lines 1-6, its last field (free, which Accept reads) on line 6
+	tx link.Sender
+	// lines 6-7
+	xp    xpbuf.Bank      // xp(i): input i's crosspoint
+	stall rtl.Probe[bool] // packets wait but the downstream has no credit
+	ds    Downstream
+	ptr   rtl.Reg[uint8]
+	// line 8
+	grant rtl.Probe[uint8]             // input whose packet is on the link (the last grant)
+	done  rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
 	// The crosspoints' scopes and probes: the waveform's, cold, at the
 	// end of the record.
 	xpProbes xpbuf.Probes
+	_        [40]byte // to 640 bytes
 }
 
 func newOutPort(s *Switch, o int, p *outPort) *outPort {

@@ -20,14 +20,12 @@ type Sender struct {
 	// switch reads both of several outputs for every packet it routes
 	// (AvailableAt), and its output port keeps what else it reads of
 	// them just before.
-	Credit rtl.LineIn[credit.Token]
-	cred   credit.Counter // *Credits, kept inline
-	rtl.Module
+	Credit  rtl.LineIn[credit.Token]
+	cred    credit.Counter // *Credits, kept inline
 	Data    rtl.LineOut[packet.Packet]
 	Credits *credit.Counter
 	valid   rtl.Probe[bool]   // a packet is on the link
 	pkt     rtl.Probe[uint32] // its packet.Tag
-	free    uint64            // first cycle the link is free
 	sent    uint64
 	// Defer, when set, delivers each packet Defer cycles after it arrives
 	// (rtl.LineOut.SendAt): for a receiver that cannot act on a packet
@@ -35,6 +33,11 @@ type Sender struct {
 	// know it and take the arrival as the packet's Sent + the latency.
 	Defer uint64
 	rel   *txRetry // the retry protocol's sending half (ConnectRetry)
+	// Near the end, as the Receiver's: a send reads only its partition.
+	rtl.Module
+	// Last, so that an owner that asks only whether the link is busy
+	// (Busy) can have it on a line with what else it reads then.
+	free uint64 // first cycle the link is free
 }
 
 // NewSender makes the sending end under owner.
@@ -232,11 +235,13 @@ func (s *Sender) unaccepted() int {
 // first and together, its Module last: in a network larger than the
 // caches a receive then touches two lines of its owner's record, not three.
 type Receiver struct {
-	Data   rtl.LineIn[packet.Packet]
-	valid  rtl.Probe[bool]
-	pkt    rtl.Probe[uint32]
+	Data rtl.LineIn[packet.Packet]
+	// The tail right after the line's state: the two are a line of the
+	// owner's record where the owner places them so (a crossbar input).
 	tail   uint64 // cycle after the tail of the packet being received
+	valid  rtl.Probe[bool]
 	rel    *rxRetry
+	pkt    rtl.Probe[uint32]
 	Credit rtl.LineOut[credit.Token]
 	rtl.Module
 }
