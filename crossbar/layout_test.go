@@ -37,46 +37,48 @@ func portLine(off, size uintptr) int {
 	return int((off + 8) / 64)
 }
 
+// lineField is a group of a port's fields and the line they must be on.
+type lineField struct {
+	name      string
+	off, size uintptr
+	line      int
+}
+
+func requireLines(t *testing.T, fields []lineField) {
+	t.Helper()
+	for _, f := range fields {
+		require.Equal(t, f.line, portLine(f.off, f.size), f.name)
+	}
+}
+
 // An input port is whole lines, so its line boundaries fall at the same
 // offsets in every port of the array, and what a hop reads of it is on
 // the lines its fields are grouped by.
 func TestInPortLines(t *testing.T) {
 	var p inPort
 	require.Equal(t, uintptr(9*64), unsafe.Sizeof(p), "inPort")
-	for _, f := range []struct {
-		name      string
-		off, size uintptr
-		line      int
-	}{
+	requireLines(t, []lineField{
 		{"sw, idx, adaptive, mode", unsafe.Offsetof(p.sw), 16, 0},
 		{"rx's line state and tail", unsafe.Offsetof(p.rx) + 8, 64, 1},
 		{"done, slots, inUse", unsafe.Offsetof(p.done), unsafe.Offsetof(p.maxSlots) + 4 - unsafe.Offsetof(p.done), 4},
 		{"free, queued, used", unsafe.Offsetof(p.free), unsafe.Offsetof(p.used) + unsafe.Sizeof(p.used) - unsafe.Offsetof(p.free), 5},
 		{"owed, xpWrite, rng", unsafe.Offsetof(p.owed), unsafe.Offsetof(p.rng) + 8 - unsafe.Offsetof(p.owed), 6},
 		{"the granter's counts and probes", unsafe.Offsetof(p.grant), unsafe.Offsetof(p.grant.Module), 7},
-	} {
-		require.Equal(t, f.line, portLine(f.off, f.size), f.name)
-	}
+	})
 }
 
 // An output port is whole lines, as an input is (TestInPortLines).
 func TestOutPortLines(t *testing.T) {
 	var p outPort
 	require.Equal(t, uintptr(10*64), unsafe.Sizeof(p), "outPort")
-	for _, f := range []struct {
-		name      string
-		off, size uintptr
-		line      int
-	}{
+	requireLines(t, []lineField{
 		{"sw, arrAt, full", unsafe.Offsetof(p.sw), 24, 0},
 		{"the published credits", unsafe.Offsetof(p.dsCred), 24, 1},
 		{"the credit line's count and the counter", unsafe.Offsetof(p.tx) + 32, 64, 2},
 		{"the link's free cycle and the crosspoints' lists", unsafe.Offsetof(p.tx) + unsafe.Sizeof(p.tx) - 8, 56, 6},
 		{"the bank's epoch and sim, stall, ds", unsafe.Offsetof(p.xp) + 56, unsafe.Offsetof(p.ds) + unsafe.Sizeof(p.ds) - unsafe.Offsetof(p.xp) - 56, 7},
 		{"grant, done", unsafe.Offsetof(p.grant), unsafe.Offsetof(p.done) + 16 - unsafe.Offsetof(p.grant), 8},
-	} {
-		require.Equal(t, f.line, portLine(f.off, f.size), f.name)
-	}
+	})
 }
 
 // What the ports read at every packet is in whole lines of its own: the
