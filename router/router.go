@@ -208,12 +208,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	return r, nil
 }
 
-// newInVCs makes n input VCs that start a cache line, so that each
-// 128-byte VC is two whole lines. Go puts an 8-byte header before an
-// object of over 512 bytes that holds pointers, and such objects start
-// on a line; the VCs follow 56 bytes of padding after the header. (Were
-// the allocator to change, the VCs would only be off a line: slower, the
-// same results; TestInputVCsFitWholeLines would say so.)
+// newInVCs makes n input VCs that start a cache line.
 func newInVCs(n int) *inVC {
 	const hdr = 8
 	t := reflect.StructOf([]reflect.StructField{
