@@ -50,14 +50,3 @@ func TestOutputVCsFitWholeLines(t *testing.T) {
 		}
 	}
 }
-
-// An input VC is 128 bytes, two whole cache lines of the array the
-// router keeps them in (newInVCs starts it on a line, past the
-// allocator's header): cleanup, announce and the scans of a VC touch
-// two lines of it, not the three of a VC astride them.
-func TestInputVCsFitWholeLines(t *testing.T) {
-	require.Equal(t, uintptr(128), unsafe.Sizeof(inVC{}), "inVC is %d bytes, not 128", unsafe.Sizeof(inVC{}))
-	for _, n := range []int{25, 13, 41} {
-		require.Zero(t, uintptr(unsafe.Pointer(newInVCs(n)))%64, "%d input VCs do not start a line", n)
-	}
-}

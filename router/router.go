@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"reflect"
 	"unsafe"
 
 	"github.com/hwcoll/hwcoll/credit"
@@ -181,7 +180,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	// work touches few cache lines.
 	nvc := 1 + (np-1)*p.VCs
 	r.nvc = uint8(nvc)
-	r.vin = newInVCs(nvc)
+	r.vin = unsafe.SliceData(make([]inVC, nvc))
 	// The output VCs hold no pointers: a port's VCs start a line (port
 	// 0's one VC ends the first group), ports × VCs × 32 bytes in a
 	// size class of whole lines for the torus (7 × 4 × 32 = 896).
@@ -206,16 +205,6 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	}
 	r.prio = r.hi != 0
 	return r, nil
-}
-
-// newInVCs makes n input VCs that start a cache line.
-func newInVCs(n int) *inVC {
-	const hdr = 8
-	t := reflect.StructOf([]reflect.StructField{
-		{Name: "Pad", Type: reflect.TypeOf([64 - hdr]byte{})},
-		{Name: "V", Type: reflect.ArrayOf(n, reflect.TypeOf(inVC{}))},
-	})
-	return (*inVC)(unsafe.Add(reflect.New(t).UnsafePointer(), 64-hdr))
 }
 
 func (r *Router) initIn(q int) {

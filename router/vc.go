@@ -34,7 +34,6 @@ type inVC struct {
 	drop  bool   // the packet has no route left: it leaves by the ejection port, discarded (faults.go)
 	watch uint8  // Routing: the outputs whose credit messages may let it allocate (sleep)
 	retry uint64 // earliest cycle an attempt can succeed (0: now)
-	_     [24]byte
 }
 
 // fifo is a FIFO whose oldest entry is kept in place, the others in a
@@ -43,16 +42,13 @@ type inVC struct {
 // line). A zero entry is none: a segment has flits, a packet an end.
 type fifo[T comparable] struct {
 	first T
-	more  *ring.Ring[T] // nil until a second entry comes
+	more  ring.Ring[T]
 }
 
 func (f *fifo[T]) Len() int {
 	var z T
 	if f.first == z {
 		return 0
-	}
-	if f.more == nil {
-		return 1
 	}
 	return 1 + f.more.Len()
 }
@@ -75,16 +71,13 @@ func (f *fifo[T]) Push(v T) {
 		f.first = v
 		return
 	}
-	if f.more == nil {
-		f.more = new(ring.Ring[T])
-	}
 	f.more.Push(v)
 }
 
 // Pop removes and returns the oldest entry; the FIFO must not be empty.
 func (f *fifo[T]) Pop() T {
 	v := f.first
-	if f.more != nil && f.more.Len() > 0 {
+	if f.more.Len() > 0 {
 		f.first = f.more.Pop()
 	} else {
 		var z T
