@@ -37,8 +37,8 @@ func (s oqxp) trackGrants() {
 		for o := range s.Switch.grants {
 			s.Switch.grants[o] = make([]uint64, s.k)
 		}
-		for _, out := range s.outs {
-			out.tracked = true
+		for o := range s.outs {
+			s.outs[o].tracked = true
 		}
 	}
 }
@@ -56,7 +56,7 @@ func (s oqxp) fault() error {
 }
 
 func (s oqxp) buffered(i int) int {
-	in := s.ins[i]
+	in := &s.ins[i]
 	n := int(in.inUse)
 	if in.creditAt >= s.Now() {
 		n += int(in.creditN) // discarded: the credit is scheduled, not yet on the line
@@ -91,7 +91,7 @@ func (s oqxp) occupancy(i, o int) int {
 }
 
 func (s oqxp) copiesHeld(i, o int) int {
-	in, out := s.ins[i], s.outs[o]
+	in, out := &s.ins[i], &s.outs[o]
 	n := out.xp.Len(i) // arrived or on the way
 	in.done.Each(func(d *xpDone) {
 		if int(d.out) == o {

@@ -19,7 +19,8 @@ func (s *Switch) WatchFaults() error {
 	if s.P.CreditMode == credit.PerCrosspoint {
 		return fmt.Errorf("routes that change need min-free or per-link credits; per-crosspoint look-ahead routes by the next switch's table")
 	}
-	for _, in := range s.ins {
+	for i := range s.ins {
+		in := &s.ins[i]
 		if in.drops == nil {
 			in.drops = &fault.Log{}
 		}
@@ -30,7 +31,8 @@ func (s *Switch) WatchFaults() error {
 // Dropped is every input's log of discarded packets (after WatchFaults).
 func (s *Switch) Dropped() []*fault.Log {
 	var logs []*fault.Log
-	for _, in := range s.ins {
+	for i := range s.ins {
+		in := &s.ins[i]
 		if in.drops != nil {
 			logs = append(logs, in.drops)
 		}

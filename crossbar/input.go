@@ -320,7 +320,7 @@ func (p *inPort) leastLoaded(mask uint64) uint64 {
 	if p.adaptive {
 		now := p.Now()
 		mask = mostCredits(mask, func(o int) uint16 {
-			if out := &p.sw.outArr[o]; out.dsCred != nil {
+			if out := &p.sw.outs[o]; out.dsCred != nil {
 				return out.published(now)
 			}
 			return 0

@@ -88,7 +88,7 @@ func TestOutPortLines(t *testing.T) {
 func TestSwitchHotLines(t *testing.T) {
 	var s Switch
 	require.Equal(t, uintptr(384), unsafe.Sizeof(s), "Switch")
-	require.Equal(t, uintptr(32), unsafe.Offsetof(s.inArr))
+	require.Equal(t, uintptr(32), unsafe.Offsetof(s.ins))
 	require.Less(t, unsafe.Offsetof(s.ties), uintptr(64))
 	require.Equal(t, uintptr(64), unsafe.Offsetof(s.Table))
 	require.Equal(t, uintptr(120), unsafe.Offsetof(s.delay))

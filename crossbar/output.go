@@ -149,7 +149,7 @@ func (p *outPort) Eval() {
 			if h.At > now {
 				continue // still on its way through the switch
 			}
-			pk := &p.sw.inArr[i].slots[h.Slot].pkt
+			pk := &p.sw.ins[i].slots[h.Slot].pkt
 			mask := p.lookahead(pk)
 			if !p.tx.Credits.CanSend(mask) {
 				waiting = true

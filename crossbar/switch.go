@@ -168,26 +168,24 @@ type Switch struct {
 	// credits (adaptive routes), the done scratch and the switch delay.
 	// Spread over the record, they took four or five lines a hop, which
 	// in a network larger than the caches are misses.
-	inArr []inPort // oq-xp: the inputs (ins points into it)
+	ins   []inPort // oq-xp: the inputs
 	k     int32    // crossbar ports: Ports + CombineUnits
 	ties  bool     // inputs break ties by a draw (P.RandomTies, or adaptive credits)
 	Table *Table
-	// outArr, oq-xp: the outputs (outs points into it).
-	outArr []outPort
+	outs  []outPort // oq-xp: the outputs
 	// batch is the inputs' scratch for a cycle's done notices, sorted by
 	// output (inPort.takeDone): one for all, as the ports are evaluated
 	// one at a time (Together), and warm in the cache.
 	batch []xpDone
 	delay uint64 // P.SwitchDelay
 	P     Params
-	fab   fabric     // the organization: oqxp, or the scheduler of iq-fifo and voq
-	ins   []*inPort  // oq-xp
-	outs  []*outPort // oq-xp
+	fab   fabric // the organization: oqxp, or the scheduler of iq-fifo and voq
 	units []*combine.Unit
 	err   error // oq-xp: the first fault of a port (Fault)
 	// grants, oq-xp: per output, per input, the copies sent
 	// (TrackGrants; nil: not counted, as only a testbench asks).
 	grants [][]uint64
+	_      [48]byte // to 384 bytes, a size class of whole lines
 }
 
 // fail records the first fault of one of the switch's ports.
@@ -221,13 +219,12 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 	s.Together()
 	k := int(s.k)
 	// The ports of a switch side by side: they hand each other work.
-	inArr, outArr := make([]inPort, k), make([]outPort, k)
-	s.inArr, s.outArr = inArr, outArr
-	for i := 0; i < k; i++ {
-		s.ins = append(s.ins, newInPort(s, i, &inArr[i]))
+	s.ins, s.outs = make([]inPort, k), make([]outPort, k)
+	for i := range s.ins {
+		newInPort(s, i, &s.ins[i])
 	}
-	for o := 0; o < k; o++ {
-		s.outs = append(s.outs, newOutPort(s, o, &outArr[o]))
+	for o := range s.outs {
+		newOutPort(s, o, &s.outs[o])
 	}
 	// Every input to every output's crosspoint, every output's done notices
 	// back to every input: Send's index is the port number.
@@ -237,14 +234,15 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 		xpw[i], xpIn[i] = &s.ins[i].xpWrite, &s.outs[i].xpIn
 		done[i], doneIn[i] = &s.outs[i].done, &s.ins[i].doneIn
 	}
-	rtl.ConnectCallArray(xpw, xpIn, s.outArr)
-	rtl.ConnectCallArray(done, doneIn, s.inArr)
+	rtl.ConnectCallArray(xpw, xpIn, s.outs)
+	rtl.ConnectCallArray(done, doneIn, s.ins)
 	if p.AdaptiveCredits != 0 {
 		readers := p.AdaptiveInputs
 		if readers == 0 {
 			readers = ^uint64(0)
 		}
-		for _, out := range s.outs[:p.Ports] {
+		for o := range p.Ports {
+			out := &s.outs[o]
 			if p.AdaptiveCredits&(1<<uint(out.idx)) == 0 {
 				continue
 			}
@@ -255,7 +253,8 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			out.dsCred.Init(&out.Module, "ds_credits").Reset(out.tx.Credits.Q(0))
 			out.dsCred.TieOff()
 		}
-		for _, in := range s.ins[:p.Ports] {
+		for i := range p.Ports {
+			in := &s.ins[i]
 			in.adaptive = readers&(1<<uint(in.idx)) != 0
 		}
 	}
@@ -450,7 +449,8 @@ func (s *Switch) checkMinFree(i int, tx *link.Sender) error {
 		return fmt.Errorf("%s: %d credits granted, but the least free space it counts is %d (min-free)", s.In(i).Path(), g.Granted(), g.MinFree())
 	}
 	top := 0
-	for _, out := range s.outs {
+	for o := range s.outs {
+		out := &s.outs[o]
 		top = max(top, out.xp.Len(i))
 	}
 	if free := s.P.XPPackets - top; int(g.Granted()) > free {
