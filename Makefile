@@ -5,7 +5,7 @@ BENCHTIME ?= 1s
 CHECKS    ?= 1000
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-long race bench fuzz soak lint build clean docs figures
+.PHONY: run test test-long race bench fuzz soak lint build clean docs figures pgo
 
 run:
 	$(GO) run ./cmd/hwcoll demo
@@ -26,8 +26,24 @@ test-long:
 race:
 	$(GO) test -count=1 -race ./...
 
+# Benchmarks are built with the profile hwcoll itself is built with
+# (cmd/hwcoll/default.pgo, which go build and go run apply to the binary).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	$(GO) test -pgo=$(CURDIR)/$(PGO) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+# Profile-guided optimization: regenerate the CPU profile hwcoll is built
+# with from the benchmarks of the networks users run (fat-trees, the torus,
+# the IB mesh, NICs and messages, collectives); about a minute. Rerun it
+# after a change to a hot path, then compare with `make bench`.
+PGO        = cmd/hwcoll/default.pgo
+PGO_BENCH  = fattree:FatTreeScale/8-port-(256|1024)$$:3x torus:TorusScale/nodes=(512|4096)$$:200x \
+             msglayer:ClosedLoop4x4x4:10x experiment:(Collective|IBMeshAllSource|Switch32Load09):1x
+pgo:
+	@d=$$(mktemp -d) && set -e && list='$(PGO_BENCH)' && i=0 && for b in $$list; do \
+		pkg=$${b%%:*}; rest=$${b#*:}; re=$${rest%:*}; n=$${rest##*:}; \
+		i=$$((i+1)); echo "profiling $$pkg $$re ($$n)"; \
+		$(GO) test -pgo=off -o $$d/$$pkg.test -run '^$$' -bench "$$re" -benchtime $$n -cpuprofile $$d/$$i.prof ./$$pkg >/dev/null; \
+	done && $(GO) tool pprof -proto $$d/*.prof > $(PGO) && rm -rf $$d && echo "wrote $(PGO)"
 
 # A long run (SOAK_CYCLES, default 10^8 cycles of a 64-node fat-tree) whose
 # live heap must stay flat.
