@@ -19,9 +19,18 @@ test:
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -run 'Modes|Scenarios|Workers' ./rtl/ ./tb/scenario/ ./experiment/
 
-# Longer property runs: CHECKS cases per property.
+# Longer property runs: CHECKS cases per property. The flag goes only to
+# the packages whose tests link rapid (a test binary without it rejects
+# the flag and runs nothing); the others run as in make test.
 test-long:
-	$(GO) test -count=1 -timeout 60m ./... -args -rapid.checks=$(CHECKS)
+	@set -e; \
+	r=$$($(GO) list -test -f '{{.ImportPath}} {{range .Deps}}{{if eq . "pgregory.net/rapid"}}rapid{{end}}{{end}}' ./... | \
+		awk '$$2 == "rapid" && $$1 ~ /\.test$$/ { sub(/\.test$$/, "", $$1); print $$1 }'); \
+	o=$$($(GO) list ./... | awk -v r="$$r" 'BEGIN { n = split(r, a, "\n"); for (i = 1; i <= n; i++) s[a[i]] = 1 } !($$0 in s)'); \
+	echo "$(GO) test -count=1 -timeout 60m <$$(echo "$$r" | wc -l) packages with properties> -args -rapid.checks=$(CHECKS)"; \
+	$(GO) test -count=1 -timeout 60m $$r -args -rapid.checks=$(CHECKS); \
+	echo "$(GO) test -count=1 -timeout 60m <$$(echo "$$o" | wc -l) packages without>"; \
+	$(GO) test -count=1 -timeout 60m $$o
 
 race:
 	$(GO) test -count=1 -race ./...

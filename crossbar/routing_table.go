@@ -22,19 +22,34 @@ type Table struct {
 	// changes are unicast entries that change from a cycle on (links go
 	// down: SetUnicastFrom), in the order they take effect; nil: none.
 	changes map[uint32][]routeChange
-	// Unicast entries, compact: a destination's index into the distinct
-	// port sets of the table (ucSet[0] = 0, no route), so that a lookup
-	// reads a byte; a table with more than 255 distinct sets keeps the
-	// sets themselves (ucWide) instead, and ucIdx is nil.
-	ucIdx  []uint8
+	// Unicast entries, compact, in one of three forms. Runs of
+	// destinations with the same port set (ucRuns), while there are few:
+	// a switch of a fat-tree has k+2 (the k blocks of its subtree and the
+	// destinations below and above them), so its table does not grow
+	// with the network (a byte per destination was 4 KB a switch at 4096
+	// nodes, 64 KB at 65,536). Past maxRuns, a destination's index into
+	// the distinct port sets (ucIdx), a byte; past 255 distinct sets, the
+	// sets themselves (ucWide). ucSet[0] = 0 is no route.
+	ucRuns []ucRun
 	ucSet  []uint64
-	ports  int
+	ports  int32
+	units  int32 // combine units on ports ports .. ports+units-1
+	ucIdx  []uint8
 	ucWide []uint64
 	coll   map[uint32]uint64 // nil until a collective entry is set: most switches of a large network have none
 	root   map[uint32]int    // collective address -> root (up) port, for the combine tree (nil: none)
-	units  int               // combine units on ports ports .. ports+units-1
-	_      [16]byte          // to 128 bytes
 }
+
+// ucRun is the destinations from the previous run's end (0 for the first)
+// up to end, routed to ucSet[set].
+type ucRun struct {
+	end uint32
+	set uint8
+}
+
+// maxRuns is the most runs a table keeps before it takes a byte per
+// destination: a lookup's binary search stays within a few lines.
+const maxRuns = 64
 
 // routeChange is a unicast entry's outputs from cycle from on.
 type routeChange struct {
@@ -48,7 +63,7 @@ var ErrUnreachable = errors.New("no route left")
 
 // NewTable makes an empty table for a switch of the given radix.
 func NewTable(ports int) *Table {
-	return &Table{ports: ports}
+	return &Table{ports: int32(ports)}
 }
 
 // SetRoot names the root port of a reduction entry: the one set port that
@@ -77,16 +92,16 @@ func (t *Table) CombineRoot() int {
 	if t.units == 0 {
 		return -1
 	}
-	return t.ports + t.units - 1
+	return int(t.ports + t.units - 1)
 }
 
 // combineFor is the combine unit serving external port in: the only unit,
 // or in a tree the leaf of in's block (Leaf).
 func (t *Table) combineFor(in int) int {
 	if t.units == 1 {
-		return t.ports
+		return int(t.ports)
 	}
-	return t.ports + Leaf(in, t.ports, t.units)
+	return int(t.ports) + Leaf(in, int(t.ports), int(t.units))
 }
 
 // Leaf is the leaf combine unit (0 .. units−2) serving external port p of a
@@ -96,41 +111,173 @@ func (t *Table) combineFor(in int) int {
 func Leaf(p, ports, units int) int { return p * (units - 1) / ports }
 
 // SetUnicast routes destination node dst to the outputs in mask.
-func (t *Table) SetUnicast(dst uint32, mask uint64) {
-	if t.ucWide != nil {
-		for int(dst) >= len(t.ucWide) {
-			t.ucWide = append(t.ucWide, 0)
-		}
-		t.ucWide[dst] = mask
+func (t *Table) SetUnicast(dst uint32, mask uint64) { t.SetUnicastRange(dst, dst+1, mask) }
+
+// SetUnicastRange routes destination nodes lo .. hi−1 to the outputs in
+// mask: a block of destinations (a subtree) is one entry while the table
+// keeps runs.
+func (t *Table) SetUnicastRange(lo, hi uint32, mask uint64) {
+	if lo >= hi {
 		return
 	}
+	if t.ucWide != nil {
+		t.setWide(lo, hi, mask)
+		return
+	}
+	j := t.setIndex(mask)
+	switch {
+	case j < 0: // a 256th distinct set
+		t.toWide()
+		t.setWide(lo, hi, mask)
+	case t.ucIdx != nil:
+		t.setBytes(lo, hi, uint8(j))
+	default:
+		t.setRuns(lo, hi, uint8(j))
+		if r := t.ucRuns; len(r) > maxRuns {
+			t.toBytes()
+		}
+	}
+}
+
+// UnicastRuns is the number of runs of destinations the unicast entries
+// are kept as (0 once the table keeps an entry per destination).
+func (t *Table) UnicastRuns() int { return len(t.ucRuns) }
+
+// setIndex is mask's index in ucSet, added if new; -1 when the table
+// already has 256 distinct sets.
+func (t *Table) setIndex(mask uint64) int {
 	if t.ucSet == nil {
 		t.ucSet = []uint64{0}
 	}
-	j := -1
 	for i, m := range t.ucSet {
 		if m == mask {
-			j = i
-			break
+			return i
 		}
 	}
-	if j < 0 {
-		if len(t.ucSet) == 256 {
-			t.ucWide = make([]uint64, len(t.ucIdx))
-			for d, i := range t.ucIdx {
-				t.ucWide[d] = t.ucSet[i]
+	if len(t.ucSet) == 256 {
+		return -1
+	}
+	t.ucSet = append(t.ucSet, mask)
+	return len(t.ucSet) - 1
+}
+
+// runsEnd is the end of the last run: destinations from there on have no
+// route.
+func (t *Table) runsEnd() uint32 {
+	if n := len(t.ucRuns); n > 0 {
+		return t.ucRuns[n-1].end
+	}
+	return 0
+}
+
+// setRuns sets destinations lo .. hi−1 to set j in the runs, keeping them
+// as few as the entries allow (adjacent runs have different sets).
+func (t *Table) setRuns(lo, hi uint32, j uint8) {
+	if hi > t.runsEnd() {
+		t.ucRuns = append(t.ucRuns, ucRun{end: hi}) // no route, until set below
+	}
+	t.splitRun(lo)
+	t.splitRun(hi)
+	r := t.ucRuns
+	a := t.runAt(lo) // the first run within lo .. hi−1
+	b := t.runAt(hi - 1)
+	r[a] = ucRun{end: hi, set: j}
+	r = append(r[:a+1], r[b+1:]...)
+	if a+1 < len(r) && r[a+1].set == j {
+		r[a].end = r[a+1].end
+		r = append(r[:a+1], r[a+2:]...)
+	}
+	if a > 0 && r[a-1].set == j {
+		r[a-1].end = r[a].end
+		r = append(r[:a], r[a+1:]...)
+	}
+	for len(r) > 0 && r[len(r)-1].set == 0 {
+		r = r[:len(r)-1] // no route past the end anyway
+	}
+	t.ucRuns = r
+}
+
+// runAt is the index of the run holding destination dst (len(ucRuns) if
+// none does).
+func (t *Table) runAt(dst uint32) int {
+	r := t.ucRuns
+	if len(r) <= 16 {
+		// The runs before dst's, counted over all of them: a fixed trip
+		// count and no branch on the data, where a search's branches would
+		// be as unpredictable as the destinations (a fat-tree switch has
+		// k+2 runs, on one or two lines).
+		i := 0
+		for _, x := range r {
+			if x.end <= dst {
+				i++
 			}
-			t.ucIdx, t.ucSet = nil, nil
-			t.SetUnicast(dst, mask)
-			return
 		}
-		j = len(t.ucSet)
-		t.ucSet = append(t.ucSet, mask)
+		return i
 	}
-	for int(dst) >= len(t.ucIdx) {
-		t.ucIdx = append(t.ucIdx, 0)
+	lo, hi := 0, len(r)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r[m].end <= dst {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	t.ucIdx[dst] = uint8(j)
+	return lo
+}
+
+// splitRun makes x the start of a run, splitting the run that holds it.
+func (t *Table) splitRun(x uint32) {
+	i := t.runAt(x)
+	if i == len(t.ucRuns) || x == 0 || i > 0 && t.ucRuns[i-1].end == x {
+		return
+	}
+	t.ucRuns = append(t.ucRuns, ucRun{})
+	copy(t.ucRuns[i+1:], t.ucRuns[i:])
+	t.ucRuns[i].end = x
+}
+
+// toBytes turns the runs into a byte per destination.
+func (t *Table) toBytes() {
+	t.ucIdx = make([]uint8, t.runsEnd())
+	start := uint32(0)
+	for _, r := range t.ucRuns {
+		for d := start; d < r.end; d++ {
+			t.ucIdx[d] = r.set
+		}
+		start = r.end
+	}
+	t.ucRuns = nil
+}
+
+func (t *Table) setBytes(lo, hi uint32, j uint8) {
+	if int(hi) > len(t.ucIdx) {
+		t.ucIdx = append(t.ucIdx, make([]uint8, int(hi)-len(t.ucIdx))...)
+	}
+	for d := lo; d < hi; d++ {
+		t.ucIdx[d] = j
+	}
+}
+
+// toWide turns the table into its port sets, one per destination.
+func (t *Table) toWide() {
+	if t.ucIdx == nil {
+		t.toBytes()
+	}
+	t.ucWide = make([]uint64, len(t.ucIdx))
+	for d, i := range t.ucIdx {
+		t.ucWide[d] = t.ucSet[i]
+	}
+	t.ucIdx, t.ucSet = nil, nil
+}
+
+func (t *Table) setWide(lo, hi uint32, mask uint64) {
+	if int(hi) > len(t.ucWide) {
+		t.ucWide = append(t.ucWide, make([]uint64, int(hi)-len(t.ucWide))...)
+	}
+	for d := lo; d < hi; d++ {
+		t.ucWide[d] = mask
+	}
 }
 
 // SetUnicastFrom changes destination dst's outputs to mask from cycle from
@@ -170,6 +317,12 @@ func (t *Table) LookupAt(p *packet.Packet, in int, now uint64) (uint64, error) {
 
 // unicast returns the outputs of destination dst (0: no route).
 func (t *Table) unicast(dst uint32) uint64 {
+	if t.ucRuns != nil {
+		if i := t.runAt(dst); i < len(t.ucRuns) {
+			return t.ucSet[t.ucRuns[i].set]
+		}
+		return 0
+	}
 	if int(dst) < len(t.ucIdx) {
 		return t.ucSet[t.ucIdx[dst]]
 	}
@@ -230,7 +383,7 @@ func (t *Table) Lookup(p *packet.Packet, in int) (uint64, error) {
 		if t.units == 0 {
 			break
 		}
-		if in >= t.ports {
+		if in >= int(t.ports) {
 			if p.Mask == 0 || p.Mask&(p.Mask-1) != 0 || int(bits.TrailingZeros64(p.Mask)) == in {
 				return 0, fmt.Errorf("combine unit result for collective %d: Mask %#x must name exactly one other port", p.Dst, p.Mask)
 			}

@@ -258,7 +258,7 @@ func New(parent *rtl.Module, name string, p Params) (*Switch, error) {
 			in.adaptive = readers&(1<<uint(in.idx)) != 0
 		}
 	}
-	s.Table.units = p.CombineUnits
+	s.Table.units = int32(p.CombineUnits)
 	for u := 0; u < p.CombineUnits; u++ {
 		port := p.Ports + u
 		counters := 1

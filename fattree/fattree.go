@@ -352,19 +352,24 @@ func (net *Net) upMask() uint64 {
 }
 
 // route programs every unicast entry: down the one port toward a
-// destination in the subtree, else the set of up ports.
+// destination in the subtree, else the set of up ports. A switch of level
+// l reaches a block of k^(l+1) nodes (Reaches), k^l of them below each
+// down port (digit l), so its table is k+2 ranges, not an entry per node:
+// the same size and O(k) to build whatever the network's.
 func (net *Net) route() {
 	up := net.upMask()
+	nodes := net.P.Nodes
+	span := 1 // k^l
 	for l := range net.sw {
 		for w, s := range net.sw[l] {
-			for i := 0; i < net.P.Nodes; i++ {
-				if net.Reaches(l, w, i) {
-					s.Table.SetUnicast(uint32(i), 1<<uint(net.digit(i, l)))
-				} else {
-					s.Table.SetUnicast(uint32(i), up)
-				}
+			base := w / span * span * net.k
+			s.Table.SetUnicastRange(0, uint32(min(base, nodes)), up)
+			for d := 0; d < net.k; d++ {
+				s.Table.SetUnicastRange(uint32(min(base+d*span, nodes)), uint32(min(base+(d+1)*span, nodes)), 1<<uint(d))
 			}
+			s.Table.SetUnicastRange(uint32(min(base+span*net.k, nodes)), uint32(nodes), up)
 		}
+		span *= net.k
 	}
 }
 

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/crossbar"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
@@ -184,4 +186,28 @@ func TestGreedyBalancesTopSwitches(t *testing.T) {
 			rt.Fatalf("greedy spread %d above simple's %d", gs, ss)
 		}
 	})
+}
+
+// Every switch's unicast entries are the k-ary n-tree's rule, checked for
+// each switch and node: down port digit l of a node in the switch's
+// subtree (Reaches), else the up ports; the table is k+2 ranges at most.
+func TestUnicastEntriesAreTheDigitRule(t *testing.T) {
+	for _, c := range []struct{ k, n int }{{2, 1}, {2, 3}, {4, 3}, {4, 4}, {3, 3}, {16, 2}} {
+		net := newNet(t, c.k, c.n)
+		for l := range c.n {
+			for w := range net.PerLevel() {
+				tb := net.Switch(l, w).Table
+				for i := range net.Nodes() {
+					want := net.upMask()
+					if net.Reaches(l, w, i) {
+						want = 1 << uint(net.digit(i, l))
+					}
+					got, err := tb.Lookup(&packet.Packet{Op: packet.Unicast, Dst: uint32(i)}, 0)
+					require.NoError(t, err)
+					require.Equal(t, want, got, "%d-ary %d-tree: switch (%d, %d), node %d", c.k, c.n, l, w, i)
+				}
+				require.LessOrEqual(t, tb.UnicastRuns(), c.k+2)
+			}
+		}
+	}
 }
