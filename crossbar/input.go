@@ -134,10 +134,12 @@ func (p *inPort) Eval() {
 	if p.mode == credit.MinFree {
 		p.owe(p.grant.Release())
 	}
-	if len(p.owed) > 0 {
+	if n := len(p.owed); n > 0 {
 		p.rx.ReturnCredit(p.owed[0])
-		copy(p.owed, p.owed[1:])
-		p.owed = p.owed[:len(p.owed)-1]
+		if n > 1 { // mostly one token: per-crosspoint mode queues more
+			copy(p.owed, p.owed[1:])
+		}
+		p.owed = p.owed[:n-1]
 	}
 	p.used.Set(uint16(p.inUse))
 	switch t, busy := p.rx.TailDone(now); {

@@ -590,10 +590,10 @@ func (p *partition) gather(now uint64) {
 }
 
 func (p *partition) commit() {
-	for i, c := range p.dirty {
+	for _, c := range p.dirty {
 		c.commit(p)
-		p.dirty[i] = nil
 	}
+	clear(p.dirty) // drop the references at once rather than one store each
 	p.dirty = p.dirty[:0]
 }
 
