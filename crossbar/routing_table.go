@@ -48,7 +48,8 @@ type ucRun struct {
 }
 
 // maxRuns is the most runs a table keeps before it takes a byte per
-// destination: a lookup's binary search stays within a few lines.
+// destination: a lookup (runAt: a count over up to 16 runs, a binary
+// search over more) stays within a few lines of 8-byte runs.
 const maxRuns = 64
 
 // routeChange is a unicast entry's outputs from cycle from on.
