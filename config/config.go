@@ -164,6 +164,9 @@ type Run struct {
 	MeasureCycles int64 `yaml:"measure_cycles" json:"measure_cycles"`
 	MaxCycles     int64 `yaml:"max_cycles" json:"max_cycles"`
 	Workers       int64 `yaml:"workers" json:"workers"`
+	// Cores is not a key: the cores run.workers 0 may give one run, set by
+	// a caller running several at once (a sweep's jobs); 0 is GOMAXPROCS.
+	Cores int64 `yaml:"-" json:"-"`
 	// WatchdogCycles stops a run whose flits have not moved for this many
 	// cycles (a deadlock); 0 turns the watchdog off.
 	WatchdogCycles int64 `yaml:"watchdog_cycles" json:"watchdog_cycles"`

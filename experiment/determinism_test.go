@@ -232,7 +232,10 @@ func TestRunWorkersAgree(t *testing.T) {
 			var buf bytes.Buffer
 			var sim *rtl.Sim
 			r, err := experiment.Run(cfg, experiment.Options{VCD: &buf, Trace: "top.leaf(0).*,top.*(1).out(2).*",
-				Started: func(s *rtl.Sim) { sim = s }})
+				Started: func(s *rtl.Sim) {
+					sim = s
+					s.SetParallelThreshold(1) // every cycle parallel, however few are awake
+				}})
 			require.NoError(t, err)
 			require.Empty(t, r.Error)
 			if w == "2" {

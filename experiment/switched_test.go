@@ -98,7 +98,10 @@ func TestSwitchedSourceIsTable(t *testing.T) {
 				"traffic.load=0.5", "run.warmup_cycles=1000", "run.measure_cycles=4000"}, base...)...)
 			var vcd bytes.Buffer
 			var sim *rtl.Sim
-			r, err := experiment.Run(cfg, experiment.Options{VCD: &vcd, Trace: "top.net.sw(1)*", Started: func(s *rtl.Sim) { sim = s }})
+			r, err := experiment.Run(cfg, experiment.Options{VCD: &vcd, Trace: "top.net.sw(1)*", Started: func(s *rtl.Sim) {
+				sim = s
+				s.SetParallelThreshold(1) // every cycle parallel: these networks are small
+			}})
 			require.NoError(t, err)
 			require.Empty(t, r.Error)
 			require.True(t, r.Drained)

@@ -29,7 +29,10 @@ func TestTreeRuns(t *testing.T) {
 			var buf bytes.Buffer
 			var sim *rtl.Sim
 			r, err := experiment.Run(cfg, experiment.Options{VCD: &buf, Trace: "top.net.r(0).*,top.net.r(5).in(*).*",
-				Started: func(s *rtl.Sim) { sim = s }})
+				Started: func(s *rtl.Sim) {
+					sim = s
+					s.SetParallelThreshold(1) // every cycle parallel, however few are awake
+				}})
 			require.NoError(t, err)
 			require.Empty(t, r.Error, "%v", extra)
 			require.True(t, r.Drained)

@@ -8,20 +8,29 @@ import (
 )
 
 // parallelComponents is where run.workers: 0 turns parallel evaluation on.
-// Below it a cycle's work is too short for the barrier between eval and
-// commit to pay (measured on the 8-port fat-trees: 256 nodes, about 5,000
-// components, run no faster on two goroutines; 1024 nodes, 23,552
-// components, do).
-const parallelComponents = 16384
+// Below it even a loaded network has too few components awake in a cycle
+// for the barriers between eval and commit to pay (measured on 2 cores:
+// the 64-node 8-port fat-tree, 896 components, runs ~10 % slower on two
+// goroutines at load 0.5; the 8×8×8 torus, 1,536, runs 1.6–2× faster at
+// load 0.1, the 256-node fat-tree, 4,608, ~1.35× at load 0.5). Above it a
+// lightly loaded network loses little: the kernel evaluates cycles in
+// parallel only while enough components are awake (rtl
+// SetParallelThreshold), and its workers block otherwise.
+const parallelComponents = 1024
 
 // workers is how many goroutines evaluate sim: run.workers, or for 0 the
-// machine's GOMAXPROCS when the network is large enough.
+// cores the run may take (GOMAXPROCS, or Run.Cores when the caller runs
+// several at once) when the network is large enough.
 func workers(cfg config.Config, sim *rtl.Sim) int {
 	if w := int(cfg.Run.Workers); w > 0 {
 		return w
 	}
-	if sim.CountComponents() >= parallelComponents {
-		return runtime.GOMAXPROCS(0)
+	cores := runtime.GOMAXPROCS(0)
+	if c := int(cfg.Run.Cores); c > 0 {
+		cores = min(cores, c)
+	}
+	if cores > 1 && sim.CountComponents() >= parallelComponents {
+		return cores
 	}
 	return 1
 }

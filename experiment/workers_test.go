@@ -15,7 +15,8 @@ type comp struct{ rtl.Module }
 func (c *comp) Eval() { c.Sleep() }
 
 // run.workers: a number is taken as it is; 0 is one goroutine below
-// parallelComponents components and GOMAXPROCS from there on.
+// parallelComponents components and GOMAXPROCS from there on, at most
+// Run.Cores when that is set.
 func TestWorkers(t *testing.T) {
 	sim := func(n int) *rtl.Sim {
 		s := rtl.NewSim(rtl.Options{})
@@ -28,6 +29,11 @@ func TestWorkers(t *testing.T) {
 	cfg := config.Default()
 	small, big := sim(parallelComponents-1), sim(parallelComponents)
 	require.Equal(t, 1, workers(cfg, small))
+	require.Equal(t, runtime.GOMAXPROCS(0), workers(cfg, big))
+	// A caller running several at once gives each run its share of cores.
+	cfg.Run.Cores = 1
+	require.Equal(t, 1, workers(cfg, big))
+	cfg.Run.Cores = 1 << 20
 	require.Equal(t, runtime.GOMAXPROCS(0), workers(cfg, big))
 	cfg.Run.Workers = 3
 	require.Equal(t, 3, workers(cfg, small))

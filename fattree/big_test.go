@@ -223,10 +223,16 @@ func BenchmarkFatTreeScale(b *testing.B) {
 	}
 }
 
-// BenchmarkFatTreeWorkers: one run of the 1024-node 8-port tree on one and
-// on two goroutines (run.workers), same traffic as BenchmarkFatTreeScale.
+// BenchmarkFatTreeWorkers: one run of the 256- and the 1024-node 8-port
+// trees on one and on two goroutines (run.workers), same traffic as
+// BenchmarkFatTreeScale.
 func BenchmarkFatTreeWorkers(b *testing.B) {
-	for _, w := range []int{1, 2} {
-		b.Run(fmt.Sprintf("8-port-1024/workers=%d", w), func(b *testing.B) { benchUniformWorkers(b, 8, 1024, 10_000, credit.MinFree, w) })
+	for _, c := range []struct {
+		nodes int
+		stop  uint64
+	}{{256, 20_000}, {1024, 10_000}} {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("8-port-%d/workers=%d", c.nodes, w), func(b *testing.B) { benchUniformWorkers(b, 8, c.nodes, c.stop, credit.MinFree, w) })
+		}
 	}
 }

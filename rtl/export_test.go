@@ -18,3 +18,8 @@ func (s *Sim) SetEvalOrder(f func([]*Module)) {
 
 // SamePartition reports whether two modules are evaluated by one partition.
 func SamePartition(a, b *Module) bool { return a.part == b.part }
+
+// HoldWorkers keeps the workers of a parallel Sim from ever running a
+// partition until Close (call it before Build): the caller must then run
+// every partition itself, as it does for a worker late to a cycle.
+func (s *Sim) HoldWorkers() { s.holdWorkers = true }

@@ -31,11 +31,14 @@ type Sim struct {
 	// here, not in every Array).
 	arrayScopes map[*Array][]*Module
 
-	skipping   bool
-	alwaysEval bool
-	workers    int
-	parMin     int
-	pool       *pool
+	skipping    bool
+	alwaysEval  bool
+	workers     int
+	parMin      int
+	pool        *pool
+	busy        int  // components awake in recent cycles: a moving average ×16 (parallelMode)
+	parMode     bool // cycles are evaluated in parallel
+	holdWorkers bool // tests: the workers never get to a partition (HoldWorkers)
 
 	tracer     *tracer
 	traceEpoch uint64 // bumped by Trace and EndTrace
@@ -132,7 +135,7 @@ func (p *partition) wakeIdx(i uint32, c uint64, local bool) {
 
 // NewSim returns an empty simulator whose root module is named "top".
 func NewSim(opts Options) *Sim {
-	s := &Sim{seed: opts.Seed, periodPS: opts.PeriodPS, skipping: true, workers: 1, parMin: 64}
+	s := &Sim{seed: opts.Seed, periodPS: opts.PeriodPS, skipping: true, workers: 1, parMin: 32}
 	if s.periodPS == 0 {
 		s.periodPS = 4000
 	}
@@ -209,8 +212,11 @@ func (s *Sim) CountComponents() int {
 	return n
 }
 
-// SetParallelThreshold sets how many components must be awake in a cycle
-// before it is evaluated on several goroutines (default 64).
+// SetParallelThreshold sets how many components must be awake in a cycle,
+// on average over the recent ones, for cycles to be evaluated on several
+// goroutines (default 32; 1 or less: every cycle). Below ~30 a cycle is a
+// few microseconds of work, and the two barriers of a parallel cycle cost
+// more than they save (docs/architecture.md §10).
 func (s *Sim) SetParallelThreshold(n int) { s.parMin = n }
 
 // Stop makes the running (or the next) Run or RunUntil return at the next
@@ -415,6 +421,11 @@ func (s *Sim) mustBuild() {
 }
 
 func (s *Sim) runTo(end uint64, pred func() bool) bool {
+	if s.pool != nil {
+		// Between runs the workers may block.
+		s.pool.running.Store(s.parMode || s.parMin <= 1)
+		defer s.pool.running.Store(false)
+	}
 	for s.now < end {
 		if s.stop.Load() && s.stop.CompareAndSwap(true, false) {
 			return false
@@ -484,7 +495,7 @@ func (s *Sim) gather(now uint64) (par, gathered bool) {
 	for _, p := range s.parts {
 		total += len(p.next) + p.timers.due(now)
 	}
-	par = s.pool != nil && total >= s.parMin
+	par = s.pool != nil && s.parallelMode(total)
 	if par && s.order == nil {
 		return true, false
 	}
@@ -492,6 +503,30 @@ func (s *Sim) gather(now uint64) (par, gathered bool) {
 		p.gather(now)
 	}
 	return par, true
+}
+
+// parallelMode says whether a cycle with total components awake (an upper
+// bound) is evaluated in parallel. It follows the average over the last
+// ~16 evaluated cycles, on at parMin and off below half of it, rather
+// than each cycle's count: a partition evaluated by turns on one core and
+// on another moves its records between the cores' caches, and a worker
+// spins only while the mode is on (pool.running), blocking once it has
+// been off a while, so that serial stretches do not share the machine
+// with a spinning core. A threshold of 1 or less is parallel throughout.
+func (s *Sim) parallelMode(total int) bool {
+	if s.parMin <= 1 {
+		return true
+	}
+	s.busy += (min(total, 1<<24)<<4 - s.busy) >> 4
+	switch {
+	case !s.parMode && s.busy >= s.parMin<<4:
+		s.parMode = true
+		s.pool.running.Store(true)
+	case s.parMode && s.busy < s.parMin<<3:
+		s.parMode = false
+		s.pool.running.Store(false)
+	}
+	return s.parMode
 }
 
 func (s *Sim) step() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -154,6 +155,8 @@ func TestRandStreams(t *testing.T) {
 type mode struct {
 	skip, always bool
 	workers      int
+	threshold    int    // components awake on average for parallel cycles (0: 1, every cycle)
+	held         bool   // the workers never run a partition: the caller runs all
 	shuffle      uint64 // 0: natural order; otherwise a seed for shuffling
 }
 
@@ -162,7 +165,10 @@ func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (stri
 	s.SetSkipping(m.skip)
 	s.SetAlwaysEval(m.always)
 	s.SetParallel(m.workers)
-	s.SetParallelThreshold(1)
+	s.SetParallelThreshold(max(m.threshold, 1))
+	if m.held {
+		s.HoldWorkers()
+	}
 	if m.shuffle != 0 {
 		st := m.shuffle
 		s.SetEvalOrder(func(ms []*rtl.Module) {
@@ -225,6 +231,8 @@ func TestModesAreEquivalent(t *testing.T) {
 			{skip: true, always: true, workers: 1},
 			{skip: true, workers: 2},
 			{skip: false, workers: 3},
+			{skip: true, workers: 3, held: true},
+			{skip: false, workers: 2, threshold: rapid.IntRange(2, 6).Draw(t, "threshold")},
 			{skip: true, workers: 1, shuffle: rapid.Uint64Min(1).Draw(t, "shuffle")},
 		}
 		for _, m := range modes {
@@ -278,4 +286,69 @@ func TestStopEndsTheRunAtACycleBoundary(t *testing.T) {
 	}, 1000)
 	require.False(t, ok)
 	require.Equal(t, uint64(109), s.Now(), "pred runs once before the first cycle, then after each")
+}
+
+// ringSpec is n nodes acting every period cycles, each sending on a line
+// to the next.
+func ringSpec(n int, period uint64) netSpec {
+	spec := netSpec{N: n}
+	for i := 0; i < n; i++ {
+		spec.Lines = append(spec.Lines, (i+1)%n)
+		spec.Latency = append(spec.Latency, 3)
+		spec.Period = append(spec.Period, period)
+	}
+	return spec
+}
+
+// A parallel Sim evaluates a cycle in parallel by the components awake in
+// recent cycles: every cycle of a busy network once the average has
+// risen (a sixteenth a cycle), none of a quiet one.
+func TestParallelModeFollowsTheLoad(t *testing.T) {
+	for _, c := range []struct {
+		period  uint64
+		min     uint64 // parallel cycles of 300
+		max     uint64
+		comment string
+	}{
+		{1, 300 - 20, 300, "40 awake every cycle"},
+		{50, 0, 0, "about 1 awake a cycle"},
+	} {
+		s, _ := buildNet(ringSpec(40, c.period), 1)
+		s.SetSkipping(false)
+		s.SetParallel(2)
+		s.SetParallelThreshold(20)
+		require.NoError(t, s.Build())
+		s.Run(300)
+		st := s.Stats()
+		s.Close()
+		require.GreaterOrEqual(t, st.Parallel, c.min, c.comment)
+		require.LessOrEqual(t, st.Parallel, c.max, c.comment)
+	}
+}
+
+// A worker that never gets to a cycle does not stall it: the caller runs
+// the partition itself (the pool's claims), and the run is the serial one.
+func TestHeldWorkersDoNotStallACycle(t *testing.T) {
+	spec := ringSpec(12, 2)
+	refLog, _ := runNet(t, spec, 7, 300, mode{skip: true, workers: 1})
+	s, nodes := buildNet(spec, 7)
+	s.SetParallel(4)
+	s.SetParallelThreshold(1)
+	s.HoldWorkers()
+	require.NoError(t, s.Build())
+	done := make(chan struct{})
+	go func() { s.Run(300); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("a cycle waited for a held worker")
+	}
+	st := s.Stats()
+	s.Close()
+	require.Equal(t, st.Cycles-st.Skipped, st.Parallel, "every evaluated cycle parallel")
+	var logs strings.Builder
+	for i, n := range nodes {
+		fmt.Fprintf(&logs, "node %d state %d\n%s", i, n.Out.Q(), n.log.String())
+	}
+	require.Equal(t, refLog, logs.String())
 }

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/hwcoll/hwcoll/experiment"
@@ -57,10 +58,14 @@ func RunStop(specs []Spec, jobs int, done func(), stop <-chan struct{}) (rows []
 			}
 		}()
 	}
+	// The points running at once share the cores: a point whose run.workers
+	// is 0 (auto) takes its share, not every core for each point.
+	jobs = min(max(jobs, 1), len(specs))
+	cores := coresEach(runtime.GOMAXPROCS(0), jobs)
 	next := make(chan int)
 	fin := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(max(jobs, 1), len(specs)); w++ {
+	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -80,7 +85,9 @@ func RunStop(specs []Spec, jobs int, done func(), stop <-chan struct{}) (rows []
 				skip := stopped
 				mu.Unlock()
 				if !skip {
-					r, err := experiment.Run(s.Config, opt)
+					cfg := s.Config
+					cfg.Run.Cores = cores
+					r, err := experiment.Run(cfg, opt)
 					mu.Lock()
 					delete(running, sim)
 					ran[i] = !stopped || err != nil
@@ -119,3 +126,7 @@ func (s Spec) describe() string {
 	}
 	return p
 }
+
+// coresEach is the cores each of jobs runs at once may take out of procs
+// (config Run.Cores): at least one.
+func coresEach(procs, jobs int) int64 { return int64(max(1, procs/max(jobs, 1))) }

@@ -249,3 +249,13 @@ func TestWriteDir(t *testing.T) {
 		})
 	}
 }
+
+// Points running at once share the cores their auto run.workers takes.
+func TestCoresEach(t *testing.T) {
+	for _, c := range []struct {
+		procs, jobs int
+		want        int64
+	}{{2, 1, 2}, {2, 2, 1}, {2, 8, 1}, {16, 3, 5}, {1, 1, 1}, {8, 0, 8}} {
+		require.Equal(t, c.want, coresEach(c.procs, c.jobs), "%d procs, %d jobs", c.procs, c.jobs)
+	}
+}

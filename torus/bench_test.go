@@ -115,28 +115,32 @@ func BenchmarkTorusScale(b *testing.B) {
 	}
 }
 
-// BenchmarkTorusWorkers runs the 4096-node torus of BenchmarkTorusScale on
-// one and on two goroutines (run.workers): the network is declared as all
-// its routers and then each node's source and sink, and a parallel Sim
-// splits each kind of component over its partitions, so each core has
-// half the routers.
+// BenchmarkTorusWorkers runs the 512- and 4096-node tori of
+// BenchmarkTorusScale on one and on two goroutines (run.workers): the
+// network is declared as all its routers and then each node's source and
+// sink, and a parallel Sim splits each kind of component over its
+// partitions, so each core has half the routers.
 func BenchmarkTorusWorkers(b *testing.B) {
-	for _, w := range []int{1, 2} {
-		b.Run(fmt.Sprintf("nodes=4096/workers=%d", w), func(b *testing.B) {
-			p := params([]int{16, 16, 16}, true, "bgl", routing.Bubble, router.VCT, 4, 16)
-			osmem.Reserve(4096 * 64 << 10)
-			bn := newBench(b, setup{p: p, pattern: "uniform", load: 0.1, flits: 8, stop: 1 << 62, seed: 1, noBoard: true, workers: w})
-			defer bn.sim.Close()
-			bn.sim.Run(1000)
-			h0 := hops(bn)
-			b.ResetTimer()
-			bn.sim.Run(uint64(b.N) * 20)
-			b.StopTimer()
-			s := b.Elapsed().Seconds()
-			b.ReportMetric(s*1e9/float64(hops(bn)-h0), "ns/pkt-hop")
-			b.ReportMetric(float64(b.N*20)/s, "cycles/s")
-		})
+	for _, k := range []int{8, 16} {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("nodes=%d/workers=%d", k*k*k, w), func(b *testing.B) { benchTorusWorkers(b, k, w) })
+		}
 	}
+}
+
+func benchTorusWorkers(b *testing.B, k, w int) {
+	p := params([]int{k, k, k}, true, "bgl", routing.Bubble, router.VCT, 4, 16)
+	osmem.Reserve(uint64(k*k*k) * 64 << 10)
+	bn := newBench(b, setup{p: p, pattern: "uniform", load: 0.1, flits: 8, stop: 1 << 62, seed: 1, noBoard: true, workers: w})
+	defer bn.sim.Close()
+	bn.sim.Run(1000)
+	h0 := hops(bn)
+	b.ResetTimer()
+	bn.sim.Run(uint64(b.N) * 20)
+	b.StopTimer()
+	s := b.Elapsed().Seconds()
+	b.ReportMetric(s*1e9/float64(hops(bn)-h0), "ns/pkt-hop")
+	b.ReportMetric(float64(b.N*20)/s, "cycles/s")
 }
 
 // BenchmarkBuild64x32x32 builds the BlueGene/L-size torus (65,536 routers
