@@ -211,3 +211,39 @@ func TestUnicastEntriesAreTheDigitRule(t *testing.T) {
 		}
 	}
 }
+
+// On two workers the tree is split into subtrees (rtl SetPlace): each
+// partition has half the switches of every level and the nodes below its
+// leaves, and only links into the top level cross between partitions.
+func TestPartitionsAreSubtrees(t *testing.T) {
+	sim, net, srcs, sinks := uniformNet(t, 8, 256, 4, 0.5, 100, credit.MinFree)
+	sim.SetParallel(2)
+	require.NoError(t, sim.Build())
+	defer sim.Close()
+	k, n, per := net.k, net.Levels(), net.PerLevel()
+	for l := 0; l < n; l++ {
+		count := [2]int{}
+		for w := 0; w < per; w++ {
+			count[net.Switch(l, w).Partition()]++
+		}
+		require.Equal(t, [2]int{per / 2, per / 2}, count, "level %d", l)
+	}
+	for i := range srcs {
+		leaf := net.Switch(0, i/k).Partition()
+		require.Equal(t, leaf, srcs[i].Partition(), "node %d's source", i)
+		require.Equal(t, leaf, sinks[i].Partition(), "node %d's sink", i)
+	}
+	crossing := 0
+	for l := 0; l+1 < n; l++ {
+		for w := 0; w < per; w++ {
+			for j := 0; j < k; j++ {
+				pw, _ := net.Parent(l, w, j)
+				if net.Switch(l, w).Partition() != net.Switch(l+1, pw).Partition() {
+					require.Equal(t, n-2, l, "a link from level %d crosses", l)
+					crossing++
+				}
+			}
+		}
+	}
+	require.Equal(t, per*k/2, crossing, "half the links into the top level")
+}

@@ -349,3 +349,34 @@ func fmtBits(v uint8) string {
 	}
 	return b.String()
 }
+
+// SetPlace orders a kind's split by place, not by the tree: hosts placed
+// by i mod 2 go to the partitions by parity, and a placed module's
+// components below it go with it; unplaced kinds keep tree order.
+func TestPlacesOrderTheSplit(t *testing.T) {
+	const n = 8
+	sim := NewSim(Options{})
+	sim.SetParallel(2)
+	var hs []*host
+	var os []*outer
+	for i := 0; i < n; i++ {
+		g := &Module{}
+		g.Init(sim.Top(), Idx("g", i), nil)
+		g.SetPlace(i % 2)
+		hs = append(hs, newHost(g, "h"))
+	}
+	for i := 0; i < n; i++ {
+		o := &outer{}
+		o.Init(sim.Top(), Idx("o", i), o)
+		os = append(os, o)
+	}
+	require.NoError(t, sim.Build())
+	defer sim.Close()
+	require.Panics(t, func() { hs[0].SetPlace(1) }, "after Build")
+	for i := 0; i < n; i++ {
+		require.Same(t, sim.parts[i%2], hs[i].part, "h(%d) by its group's place", i)
+		require.Same(t, sim.parts[i%2], hs[i].leaf.part, "h(%d).leaf goes with its host", i)
+		require.Same(t, sim.parts[i*2/n], os[i].part, "o(%d) unplaced: tree order", i)
+	}
+	require.Nil(t, sim.places, "dropped at Build")
+}

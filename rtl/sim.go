@@ -1,6 +1,7 @@
 package rtl
 
 import (
+	"cmp"
 	"math/bits"
 	"reflect"
 	"slices"
@@ -52,6 +53,7 @@ type Sim struct {
 	classes map[reflect.Type]*class
 
 	badLines map[unsafe.Pointer]lineProblem // line senders badly connected, by address (ConnectLine)
+	places   []placed                       // SetPlace calls, until Build
 }
 
 // Stats counts the kernel's work.
@@ -328,28 +330,85 @@ func (s *Sim) Build() error {
 }
 
 // homes assigns each component (in tree order) a partition: the i-th of n
-// components of one kind (Go type) goes to partition i*workers/n. Split by
-// count alone, a network built as all its routers and then every node's
-// source and sink put nearly all the routers, where most of the work is,
-// on one core (the 64×32×32 torus ran 1.2× faster on two workers than on
-// one); by kind, each core has its share of every kind, and a node's
-// source and sink the core of its router when both are numbered alike.
+// components of one kind (Go type), in order of place (SetPlace) and then
+// of the tree, goes to partition i*workers/n. Split by count alone, a
+// network built as all its routers and then every node's source and sink
+// put nearly all the routers, where most of the work is, on one core (the
+// 64×32×32 torus ran 1.2× faster on two workers than on one); by kind,
+// each core has its share of every kind, and a node's source and sink the
+// core of its router when both are numbered alike.
 func (s *Sim) homes(comps []*Module) []uint16 {
 	home := make([]uint16, len(comps))
+	places := s.places
+	s.places = nil
 	if s.workers == 1 {
 		return home
 	}
-	count := map[reflect.Type]int{}
-	for _, m := range comps {
-		count[reflect.TypeOf(m.s.self)]++
-	}
-	seen := make(map[reflect.Type]int, len(count))
+	kinds := map[reflect.Type][]int32{}
 	for i, m := range comps {
 		t := reflect.TypeOf(m.s.self)
-		home[i] = uint16(seen[t] * s.workers / count[t])
-		seen[t]++
+		kinds[t] = append(kinds[t], int32(i))
+	}
+	place := placeOf(comps, places)
+	for _, idx := range kinds {
+		if place != nil {
+			slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(place[a], place[b]) })
+		}
+		for r, i := range idx {
+			home[i] = uint16(r * s.workers / len(idx))
+		}
 	}
 	return home
+}
+
+// placed is a SetPlace call, kept until Build.
+type placed struct {
+	m     *Module
+	place int
+}
+
+// SetPlace puts m and the components below it at place p for splitting
+// the components of a parallel Sim over its partitions (SetParallel):
+// each kind of component is split into contiguous blocks in order of
+// place, then of the tree, and an unplaced component is at the place of
+// its nearest placed ancestor, or 0. A network whose declaration order
+// does not follow its wiring places its blocks so that a partition is a
+// neighbourhood: the fat-tree declares its switches level by level, but
+// its subtrees run across the levels. Results never depend on it; only
+// how much crosses between cores does. Call before Build.
+func (m *Module) SetPlace(p int) {
+	if m.sim.built {
+		panic("rtl: SetPlace after Build")
+	}
+	m.sim.places = append(m.sim.places, placed{m, p})
+}
+
+// Partition is the index of the partition that evaluates m's registers
+// (0 on a serial Sim): where SetPlace and the split by kind put it. Valid
+// after Build.
+func (m *Module) Partition() int {
+	return slices.Index(m.sim.parts, m.part)
+}
+
+// placeOf is each component's place (nil: none was set).
+func placeOf(comps []*Module, places []placed) []int {
+	if len(places) == 0 {
+		return nil
+	}
+	at := make(map[*Module]int, len(places))
+	for _, p := range places {
+		at[p.m] = p.place
+	}
+	out := make([]int, len(comps))
+	for i, m := range comps {
+		for a := m; a != nil; a = a.Parent() {
+			if p, ok := at[a]; ok {
+				out[i] = p
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Close stops the worker goroutines of a parallel Sim and flushes nothing else.
