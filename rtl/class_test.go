@@ -276,19 +276,7 @@ func TestSeedsGiveRandsStream(t *testing.T) {
 // Split by count, the first partition would hold every host.
 func TestPartitionsShareEveryKind(t *testing.T) {
 	const n = 8
-	sim := NewSim(Options{})
-	sim.SetParallel(2)
-	var hs []*host
-	var os []*outer
-	for i := 0; i < n; i++ {
-		hs = append(hs, newHost(sim.Top(), Idx("h", i)))
-	}
-	for i := 0; i < n; i++ {
-		o := &outer{}
-		o.Init(sim.Top(), Idx("o", i), o)
-		os = append(os, o)
-	}
-	require.NoError(t, sim.Build())
+	sim, hs, os := hostsAndOuters(t, n, false)
 	defer sim.Close()
 	for i := 0; i < n; i++ {
 		want := sim.parts[i*2/n]
@@ -355,11 +343,29 @@ func fmtBits(v uint8) string {
 // components below it go with it; unplaced kinds keep tree order.
 func TestPlacesOrderTheSplit(t *testing.T) {
 	const n = 8
+	sim, hs, os := hostsAndOuters(t, n, true)
+	defer sim.Close()
+	require.Panics(t, func() { hs[0].SetPlace(1) }, "after Build")
+	for i := 0; i < n; i++ {
+		require.Same(t, sim.parts[i%2], hs[i].part, "h(%d) by its group's place", i)
+		require.Same(t, sim.parts[i%2], hs[i].leaf.part, "h(%d).leaf goes with its host", i)
+		require.Same(t, sim.parts[i*2/n], os[i].part, "o(%d) unplaced: tree order", i)
+	}
+	require.Nil(t, sim.places, "dropped at Build")
+}
+
+// hostsAndOuters builds, on two workers, n hosts (placed: each under a
+// group g(i) at place i mod 2) and then n outers, and builds the Sim.
+func hostsAndOuters(t *testing.T, n int, placed bool) (*Sim, []*host, []*outer) {
 	sim := NewSim(Options{})
 	sim.SetParallel(2)
 	var hs []*host
 	var os []*outer
 	for i := 0; i < n; i++ {
+		if !placed {
+			hs = append(hs, newHost(sim.Top(), Idx("h", i)))
+			continue
+		}
 		g := &Module{}
 		g.Init(sim.Top(), Idx("g", i), nil)
 		g.SetPlace(i % 2)
@@ -371,12 +377,5 @@ func TestPlacesOrderTheSplit(t *testing.T) {
 		os = append(os, o)
 	}
 	require.NoError(t, sim.Build())
-	defer sim.Close()
-	require.Panics(t, func() { hs[0].SetPlace(1) }, "after Build")
-	for i := 0; i < n; i++ {
-		require.Same(t, sim.parts[i%2], hs[i].part, "h(%d) by its group's place", i)
-		require.Same(t, sim.parts[i%2], hs[i].leaf.part, "h(%d).leaf goes with its host", i)
-		require.Same(t, sim.parts[i*2/n], os[i].part, "o(%d) unplaced: tree order", i)
-	}
-	require.Nil(t, sim.places, "dropped at Build")
+	return sim, hs, os
 }
