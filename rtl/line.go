@@ -32,8 +32,9 @@ type LineOut[T any] struct {
 // staged is a value sent across partitions in this cycle and its arrival
 // cycle, until the commit puts it on the line.
 type staged[T any] struct {
-	v  T
-	at uint64
+	v    T
+	at   uint64
+	wake bool // SendAtWake
 }
 
 // LineIn is the receiving end of a delay line. The line itself is kept
@@ -136,7 +137,7 @@ func (o *LineOut[T]) Send(v T) { o.SendRef(&v) }
 // than at the commit: the receiver cannot see it before cycle now+latency
 // (latency ≥ 1) whatever the order of the evaluations, and nothing else
 // runs concurrently with the sender.
-func (o *LineOut[T]) SendRef(v *T) { o.send(v, 0) }
+func (o *LineOut[T]) SendRef(v *T) { o.send(v, 0, false) }
 
 // SendAt is SendRef of a value that arrives in cycle at rather than
 // now+latency: a message about an event later than the line's latency
@@ -145,9 +146,18 @@ func (o *LineOut[T]) SendRef(v *T) { o.send(v, 0) }
 // at is raised to now+latency and to the arrival of the value sent
 // before it. Monitors (Each, InFlight) see it on the line from the next
 // cycle, as any value sent now.
-func (o *LineOut[T]) SendAt(v *T, at uint64) { o.send(v, at) }
+func (o *LineOut[T]) SendAt(v *T, at uint64) { o.send(v, at, false) }
 
-func (o *LineOut[T]) send(v *T, at uint64) {
+// SendAtWake is SendAt of a value that wakes the receiver when it arrives
+// even while the receiver's arrivals are lazy (LineIn.SetWake(false)): a
+// message that must be acted on in the cycle it arrives, on a line whose
+// other messages can wait until the receiver next looks (a link's NACK
+// among its acknowledgements).
+func (o *LineOut[T]) SendAtWake(v *T, at uint64) { o.send(v, at, true) }
+
+// send puts v on the line arriving at at (raised as SendAt says); wake
+// wakes the receiver then even if its arrivals are lazy.
+func (o *LineOut[T]) send(v *T, at uint64, wake bool) {
 	l := o.l
 	at = max(at, l.sim.now+uint64(l.latency), o.lastAt)
 	o.lastAt = at
@@ -157,14 +167,14 @@ func (o *LineOut[T]) send(v *T, at uint64) {
 			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 		}
 		o.last = c
-		l.push(v, at, c-1, o.owner.part, o.rcv)
+		l.push(v, at, c-1, o.owner.part, o.rcv, wake)
 		return
 	}
 	if o.sent {
 		panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 	}
 	o.staged.v = *v
-	o.sent, o.staged.at = true, at
+	o.sent, o.staged.at, o.staged.wake = true, at, wake
 	p := o.owner.part
 	p.dirty = append(p.dirty, o)
 }
@@ -220,19 +230,20 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	}
 	o.last = c + 1
 	o.lastAt = max(o.lastAt, at)
-	l.push(&v, at, c, o.owner.part, o.rcv)
+	l.push(&v, at, c, o.owner.part, o.rcv, false)
 }
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
-	o.l.push(&o.staged.v, o.staged.at, p.sim.now, p, o.rcv)
+	o.l.push(&o.staged.v, o.staged.at, p.sim.now, p, o.rcv, o.staged.wake)
 	*o.staged = staged[T]{}
 }
 
 // push appends v, sent in cycle sent and arriving in cycle at, and
 // schedules the wake-up of the receiving component (1 + its index in
-// Sim.sched, 0: none) on partition p (the sender's).
-func (l *line[T]) push(v *T, at, sent uint64, p *partition, rcv uint32) {
+// Sim.sched, 0: none) on partition p (the sender's), unless its arrivals
+// are lazy and wake is false.
+func (l *line[T]) push(v *T, at, sent uint64, p *partition, rcv uint32, wake bool) {
 	if uint32(l.n) == l.size {
 		l.grow()
 	}
@@ -243,7 +254,7 @@ func (l *line[T]) push(v *T, at, sent uint64, p *partition, rcv uint32) {
 	if l.set != nil && l.n == 1 {
 		l.set.or(int(l.bit/64), 1<<(l.bit%64))
 	}
-	if !l.lazy && rcv != 0 {
+	if (!l.lazy || wake) && rcv != 0 {
 		p.wakeIdx(rcv-1, at, l.direct)
 	}
 }

@@ -62,3 +62,77 @@ func TestSendAtArrivesLateAndInOrder(t *testing.T) {
 		s.Close()
 	}
 }
+
+// wakeSender sends at the cycles of its plan; a true entry is sent with
+// SendAtWake. Value = the send cycle.
+type wakeSender struct {
+	rtl.Module
+	Tx   rtl.LineOut[uint64]
+	plan map[uint64]bool
+	last uint64
+}
+
+func (p *wakeSender) Eval() {
+	now := p.Now()
+	if wake, ok := p.plan[now]; ok {
+		v := now
+		if wake {
+			p.Tx.SendAtWake(&v, now+p.Tx.Latency())
+		} else {
+			p.Tx.SendAt(&v, now+p.Tx.Latency())
+		}
+	}
+	if now < p.last {
+		p.SleepUntil(now + 1)
+	} else {
+		p.Sleep()
+	}
+}
+
+// lazyCatcher takes arrivals only when woken, with its line's arrivals
+// lazy from its first evaluation on.
+type lazyCatcher struct {
+	rtl.Module
+	Rx    rtl.LineIn[uint64]
+	got   [][2]uint64
+	woken []uint64
+}
+
+func (c *lazyCatcher) Eval() {
+	c.woken = append(c.woken, c.Now())
+	for {
+		v, ok := c.Rx.Recv()
+		if !ok {
+			break
+		}
+		c.got = append(c.got, [2]uint64{v, c.Now()})
+	}
+	c.Rx.SetWake(false)
+	c.Sleep()
+}
+
+// TestSendAtWakeWakesALazyReceiver: on a line whose arrivals are lazy, a
+// value sent with SendAtWake wakes the receiver when it arrives, and the
+// receiver then also takes the lazy values that arrived before it; values
+// sent with SendAt alone wake nothing. One partition or two alike.
+func TestSendAtWakeWakesALazyReceiver(t *testing.T) {
+	const lat = 4
+	plan := map[uint64]bool{2: false, 5: false, 9: true, 12: false, 20: true}
+	for _, workers := range []int{1, 2} {
+		s := rtl.NewSim(rtl.Options{})
+		p := &wakeSender{plan: plan, last: 30}
+		p.Init(s.Top(), "p", p)
+		p.Tx.Init(&p.Module, "tx")
+		c := &lazyCatcher{}
+		c.Init(s.Top(), "c", c)
+		c.Rx.Init(&c.Module, "rx")
+		rtl.ConnectLine(&p.Tx, &c.Rx, lat)
+		s.SetParallel(workers)
+		s.SetParallelThreshold(1)
+		require.NoError(t, s.Build())
+		s.Run(40)
+		require.Equal(t, []uint64{0, 13, 24}, c.woken, "workers %d: woken only at cycle 0 and by the two SendAtWake values", workers)
+		require.Equal(t, [][2]uint64{{2, 13}, {5, 13}, {9, 13}, {12, 24}, {20, 24}}, c.got, "workers %d", workers)
+		s.Close()
+	}
+}
