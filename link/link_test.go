@@ -50,6 +50,7 @@ type rx struct {
 	rtl.Module
 	R    *Receiver
 	got  []uint64 // ids of the packets taken, in order
+	at   []uint64 // the cycle each was taken
 	held []hold
 	owed []uint16 // crosspoints whose credit is due
 	hold int
@@ -68,6 +69,7 @@ func (r *rx) Eval() {
 			break
 		}
 		r.got = append(r.got, p.ID)
+		r.at = append(r.at, now)
 		r.held = append(r.held, hold{at: now + uint64(r.Rand().IntN(r.hold+1)), xp: uint16(p.Dst)})
 	}
 	r.R.Settle(now)

@@ -27,6 +27,12 @@ import (
 //     acknowledgement that fails its own CRC is ignored. A sender with
 //     packets that have waited Timeout cycles since they were last sent
 //     resends them all (an acknowledgement was lost).
+//   - The sender acts on a NACK in the cycle it arrives. A plain
+//     acknowledgement only frees room in the resend buffer, so it wakes
+//     the sender only while the buffer is full (or its probes are
+//     traced); otherwise the sender takes it when it next wakes, before
+//     it decides anything (Sender.Tick), which gives the results of
+//     taking each one as it arrives at one evaluation less per packet.
 //   - Credits and retries compose: a packet's credit is taken once, when it
 //     is first sent, and its buffer place stays reserved downstream until a
 //     good copy lands, so a resend needs no credit.
@@ -100,8 +106,9 @@ func (s *RetryStats) Add(o RetryStats) {
 // errors. It is a sub-block of the Sender, evaluated with its owner.
 type txRetry struct {
 	rtl.Module
-	Ack     rtl.LineIn[Ack]
+	Ack     rtl.LineIn[Ack] // lazy unless the resend buffer is full (ackWake); a NACK wakes
 	p       Retry
+	rng     rtl.Stream         // the data wire's draws: the module's Rand, one pointer closer
 	win     ring.Ring[unacked] // oldest first; Link holds each one's number
 	next    uint16             // sequence number of the next new packet
 	redo    int                // window entries [redo, Len) are to be resent
@@ -123,11 +130,12 @@ type unacked struct {
 type rxRetry struct {
 	rtl.Module
 	Ack    rtl.LineOut[Ack]
-	wire   Wire   // the acknowledgement wire's errors
-	expect uint16 // next sequence number taken
-	nackAt uint64 // 1 + the cycle a NACK was last sent (one per round trip)
-	sentAt uint64 // 1 + the cycle an acknowledgement was last sent
-	owed   bool   // an acknowledgement not sent yet (two verdicts in a cycle)
+	wire   Wire       // the acknowledgement wire's errors
+	rng    rtl.Stream // its draws
+	expect uint16     // next sequence number taken
+	nackAt uint64     // 1 + the cycle a NACK was last sent (one per round trip)
+	sentAt uint64     // 1 + the cycle an acknowledgement was last sent
+	owed   bool       // an acknowledgement not sent yet (two verdicts in a cycle)
 	owedAt uint64
 	owedNk bool
 	tx     *txRetry
@@ -170,6 +178,9 @@ func (s *Sender) Stats() RetryStats {
 		return RetryStats{}
 	}
 	st := s.rel.stats
+	acked, bad := s.rel.unread()
+	st.Acknowledged += acked
+	st.AcksLost += bad
 	st.Corrupted = s.rel.wire.Corrupted
 	st.Rejected, st.Dropped = s.rel.rx.rejected, s.rel.rx.dropped
 	st.Lost = s.sent - s.rel.rx.taken - uint64(s.unaccepted())
@@ -190,6 +201,7 @@ func (t *txRetry) push(now uint64, p *packet.Packet) packet.Packet {
 	t.pending.Set(uint16(t.win.Len()))
 	t.resend.Set(false)
 	t.arm(now)
+	t.ackWake()
 	return t.onWire(p)
 }
 
@@ -198,7 +210,7 @@ func (t *txRetry) push(now uint64, p *packet.Packet) packet.Packet {
 func (t *txRetry) onWire(p *packet.Packet) packet.Packet {
 	q := *p
 	q.Link &= SeqMask
-	if t.wire.Packet(t.Rand(), &q) {
+	if t.wire.Packet(t.rng.Of(&t.Module), &q) {
 		q.Link |= BadCRC
 	}
 	return q
@@ -232,6 +244,7 @@ func (t *txRetry) tick(now, free uint64) (packet.Packet, bool) {
 			t.resend.Set(false)
 		}
 		t.arm(now)
+		t.ackWake()
 		return packet.Packet{}, false
 	}
 	u := t.win.At(t.redo)
@@ -240,7 +253,52 @@ func (t *txRetry) tick(now, free uint64) (packet.Packet, bool) {
 	t.stats.Retransmits++
 	t.resend.Set(true)
 	t.arm(now)
+	t.ackWake()
 	return t.onWire(&u.p), true
+}
+
+// ackWake decides whether an acknowledgement's arrival wakes the owner:
+// only while the resend buffer is full, when the room it frees can let a
+// new packet go, or while the probes that show the buffer are traced.
+// Otherwise the owner takes it when it next wakes, first thing in its
+// evaluation (tick), as it would have then. A NACK always wakes
+// (rxRetry.flush).
+func (t *txRetry) ackWake() {
+	t.Ack.SetWake(t.win.Len() >= t.p.Window || t.pending.Traced() || t.resend.Traced())
+}
+
+// unread counts what the acknowledgements that arrived before this cycle
+// and wait on the lazy line would have counted had they been taken on
+// arrival: the packets they acknowledge and those that failed their CRC
+// check (for Stats, between cycles).
+func (t *txRetry) unread() (acked, bad uint64) {
+	now := t.Now()
+	if now == 0 {
+		return 0, 0
+	}
+	var next uint16
+	good := false
+	for k := 0; ; k++ {
+		a, ok := t.Ack.Arrived(k, now-1)
+		if !ok {
+			break
+		}
+		if a.Bad {
+			bad++
+			continue
+		}
+		next, good = a.Next, true // cumulative: the last one says it all
+	}
+	if !good {
+		return 0, bad
+	}
+	for i := 0; i < t.win.Len(); i++ {
+		if d := (next - t.win.At(i).p.Link) & SeqMask; d == 0 || d > SeqMask/2 {
+			break // not before next
+		}
+		acked++
+	}
+	return acked, bad
 }
 
 // acknowledge forgets the packets before next.
@@ -312,10 +370,14 @@ func (x *rxRetry) flush(now uint64) {
 		x.nackAt = x.owedAt + 2*x.Ack.Latency() // no resend is back before
 	}
 	a.Bad = x.ackError()
-	x.Ack.SendAt(&a, x.owedAt+x.Ack.Latency())
+	if a.Nack {
+		x.Ack.SendAtWake(&a, x.owedAt+x.Ack.Latency()) // the sender acts on it at once
+	} else {
+		x.Ack.SendAt(&a, x.owedAt+x.Ack.Latency())
+	}
 	x.nack.Set(a.Nack)
 	x.sentAt, x.owed, x.owedNk = now+1, false, false
 }
 
 // ackError draws the acknowledgement wire's errors for one message.
-func (x *rxRetry) ackError() bool { return x.wire.Message(x.Rand(), ackBits) }
+func (x *rxRetry) ackError() bool { return x.wire.Message(x.rng.Of(&x.Module), ackBits) }

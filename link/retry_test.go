@@ -1,6 +1,7 @@
 package link
 
 import (
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -89,10 +90,11 @@ func TestRetryResendsWhatFails(t *testing.T) {
 // (header, body, trailer), and random multi-bit errors; no flips pass.
 func TestCRCCatchesFlips(t *testing.T) {
 	p := packet.Packet{ID: 0x1234_5678_9abc, Src: 3, Dst: 9, Bytes: 40, Payload: []uint64{1, 2, 3}, Link: 77}
-	require.True(t, crcPasses(&p, nil))
+	var chunk [64]byte
+	require.True(t, crcPasses(&p, nil, &chunk))
 	bits := wireBits(&p)
 	for b := uint64(0); b < bits; b++ {
-		require.False(t, crcPasses(&p, []uint64{b}), "flip at bit %d passed", b)
+		require.False(t, crcPasses(&p, []uint64{b}, &chunk), "flip at bit %d passed", b)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
@@ -107,7 +109,7 @@ func TestCRCCatchesFlips(t *testing.T) {
 			}
 		}
 		sortU64(fl)
-		require.False(t, crcPasses(&p, fl), "flips %v passed", fl)
+		require.False(t, crcPasses(&p, fl, &chunk), "flips %v passed", fl)
 	}
 }
 
@@ -140,4 +142,59 @@ func TestRetryCheck(t *testing.T) {
 		require.Error(t, r.Check(), "%+v", r)
 	}
 	require.NoError(t, Retry{BER: 1e-6, Window: 4, Timeout: 100}.Check())
+}
+
+// Acknowledgements picked up lazily change nothing: a sender whose retry
+// probes are traced takes each one the cycle it arrives, and with the
+// same seed the two links send and deliver the same packets in the same
+// cycles, and their counts (Stats, which adds what the acknowledgements
+// waiting on the line say) agree after every cycle.
+func TestLazyAcksKeepTiming(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		capacity := uint16(rapid.IntRange(1, 4).Draw(rt, "capacity"))
+		delay := rapid.Uint64Range(1, 20).Draw(rt, "delay")
+		cyc := uint32(rapid.OneOf(rapid.IntRange(1, 4), rapid.IntRange(1, 40)).Draw(rt, "cycles"))
+		hold := rapid.OneOf(rapid.IntRange(0, 8), rapid.IntRange(0, 100)).Draw(rt, "hold")
+		n := rapid.IntRange(1, 60).Draw(rt, "packets")
+		ber := rapid.SampledFrom([]float64{0, 1e-4, 1e-3, 3e-3}).Draw(rt, "ber")
+		window := rapid.IntRange(1, 8).Draw(rt, "window")
+		timeout := rapid.Uint64Range(1, 8*(2*delay+uint64(cyc))).Draw(rt, "timeout")
+		seed := rapid.Uint64().Draw(rt, "seed")
+		build := func(traced bool) (*rtl.Sim, *tx, *rx) {
+			sim := rtl.NewSim(rtl.Options{Seed: seed})
+			a := &tx{left: n, cyc: cyc, xps: 1, bytes: 64}
+			a.Init(sim.Top(), "a", a)
+			a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, capacity)
+			b := &rx{hold: hold}
+			b.Init(sim.Top(), "b", b)
+			b.R = NewReceiver(&b.Module, "rx")
+			require.NoError(rt, ConnectRetry(a.S, b.R, delay, Retry{BER: ber, Window: window, Timeout: timeout}))
+			require.NoError(rt, sim.Build())
+			if traced {
+				w, err := sim.NewTraceWriter(io.Discard)
+				require.NoError(rt, err)
+				require.NoError(rt, sim.Trace(w, "top.a.tx.retry.unacked"))
+			}
+			return sim, a, b
+		}
+		lazySim, lazyA, lazyB := build(false)
+		eagerSim, eagerA, eagerB := build(true)
+		require.True(rt, eagerA.S.rel.pending.Traced())
+		// Until every packet is delivered, then past the last
+		// acknowledgements and time-outs.
+		end := uint64(2_000_000)
+		for lazySim.Now() < end {
+			lazySim.Step()
+			eagerSim.Step()
+			require.Equal(rt, eagerA.S.Stats(), lazyA.S.Stats(), "cycle %d", lazySim.Now())
+			if len(lazyB.got) == n && end == 2_000_000 {
+				end = lazySim.Now() + 4*(2*delay+uint64(cyc)+uint64(hold)) + timeout + 10
+			}
+		}
+		require.Equal(rt, eagerA.log.String(), lazyA.log.String(), "send cycles")
+		require.Equal(rt, eagerB.got, lazyB.got)
+		require.Equal(rt, eagerB.at, lazyB.at, "delivery cycles")
+		require.Len(rt, lazyB.got, n)
+		require.Equal(rt, uint64(n), lazyA.S.Stats().Acknowledged)
+	})
 }
