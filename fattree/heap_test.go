@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/heapcensus"
+	"github.com/hwcoll/hwcoll/link"
 )
 
 // heapBudget is the most heap per node a built and warmed-up fat-tree of
@@ -47,24 +48,36 @@ func TestHeapPerNode(t *testing.T) {
 // window of 50,000 cycles delivers thousands of packets and allocates at
 // most one object per 50 of them (what is left is a ring or a slot store
 // reaching a new high-water mark now and then). One allocation per packet
-// or per hop anywhere on the path fails it.
+// or per hop anywhere on the path fails it; on links with retry too, with
+// a fifth of the copies corrupted (CRC checks, NACKs, resends).
 func TestAllocationsAreNotPerPacket(t *testing.T) {
-	sim, _, _, sinks := uniformNet(t, 8, 64, 4, 0.5, 1<<40, credit.MinFree)
-	require.NoError(t, sim.Build())
-	sim.Run(100_000)
-	received := func() (n uint64) {
-		for _, s := range sinks {
-			n += s.Received
-		}
-		return n
+	for _, c := range []struct {
+		name  string
+		retry link.Retry
+	}{
+		{"perfect links", link.Retry{}},
+		// a fifth of the copies corrupted: CRC checks, NACKs, resends
+		{"retry", link.Retry{BER: 1e-4, Window: 8, Timeout: 4 * (2*5 + 52)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sim, net, _, sinks := uniformNetRetry(t, 8, 64, 4, 0.5, 1<<40, credit.MinFree, c.retry)
+			require.NoError(t, sim.Build())
+			sim.Run(100_000)
+			received := func() (n uint64) {
+				for _, s := range sinks {
+					n += s.Received
+				}
+				return n
+			}
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			p0 := received()
+			sim.Run(50_000)
+			runtime.ReadMemStats(&m1)
+			pkts, allocs := received()-p0, m1.Mallocs-m0.Mallocs
+			t.Logf("%d packets, %d allocations, link stats %+v", pkts, allocs, net.LinkStats())
+			require.Greater(t, pkts, uint64(20_000))
+			require.LessOrEqual(t, allocs*50, pkts, "%d allocations for %d packets", allocs, pkts)
+		})
 	}
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	p0 := received()
-	sim.Run(50_000)
-	runtime.ReadMemStats(&m1)
-	pkts, allocs := received()-p0, m1.Mallocs-m0.Mallocs
-	t.Logf("%d packets, %d allocations", pkts, allocs)
-	require.Greater(t, pkts, uint64(20_000))
-	require.LessOrEqual(t, allocs*50, pkts, "%d allocations for %d packets", allocs, pkts)
 }

@@ -42,8 +42,10 @@ func errorGap(rng *rand.Rand, ber float64) uint64 {
 // crcPasses reports whether the receiver's CRC check passes on p's wire
 // image with the bits at offsets flips (ascending) inverted: a flip in the
 // trailer changes the CRC received, one elsewhere the bytes it covers.
-func crcPasses(p *packet.Packet, flips []uint64) bool {
-	var chunk [64]byte
+// chunk is scratch for the image, the caller's: a local array would move
+// to the heap at every call, as the CRC's table-driven update keeps its
+// argument.
+func crcPasses(p *packet.Packet, flips []uint64, chunk *[64]byte) bool {
 	var sent, got uint32
 	n := uint64(headerBytes + p.Bytes)
 	f := 0
@@ -107,9 +109,10 @@ func mix(x uint64) uint64 {
 // links keep theirs beside their resend buffers.
 type Wire struct {
 	BER       float64
-	Corrupted uint64   // packets drawn with at least one flip
-	gap       uint64   // error-free bits before the next flip
-	flips     []uint64 // scratch: one packet's flipped bits
+	Corrupted uint64    // packets drawn with at least one flip
+	gap       uint64    // error-free bits before the next flip
+	flips     []uint64  // scratch: one packet's flipped bits
+	chunk     *[64]byte // scratch: the CRC check's image (made at the first flip)
 }
 
 // NewWire is a wire with bit error rate ber.
@@ -138,7 +141,10 @@ func (w *Wire) Packet(rng *rand.Rand, p *packet.Packet) (bad bool) {
 	}
 	w.gap = at - bits
 	w.Corrupted++
-	return !crcPasses(p, w.flips)
+	if w.chunk == nil {
+		w.chunk = new([64]byte)
+	}
+	return !crcPasses(p, w.flips, w.chunk)
 }
 
 // Message draws the flips of a short message of n bits (an
