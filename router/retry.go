@@ -76,7 +76,8 @@ type txLink struct {
 	Nack    rtl.LineIn[VCAcks] // those with one: they wake the router
 	p       link.Retry
 	wire    link.Wire
-	win     []held // oldest first
+	rng     rtl.Stream // the wire's draws: the module's Rand, one pointer closer
+	win     []held     // oldest first
 	next    [routing.MaxVCs]uint16
 	redoVCs uint8  // VCs with resends pending
 	due     uint64 // the time-out's deadline (refresh)
@@ -94,6 +95,7 @@ type rxLink struct {
 	Ack    rtl.LineOut[VCAcks]
 	Nack   rtl.LineOut[VCAcks]
 	wire   link.Wire
+	rng    rtl.Stream // the acknowledgement wire's draws
 	vcs    int
 	expect [routing.MaxVCs]uint16 // next sequence number taken
 	done   [routing.MaxVCs]uint16 // after the last packet taken whole
@@ -204,7 +206,7 @@ func (t *txLink) sentFlits(u uint8, n uint32, end uint64) {
 func (t *txLink) onWire(p *packet.Packet) packet.Packet {
 	q := *p
 	q.Link &= link.SeqMask
-	if t.wire.Packet(t.Rand(), &q) {
+	if t.wire.Packet(t.rng.Of(&t.Module), &q) {
 		q.Link |= link.BadCRC
 	}
 	return q
@@ -369,7 +371,7 @@ func (x *rxLink) flush() {
 		u := bits.TrailingZeros8(m)
 		x.nackAt[u] = x.owedAt + 2*lat // no resend is back before
 	}
-	a.Bad = x.wire.Message(x.Rand(), ackBits(x.vcs))
+	a.Bad = x.wire.Message(x.rng.Of(&x.Module), ackBits(x.vcs))
 	// The two lines are one wire: a NACK goes on the one that wakes the
 	// sender, since it must act on it at once; an ACK can wait until the
 	// sender next looks (Router.setAckWake).
