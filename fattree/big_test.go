@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/osmem"
+	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
@@ -20,13 +21,19 @@ import (
 // uniformNet is a fat-tree with a source and a sink per node, uniform
 // traffic at load, births stopping at stop.
 func uniformNet(t testing.TB, ports, nodes, xp int, load float64, stop uint64, mode credit.Mode) (*rtl.Sim, *Net, []*traffic.Source, []*traffic.Sink) {
+	return uniformNetRetry(t, ports, nodes, xp, load, stop, mode, link.Retry{})
+}
+
+// uniformNetRetry is uniformNet with links with bit errors and retry
+// (retry.BER > 0).
+func uniformNetRetry(t testing.TB, ports, nodes, xp int, load float64, stop uint64, mode credit.Mode, retry link.Retry) (*rtl.Sim, *Net, []*traffic.Source, []*traffic.Sink) {
 	// The paper's timing at 4 ns cycles: 256 B at 10 Gb/s ≈ 52 cycles,
 	// d = 5, S = 23.
 	const cyc = 52
 	sim := rtl.NewSim(rtl.Options{Seed: 11})
 	sp := swParams(xp, 23)
 	sp.CreditMode = mode
-	net, err := New(sim.Top(), Params{K: ports, Nodes: nodes, Switch: sp, LinkDelay: 5})
+	net, err := New(sim.Top(), Params{K: ports, Nodes: nodes, Switch: sp, LinkDelay: 5, Retry: retry})
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -118,12 +125,12 @@ func TestTraceOneLeaf(t *testing.T) {
 // allocations per delivered packet once the network has warmed up. The
 // heap is readied for huge pages first, as hwcoll run does.
 func benchUniform(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode) {
-	benchUniformWorkers(b, ports, nodes, stop, mode, 1)
+	benchUniformWorkers(b, ports, nodes, stop, mode, 1, link.Retry{})
 }
 
 // benchUniformWorkers is benchUniform with the kernel evaluating on workers
-// goroutines (run.workers).
-func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode, workers int) {
+// goroutines (run.workers), on links with retry if retry.BER > 0.
+func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credit.Mode, workers int, retry link.Retry) {
 	b.ReportAllocs()
 	var cycles, pkts, hops, wall, mallocs, late, evals float64
 	var heap, warm uint64
@@ -139,7 +146,7 @@ func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credi
 		// back to the system first.
 		debug.FreeOSMemory()
 		require.NoError(b, osmem.ResetPeakRSS())
-		sim, _, srcs, sinks := uniformNet(b, ports, nodes, 4, 0.5, stop, mode)
+		sim, _, srcs, sinks := uniformNetRetry(b, ports, nodes, 4, 0.5, stop, mode, retry)
 		sim.SetParallel(workers)
 		if err := sim.Build(); err != nil {
 			b.Fatal(err)
@@ -232,7 +239,21 @@ func BenchmarkFatTreeWorkers(b *testing.B) {
 		stop  uint64
 	}{{256, 20_000}, {1024, 10_000}} {
 		for _, w := range []int{1, 2} {
-			b.Run(fmt.Sprintf("8-port-%d/workers=%d", c.nodes, w), func(b *testing.B) { benchUniformWorkers(b, 8, c.nodes, c.stop, credit.MinFree, w) })
+			b.Run(fmt.Sprintf("8-port-%d/workers=%d", c.nodes, w), func(b *testing.B) { benchUniformWorkers(b, 8, c.nodes, c.stop, credit.MinFree, w, link.Retry{}) })
 		}
+	}
+}
+
+// BenchmarkFatTreeRetry: the 256-node 8-port tree of BenchmarkFatTreeScale
+// on links with bit errors and the retry protocol (resend buffer 8,
+// time-out four round trips), against perfect links: what the protocol
+// costs per packet-hop (evals/hop: an acknowledgement wakes the sender
+// only while its resend buffer is full).
+func BenchmarkFatTreeRetry(b *testing.B) {
+	for _, ber := range []float64{0, 1e-6, 1e-4} {
+		retry := link.Retry{BER: ber, Window: 8, Timeout: 4 * (2*5 + 52)}
+		b.Run(fmt.Sprintf("8-port-256/ber=%g", ber), func(b *testing.B) {
+			benchUniformWorkers(b, 8, 256, 20_000, credit.MinFree, 1, retry)
+		})
 	}
 }
