@@ -41,6 +41,7 @@ type sched struct {
 	stamp   uint64 // 1 + the cycle this component is already listed awake for
 	wakeAt  uint64 // timer of a timed sleep
 	timerAt uint64 // the latest timer entry in the calendar (0: none)
+	wakeBy  uint64 // WakeBy of the evaluation under way (0: none)
 	idx     int32  // component index
 	sleep   uint8  // decision of the last eval: awake, sleeping, timed
 }
@@ -236,6 +237,34 @@ func (m *Module) SleepUntil(c uint64) {
 	}
 	m.s.sleep = sleepTimed
 	m.s.wakeAt = c
+}
+
+// WakeBy, called from Eval by the component or one of its sub-blocks, has
+// the component evaluated again no later than cycle c, whatever it decides
+// (Sleep, SleepUntil): a time-out a sub-block keeps (a link's resend
+// time-out) without its owner knowing of it. The earliest of an
+// evaluation's calls counts, and it lapses when the component is next
+// evaluated, where a sub-block that still needs it asks again. Unlike
+// WakeAt, it costs no evaluation when the component runs before c anyway.
+func (m *Module) WakeBy(c uint64) {
+	if w := m.s.wakeBy; w == 0 || c < w {
+		m.s.wakeBy = max(c, m.sim.now+1)
+	}
+}
+
+// applyWakeBy folds the evaluation's WakeBy into its sleep decision.
+func (s *sched) applyWakeBy() {
+	c := s.wakeBy
+	s.wakeBy = 0
+	switch {
+	case s.sleep == stayAwake:
+	case c <= s.mod.sim.now+1:
+		s.sleep = stayAwake
+	case s.sleep == sleepIdle:
+		s.sleep, s.wakeAt = sleepTimed, c
+	default:
+		s.wakeAt = min(s.wakeAt, c)
+	}
 }
 
 // Wake schedules the component for the current cycle (the next Step). It is

@@ -702,6 +702,9 @@ func (p *partition) eval() {
 	for _, m := range p.awake {
 		m.sleep = stayAwake
 		m.self.Eval()
+		if m.wakeBy != 0 {
+			m.applyWakeBy()
+		}
 		switch m.sleep {
 		case stayAwake:
 			p.wakeNext(m)
