@@ -172,11 +172,19 @@ func (s *Sender) put(now uint64, p *packet.Packet) {
 func (s *Sender) Busy(now uint64) (uint64, bool) { return s.free, now < s.free }
 
 // WakeAt returns the cycle the owner must wake for this link: when it frees,
-// if the owner has more to send, resends wait or the valid probe is
-// traced.
+// if the owner has more to send, resends wait or the valid probe (on a
+// link with retry, the resend probe) is traced, to fall then.
+//
+// On a link with retry it also keeps the resend time-out (txRetry.arm),
+// which wakes the owner by itself: call it in every evaluation.
 func (s *Sender) WakeAt(now uint64, more bool) (uint64, bool) {
-	more = more || s.rel != nil && s.rel.more()
-	return s.free, now < s.free && (more || s.valid.Traced())
+	traced := s.valid.Traced()
+	if s.rel != nil {
+		s.rel.arm(now)
+		more = more || s.rel.more()
+		traced = traced || s.rel.resend.Traced()
+	}
+	return s.free, now < s.free && (more || traced)
 }
 
 // Sent counts the packets sent.

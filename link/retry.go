@@ -113,7 +113,6 @@ type txRetry struct {
 	next    uint16             // sequence number of the next new packet
 	redo    int                // window entries [redo, Len) are to be resent
 	wire    Wire               // the data wire's errors
-	armed   uint64             // the owner is woken for a time-out then
 	rx      *rxRetry           // the receiving end (monitors only)
 	stats   RetryStats
 	resend  rtl.Probe[bool] // the packet on the wire is a resend
@@ -315,15 +314,18 @@ func (t *txRetry) acknowledge(next uint16) {
 	}
 }
 
-// arm wakes the owner when the oldest packet's time-out expires (once per
-// deadline), so a lost acknowledgement never leaves it asleep.
+// arm has the owner evaluated by the time the oldest packet's time-out
+// expires, so a lost acknowledgement never leaves it asleep. It is asked
+// again at every evaluation (tick, push and Sender.WakeAt) and lapses
+// when the owner runs before (rtl.Module.WakeBy): an owner that runs
+// anyway, taking the acknowledgements that came meanwhile, costs no
+// evaluation for it.
 func (t *txRetry) arm(now uint64) {
 	if t.win.Len() == 0 {
 		return
 	}
-	if at := t.win.Peek().sent + t.p.Timeout; at != t.armed && at > now {
-		t.armed = at
-		t.WakeAt(at)
+	if at := t.win.Peek().sent + t.p.Timeout; at > now {
+		t.WakeBy(at)
 	}
 }
 

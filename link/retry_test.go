@@ -1,6 +1,8 @@
 package link
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 // Over a link with bit errors and the retry protocol, every packet arrives
@@ -180,14 +183,16 @@ func TestLazyAcksKeepTiming(t *testing.T) {
 		lazySim, lazyA, lazyB := build(false)
 		eagerSim, eagerA, eagerB := build(true)
 		require.True(rt, eagerA.S.rel.pending.Traced())
-		// Until every packet is delivered, then past the last
-		// acknowledgements and time-outs.
-		end := uint64(2_000_000)
+		// Until every packet is delivered and acknowledged, then a while
+		// longer.
+		const limit = 2_000_000
+		end := uint64(limit)
 		for lazySim.Now() < end {
 			lazySim.Step()
 			eagerSim.Step()
-			require.Equal(rt, eagerA.S.Stats(), lazyA.S.Stats(), "cycle %d", lazySim.Now())
-			if len(lazyB.got) == n && end == 2_000_000 {
+			st := lazyA.S.Stats()
+			require.Equal(rt, eagerA.S.Stats(), st, "cycle %d", lazySim.Now())
+			if len(lazyB.got) == n && st.Acknowledged == uint64(n) && end == limit {
 				end = lazySim.Now() + 4*(2*delay+uint64(cyc)+uint64(hold)) + timeout + 10
 			}
 		}
@@ -196,5 +201,58 @@ func TestLazyAcksKeepTiming(t *testing.T) {
 		require.Equal(rt, eagerB.at, lazyB.at, "delivery cycles")
 		require.Len(rt, lazyB.got, n)
 		require.Equal(rt, uint64(n), lazyA.S.Stats().Acknowledged)
+	})
+}
+
+// The retry probes show the same waveform whatever else is traced: traced
+// alone, the sending end's resend and unacked probes and the receiving
+// end's crc_error, nack and expect change in the same cycles to the same
+// values as when every signal of the link is traced (which wakes the
+// owner for other probes too).
+func TestRetryProbesDoNotDependOnWhatElseIsTraced(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		capacity := uint16(rapid.IntRange(1, 4).Draw(rt, "capacity"))
+		delay := rapid.Uint64Range(1, 20).Draw(rt, "delay")
+		cyc := uint32(rapid.IntRange(1, 30).Draw(rt, "cycles"))
+		hold := rapid.IntRange(0, 60).Draw(rt, "hold")
+		n := rapid.IntRange(1, 40).Draw(rt, "packets")
+		ber := rapid.SampledFrom([]float64{1e-4, 1e-3, 3e-3}).Draw(rt, "ber")
+		window := rapid.IntRange(1, 8).Draw(rt, "window")
+		timeout := rapid.Uint64Range(1, 8*(2*delay+uint64(cyc))).Draw(rt, "timeout")
+		seed := rapid.Uint64().Draw(rt, "seed")
+		run := func(glob string) *vcd.File {
+			sim := rtl.NewSim(rtl.Options{Seed: seed})
+			a := &tx{left: n, cyc: cyc, xps: 1, bytes: 64}
+			a.Init(sim.Top(), "a", a)
+			a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, capacity)
+			b := &rx{hold: hold}
+			b.Init(sim.Top(), "b", b)
+			b.R = NewReceiver(&b.Module, "rx")
+			require.NoError(rt, ConnectRetry(a.S, b.R, delay, Retry{BER: ber, Window: window, Timeout: timeout}))
+			require.NoError(rt, sim.Build())
+			var buf bytes.Buffer
+			w, err := sim.NewTraceWriter(&buf)
+			require.NoError(rt, err)
+			require.NoError(rt, sim.Trace(w, glob))
+			sim.Run(uint64(n)*(uint64(cyc)+2*delay+uint64(hold)+timeout+4) + 200)
+			require.NoError(rt, sim.EndTrace())
+			f, err := vcd.Parse(&buf)
+			require.NoError(rt, err)
+			return f
+		}
+		alone, all := run("top.a.tx.retry.*,top.b.rx.retry.*"), run("top.*")
+		// Changes as time and value: the identifier codes differ.
+		changes := func(f *vcd.File, sig string) []string {
+			var out []string
+			for _, c := range f.History(sig) {
+				out = append(out, fmt.Sprintf("%d:%s", c.Time, c.Value))
+			}
+			return out
+		}
+		for _, sig := range []string{"top.a.tx.retry.resend", "top.a.tx.retry.unacked", "top.b.rx.retry.crc_error", "top.b.rx.retry.nack", "top.b.rx.retry.expect"} {
+			h := changes(alone, sig)
+			require.NotEmpty(rt, h, "%s not traced", sig)
+			require.Equal(rt, changes(all, sig), h, sig)
+		}
 	})
 }
