@@ -72,8 +72,7 @@ type held struct {
 // output unit, evaluated with its router.
 type txLink struct {
 	rtl.Module
-	Ack     rtl.LineIn[VCAcks] // acknowledgements without a NACK: read when the router runs
-	Nack    rtl.LineIn[VCAcks] // those with one: they wake the router
+	Ack     rtl.LineIn[VCAcks] // read when the router runs; one with a NACK wakes it (SendAtWake)
 	p       link.Retry
 	wire    link.Wire
 	rng     rtl.Stream // the wire's draws: the module's Rand, one pointer closer
@@ -93,7 +92,6 @@ type txLink struct {
 type rxLink struct {
 	rtl.Module
 	Ack    rtl.LineOut[VCAcks]
-	Nack   rtl.LineOut[VCAcks]
 	wire   link.Wire
 	rng    rtl.Stream // the acknowledgement wire's draws
 	vcs    int
@@ -115,7 +113,6 @@ func newTxLink(op *outPort, p link.Retry) *txLink {
 	t := &txLink{p: p, wire: link.NewWire(p.BER), due: math.MaxUint64}
 	t.Init(&op.Module, "retry", t)
 	t.Ack.Init(&t.Module, "ack_in")
-	t.Nack.Init(&t.Module, "nack_in")
 	t.resend.Init(&t.Module, "resend")
 	t.unacked.Init(&t.Module, "unacked", rtl.Width(16))
 	return t
@@ -125,7 +122,6 @@ func newRxLink(ip *inPort, p link.Retry, vcs int) *rxLink {
 	x := &rxLink{wire: link.NewWire(p.BER), vcs: vcs}
 	x.Init(&ip.Module, "retry", x)
 	x.Ack.Init(&x.Module, "ack_out")
-	x.Nack.Init(&x.Module, "nack_out")
 	x.crcErr.Init(&x.Module, "crc_error")
 	x.nack.Init(&x.Module, "nack")
 	return x
@@ -212,18 +208,11 @@ func (t *txLink) onWire(p *packet.Packet) packet.Packet {
 	return q
 }
 
-// recvAcks takes the acknowledgements that arrived, in the order they
-// arrived over both lines: forgets what they acknowledge and marks for
-// resending the VCs they NACK.
+// recvAcks takes the acknowledgements that arrived: forgets what they
+// acknowledge and marks for resending the VCs they NACK.
 func (t *txLink) recvAcks() {
-	now := t.Now()
 	for {
-		p, ok := t.Ack.Arrived(0, now)
-		if n, nok := t.Nack.Arrived(0, now); nok && (!ok || n.At < p.At) {
-			p, ok = t.Nack.RecvRef()
-		} else if ok {
-			p, _ = t.Ack.RecvRef()
-		}
+		p, ok := t.Ack.RecvRef()
 		if !ok {
 			return
 		}
@@ -372,11 +361,10 @@ func (x *rxLink) flush() {
 		x.nackAt[u] = x.owedAt + 2*lat // no resend is back before
 	}
 	a.Bad = x.wire.Message(x.rng.Of(&x.Module), ackBits(x.vcs))
-	// The two lines are one wire: a NACK goes on the one that wakes the
-	// sender, since it must act on it at once; an ACK can wait until the
-	// sender next looks (Router.setAckWake).
+	// A NACK wakes the sender, which must act on it at once; an ACK can
+	// wait until the sender next looks (Router.setAckWake).
 	if a.Nack != 0 {
-		x.Nack.SendAt(&a, a.At)
+		x.Ack.SendAtWake(&a, a.At)
 	} else {
 		x.Ack.SendAt(&a, a.At)
 	}
@@ -385,7 +373,8 @@ func (x *rxLink) flush() {
 }
 
 // unreadBad counts the bad acknowledgements that have arrived and wait
-// on the lazy line to be read: lost already, whenever the router looks.
+// on the lazy line to be read: lost already, whenever the router looks
+// (a NACK woke it and was read).
 func (t *txLink) unreadBad() uint64 {
 	var n uint64
 	now := t.Now()

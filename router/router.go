@@ -266,7 +266,6 @@ func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint6
 	op.peer, op.peerR, op.peerQ = ip, b, uint8(pb)
 	if t, x := a.tx(int(pa)), b.rx(int(pb)); t != nil && x != nil {
 		rtl.ConnectLine(&x.Ack, &t.Ack, delay)
-		rtl.ConnectLine(&x.Nack, &t.Nack, delay)
 		t.rx = x
 	}
 }
@@ -416,7 +415,7 @@ func (r *Router) receive(now uint64) {
 		}
 	}
 	if r.retry != 0 {
-		r.retryTick(now, (w>>16|w>>24)&0xfe)
+		r.retryTick(now, w>>16&0xfe)
 	}
 	r.returnInjection(now)
 }
@@ -424,7 +423,7 @@ func (r *Router) receive(now uint64) {
 // bindReady asks the kernel, once the lines are connected, to keep the
 // ready bits of this router's input lines.
 func (r *Router) bindReady() {
-	r.ready = *rtl.NewReadySet(4 * maxPorts)
+	r.ready = *rtl.NewReadySet(3 * maxPorts)
 	if r.Inject != nil {
 		r.Inject.Data.Notify(&r.ready, 0)
 		r.Eject.Credit.Notify(&r.ready, maxPorts)
@@ -436,7 +435,6 @@ func (r *Router) bindReady() {
 			r.outP()[q].Cred.Notify(&r.ready, maxPorts+q)
 			if t := r.tx(q); t != nil && t.rx != nil {
 				t.Ack.Notify(&r.ready, 2*maxPorts+q)
-				t.Nack.Notify(&r.ready, 3*maxPorts+q)
 			}
 		}
 	}
