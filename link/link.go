@@ -178,13 +178,10 @@ func (s *Sender) Busy(now uint64) (uint64, bool) { return s.free, now < s.free }
 // On a link with retry it also keeps the resend time-out (txRetry.arm),
 // which wakes the owner by itself: call it in every evaluation.
 func (s *Sender) WakeAt(now uint64, more bool) (uint64, bool) {
-	traced := s.valid.Traced()
 	if s.rel != nil {
-		s.rel.arm(now)
-		more = more || s.rel.more()
-		traced = traced || s.rel.resend.Traced()
+		return s.free, s.rel.wakeAt(now, s.free, more || s.valid.Traced())
 	}
-	return s.free, now < s.free && (more || traced)
+	return s.free, now < s.free && (more || s.valid.Traced())
 }
 
 // Sent counts the packets sent.

@@ -329,6 +329,15 @@ func (t *txRetry) arm(now uint64) {
 	}
 }
 
+// wakeAt is Sender.WakeAt's answer on a link with retry, whose owner
+// wants to wake when the link frees if it has more to send (more),
+// resends wait or the resend probe is traced; it keeps the time-out
+// (arm).
+func (t *txRetry) wakeAt(now, free uint64, more bool) bool {
+	t.arm(now)
+	return now < free && (more || t.more() || t.resend.Traced())
+}
+
 // more reports whether resends wait for the link.
 func (t *txRetry) more() bool { return t.redo < t.win.Len() }
 

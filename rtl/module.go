@@ -252,7 +252,10 @@ func (m *Module) WakeBy(c uint64) {
 	}
 }
 
-// applyWakeBy folds the evaluation's WakeBy into its sleep decision.
+// applyWakeBy folds the evaluation's WakeBy into its sleep decision (out
+// of line: it is rare, and the evaluation loop stays small).
+//
+//go:noinline
 func (s *sched) applyWakeBy() {
 	c := s.wakeBy
 	s.wakeBy = 0
