@@ -1,9 +1,11 @@
 package crossbar
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/hwcoll/hwcoll/packet"
 )
@@ -19,9 +21,9 @@ type Table struct {
 	// What a unicast lookup reads comes first, one line of a record of
 	// two (a size class of whole lines; TestSwitchHotLines).
 	//
-	// changes are unicast entries that change from a cycle on (links go
-	// down: SetUnicastFrom), in the order they take effect; nil: none.
-	changes map[uint32][]routeChange
+	// changes are unicast entries and ports that change from a cycle on
+	// (links go down: SetUnicastFrom, SetDeadFrom); nil: none.
+	changes *tableChanges
 	// Unicast entries, compact, in one of three forms. Runs of
 	// destinations with the same port set (ucRuns), while there are few:
 	// a switch of a fat-tree has k+2 (the k blocks of its subtree and the
@@ -56,6 +58,13 @@ const maxRuns = 64
 type routeChange struct {
 	from uint64
 	mask uint64
+}
+
+// tableChanges is what changes in a table during a run: entries of some
+// destinations, and output ports that die, for every destination.
+type tableChanges struct {
+	byDst map[uint32][]routeChange // in the order they take effect
+	dead  []routeChange            // ascending cycles, each mask every port dead from then on
 }
 
 // ErrUnreachable is LookupAt's answer for a unicast whose route a change
@@ -285,22 +294,65 @@ func (t *Table) setWide(lo, hi uint32, mask uint64) {
 // on (mask 0: unreachable from then). Changes of one destination are
 // made in the order of their cycles.
 func (t *Table) SetUnicastFrom(from uint64, dst uint32, mask uint64) {
-	if t.changes == nil {
-		t.changes = map[uint32][]routeChange{}
+	c := t.changing()
+	if c.byDst == nil {
+		c.byDst = map[uint32][]routeChange{}
 	}
-	t.changes[dst] = append(t.changes[dst], routeChange{from: from, mask: mask})
+	c.byDst[dst] = append(c.byDst[dst], routeChange{from: from, mask: mask})
 }
 
-// Changing reports whether some entry changes (SetUnicastFrom).
+// SetDeadFrom takes output ports out of every unicast entry from cycle
+// from on (a link that goes down, for the destinations whose routes
+// change only by losing it): a unicast left with none is unreachable.
+// An entry set by SetUnicastFrom is taken as it is, less the dead ports.
+func (t *Table) SetDeadFrom(from uint64, ports uint64) {
+	c := t.changing()
+	i, found := slices.BinarySearchFunc(c.dead, from, func(d routeChange, f uint64) int { return cmp.Compare(d.from, f) })
+	if !found {
+		prev := uint64(0)
+		if i > 0 {
+			prev = c.dead[i-1].mask
+		}
+		c.dead = slices.Insert(c.dead, i, routeChange{from: from, mask: prev})
+	}
+	for j := i; j < len(c.dead); j++ {
+		c.dead[j].mask |= ports
+	}
+}
+
+func (t *Table) changing() *tableChanges {
+	if t.changes == nil {
+		t.changes = &tableChanges{}
+	}
+	return t.changes
+}
+
+// Changing reports whether some entry changes (SetUnicastFrom, SetDeadFrom).
 func (t *Table) Changing() bool { return t.changes != nil }
 
 // LookupAt is Lookup in cycle now, with the changes made by then: a
-// unicast whose entry a change emptied is ErrUnreachable.
+// unicast whose entry a change emptied, or whose ports have all died, is
+// ErrUnreachable.
 func (t *Table) LookupAt(p *packet.Packet, in int, now uint64) (uint64, error) {
 	if t.changes == nil || p.Op != packet.Unicast {
 		return t.Lookup(p, in)
 	}
-	cs, ok := t.changes[p.Dst]
+	m, err := t.changes.entry(t, p, in, now)
+	if err != nil {
+		return m, err
+	}
+	if d := t.changes.deadAt(now); d != 0 {
+		if m &^= d; m == 0 {
+			return 0, ErrUnreachable
+		}
+	}
+	return m, nil
+}
+
+// entry is p's unicast entry in cycle now with the changes of its
+// destination made by then.
+func (c *tableChanges) entry(t *Table, p *packet.Packet, in int, now uint64) (uint64, error) {
+	cs, ok := c.byDst[p.Dst]
 	if !ok || cs[0].from > now {
 		return t.Lookup(p, in)
 	}
@@ -314,6 +366,18 @@ func (t *Table) LookupAt(p *packet.Packet, in int, now uint64) (uint64, error) {
 		return 0, ErrUnreachable
 	}
 	return m, nil
+}
+
+// deadAt is the ports dead in cycle now.
+func (c *tableChanges) deadAt(now uint64) uint64 {
+	var m uint64
+	for _, d := range c.dead {
+		if d.from > now {
+			break
+		}
+		m = d.mask
+	}
+	return m
 }
 
 // unicast returns the outputs of destination dst (0: no route).

@@ -23,6 +23,16 @@ type upLink struct {
 // up ports through which the destination is still reachable down a live
 // path, and a destination with none is unreachable there (its packets are
 // discarded at the switch and logged). Node links cannot fail here.
+//
+// A dead cable changes the routes of most destinations only by the loss
+// of its own two ports (the up port at its lower switch, which leads
+// toward every destination outside that switch's subtree): those are one
+// entry a switch (SetDeadFrom). Only the destinations below the cable's
+// lower switch lose paths beyond it, and only theirs are recomputed
+// switch by switch (O(affected × switches), not O(nodes × switches) per
+// fault cycle: 6 s at 4096 nodes with three faults, minutes at 65,536).
+// That holds while every switch below the top keeps a live up port;
+// otherwise every destination is recomputed.
 func (net *Net) Fail(links []fault.Link) error {
 	var dead []upLink
 	for _, f := range links {
@@ -46,8 +56,17 @@ func (net *Net) Fail(links []fault.Link) error {
 	}
 	slices.Sort(cycles)
 	cycles = slices.Compact(cycles)
+	for _, u := range dead {
+		pw, c := net.Parent(u.l, u.w, u.j)
+		net.sw[u.l][u.w].Table.SetDeadFrom(u.at, 1<<uint(net.k+u.j))
+		net.sw[u.l+1][pw].Table.SetDeadFrom(u.at, 1<<uint(c))
+	}
+	affected := net.affected(dead)
 	prev, cur := net.newReach(), net.newReach()
 	for i := 0; i < net.P.Nodes; i++ {
+		if !affected[i] {
+			continue
+		}
 		net.routes(i, nil, 0, prev)
 		for _, c := range cycles {
 			net.routes(i, dead, c, cur)
@@ -62,6 +81,30 @@ func (net *Net) Fail(links []fault.Link) error {
 		}
 	}
 	return nil
+}
+
+// affected marks the destinations whose routes the dead links change
+// other than by their own ports: those below a dead link's lower switch,
+// or every one if some switch below the top has lost all its up links
+// (its children's up routes through it then fail for every destination).
+func (net *Net) affected(dead []upLink) []bool {
+	out := make([]bool, net.P.Nodes)
+	up := map[[2]int]uint64{} // dead up ports by switch
+	for _, u := range dead {
+		up[[2]int{u.l, u.w}] |= 1 << uint(u.j)
+		if up[[2]int{u.l, u.w}] == 1<<uint(net.k)-1 {
+			for i := range out {
+				out[i] = true
+			}
+			return out
+		}
+		for i := range out {
+			if net.Reaches(u.l, u.w, i) {
+				out[i] = true
+			}
+		}
+	}
+	return out
 }
 
 // reach is the scratch of routes: per level and switch, whether the

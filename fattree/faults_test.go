@@ -190,3 +190,52 @@ func TestFailNamesTheLink(t *testing.T) {
 	}
 	require.NoError(t, net.Fail([]fault.Link{{Path: "leaf(0).out(2)", At: 3}}))
 }
+
+// Fail programs each switch's table so that, at every fault cycle and
+// between, every destination's entry is what the full recomputation of
+// its routes gives (routes, over every switch, with the links dead by
+// then): the dead ports taken out of every entry, and recomputed entries
+// only for the destinations below a dead link, or for all when a switch
+// has lost every up link. Random trees, links, cycles; sometimes every up
+// link of one switch.
+func TestFailTablesMatchEveryRoute(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		k := rapid.SampledFrom([]int{2, 3, 4}).Draw(rt, "k")
+		n := rapid.IntRange(2, 3).Draw(rt, "n")
+		net := newNet(rt, k, n)
+		var links []fault.Link
+		var dead []upLink
+		kill := func(l, w, j int, at uint64) {
+			links = append(links, fault.Link{Path: fmt.Sprintf("%s.out(%d)", net.Switch(l, w).Path(), k+j), At: at})
+			dead = append(dead, upLink{l: l, w: w, j: j, at: at})
+		}
+		for i, m := 0, rapid.IntRange(1, 5).Draw(rt, "faults"); i < m; i++ {
+			kill(rapid.IntRange(0, n-2).Draw(rt, "level"), rapid.IntRange(0, net.per-1).Draw(rt, "switch"),
+				rapid.IntRange(0, k-1).Draw(rt, "up link"), rapid.Uint64Range(0, 14).Draw(rt, "at"))
+		}
+		if rapid.Bool().Draw(rt, "cut a switch off") {
+			l, w := rapid.IntRange(0, n-2).Draw(rt, "cut level"), rapid.IntRange(0, net.per-1).Draw(rt, "cut switch")
+			for j := range k {
+				kill(l, w, j, rapid.Uint64Range(0, 14).Draw(rt, "cut at"))
+			}
+		}
+		require.NoError(rt, net.Fail(links))
+		r := net.newReach()
+		for now := uint64(0); now <= 15; now++ {
+			for i := range net.Nodes() {
+				net.routes(i, dead, now, r)
+				p := packet.Packet{Dst: uint32(i), Op: packet.Unicast}
+				for l := range n {
+					for w := range net.per {
+						got, err := net.Switch(l, w).Table.LookupAt(&p, 0, now)
+						if err == crossbar.ErrUnreachable {
+							got, err = 0, nil
+						}
+						require.NoError(rt, err)
+						require.Equal(rt, r.mask[l][w], got, "switch (%d,%d), node %d, cycle %d", l, w, i, now)
+					}
+				}
+			}
+		}
+	})
+}
