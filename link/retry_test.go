@@ -16,6 +16,35 @@ import (
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
+// retryCase is a link with retry between a tx sending n packets of cyc
+// cycles and an rx holding each for up to hold cycles.
+type retryCase struct {
+	capacity uint16
+	delay    uint64
+	cyc      uint32
+	bytes    uint32
+	hold, n  int
+	retry    Retry
+	seed     uint64
+}
+
+// build makes the case's two ends on a new Sim, built.
+func (c retryCase) build(rt require.TestingT) (*rtl.Sim, *tx, *rx) {
+	sim := rtl.NewSim(rtl.Options{Seed: c.seed})
+	a := &tx{left: c.n, cyc: c.cyc, xps: 1, bytes: c.bytes}
+	a.Init(sim.Top(), "a", a)
+	a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, c.capacity)
+	b := &rx{hold: c.hold}
+	b.Init(sim.Top(), "b", b)
+	b.R = NewReceiver(&b.Module, "rx")
+	require.NoError(rt, ConnectRetry(a.S, b.R, c.delay, c.retry))
+	require.NoError(rt, sim.Build())
+	return sim, a, b
+}
+
+// roundTrip is a packet's length and the delay both ways.
+func (c retryCase) roundTrip() uint64 { return 2*c.delay + uint64(c.cyc) }
+
 // Over a link with bit errors and the retry protocol, every packet arrives
 // exactly once and in order, the credit invariant holds every cycle
 // (counting packets not yet taken, whether on the wire or waiting to be
@@ -34,16 +63,8 @@ func TestRetryDeliversExactlyOnceInOrder(t *testing.T) {
 		timeout := rapid.Uint64Range(1, 8*(2*delay+uint64(cyc))).Draw(rt, "timeout")
 		seed := rapid.Uint64().Draw(rt, "seed")
 
-		sim := rtl.NewSim(rtl.Options{Seed: seed})
-		a := &tx{left: n, cyc: cyc, xps: 1}
-		a.Init(sim.Top(), "a", a)
-		a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, capacity)
-		a.bytes = bytes
-		b := &rx{hold: hold}
-		b.Init(sim.Top(), "b", b)
-		b.R = NewReceiver(&b.Module, "rx")
-		require.NoError(rt, ConnectRetry(a.S, b.R, delay, Retry{BER: ber, Window: window, Timeout: timeout}))
-		require.NoError(rt, sim.Build())
+		sim, a, b := retryCase{capacity: capacity, delay: delay, cyc: cyc, bytes: bytes, hold: hold, n: n,
+			retry: Retry{BER: ber, Window: window, Timeout: timeout}, seed: seed}.build(rt)
 		for len(b.got) < n && sim.Now() < 2_000_000 {
 			sim.Step()
 			require.NoError(rt, a.S.CheckCredits(len(b.held)+len(b.owed)))
@@ -162,17 +183,10 @@ func TestLazyAcksKeepTiming(t *testing.T) {
 		ber := rapid.SampledFrom([]float64{0, 1e-4, 1e-3, 3e-3}).Draw(rt, "ber")
 		window := rapid.IntRange(1, 8).Draw(rt, "window")
 		timeout := rapid.Uint64Range(1, 8*(2*delay+uint64(cyc))).Draw(rt, "timeout")
-		seed := rapid.Uint64().Draw(rt, "seed")
+		c := retryCase{capacity: capacity, delay: delay, cyc: cyc, bytes: 64, hold: hold, n: n,
+			retry: Retry{BER: ber, Window: window, Timeout: timeout}, seed: rapid.Uint64().Draw(rt, "seed")}
 		build := func(traced bool) (*rtl.Sim, *tx, *rx) {
-			sim := rtl.NewSim(rtl.Options{Seed: seed})
-			a := &tx{left: n, cyc: cyc, xps: 1, bytes: 64}
-			a.Init(sim.Top(), "a", a)
-			a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, capacity)
-			b := &rx{hold: hold}
-			b.Init(sim.Top(), "b", b)
-			b.R = NewReceiver(&b.Module, "rx")
-			require.NoError(rt, ConnectRetry(a.S, b.R, delay, Retry{BER: ber, Window: window, Timeout: timeout}))
-			require.NoError(rt, sim.Build())
+			sim, a, b := c.build(rt)
 			if traced {
 				w, err := sim.NewTraceWriter(io.Discard)
 				require.NoError(rt, err)
@@ -193,7 +207,7 @@ func TestLazyAcksKeepTiming(t *testing.T) {
 			st := lazyA.S.Stats()
 			require.Equal(rt, eagerA.S.Stats(), st, "cycle %d", lazySim.Now())
 			if len(lazyB.got) == n && st.Acknowledged == uint64(n) && end == limit {
-				end = lazySim.Now() + 4*(2*delay+uint64(cyc)+uint64(hold)) + timeout + 10
+				end = lazySim.Now() + 4*(c.roundTrip()+uint64(hold)) + timeout + 10
 			}
 		}
 		require.Equal(rt, eagerA.log.String(), lazyA.log.String(), "send cycles")
@@ -219,22 +233,15 @@ func TestRetryProbesDoNotDependOnWhatElseIsTraced(t *testing.T) {
 		ber := rapid.SampledFrom([]float64{1e-4, 1e-3, 3e-3}).Draw(rt, "ber")
 		window := rapid.IntRange(1, 8).Draw(rt, "window")
 		timeout := rapid.Uint64Range(1, 8*(2*delay+uint64(cyc))).Draw(rt, "timeout")
-		seed := rapid.Uint64().Draw(rt, "seed")
+		c := retryCase{capacity: capacity, delay: delay, cyc: cyc, bytes: 64, hold: hold, n: n,
+			retry: Retry{BER: ber, Window: window, Timeout: timeout}, seed: rapid.Uint64().Draw(rt, "seed")}
 		run := func(glob string) *vcd.File {
-			sim := rtl.NewSim(rtl.Options{Seed: seed})
-			a := &tx{left: n, cyc: cyc, xps: 1, bytes: 64}
-			a.Init(sim.Top(), "a", a)
-			a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, capacity)
-			b := &rx{hold: hold}
-			b.Init(sim.Top(), "b", b)
-			b.R = NewReceiver(&b.Module, "rx")
-			require.NoError(rt, ConnectRetry(a.S, b.R, delay, Retry{BER: ber, Window: window, Timeout: timeout}))
-			require.NoError(rt, sim.Build())
+			sim, _, _ := c.build(rt)
 			var buf bytes.Buffer
 			w, err := sim.NewTraceWriter(&buf)
 			require.NoError(rt, err)
 			require.NoError(rt, sim.Trace(w, glob))
-			sim.Run(uint64(n)*(uint64(cyc)+2*delay+uint64(hold)+timeout+4) + 200)
+			sim.Run(uint64(n)*(c.roundTrip()+uint64(hold)+timeout+4) + 200)
 			require.NoError(rt, sim.EndTrace())
 			f, err := vcd.Parse(&buf)
 			require.NoError(rt, err)

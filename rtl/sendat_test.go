@@ -9,11 +9,13 @@ import (
 )
 
 // lateSender sends at the cycles of its plan, each value asking to arrive
-// extra cycles after the line's latency; value = the send cycle.
+// extra cycles after the line's latency, with SendAtWake at the cycles of
+// wake; value = the send cycle.
 type lateSender struct {
 	rtl.Module
 	Tx       rtl.LineOut[uint64]
 	plan     map[uint64]uint64 // send cycle → extra delay
+	wake     map[uint64]bool
 	last     uint64
 	inflight []int // Tx.InFlight() seen by the sender at each send
 }
@@ -22,7 +24,11 @@ func (p *lateSender) Eval() {
 	now := p.Now()
 	if extra, ok := p.plan[now]; ok {
 		v := now
-		p.Tx.SendAt(&v, now+p.Tx.Latency()+extra)
+		if p.wake[now] {
+			p.Tx.SendAtWake(&v, now+p.Tx.Latency()+extra)
+		} else {
+			p.Tx.SendAt(&v, now+p.Tx.Latency()+extra)
+		}
 	}
 	if now < p.last {
 		p.SleepUntil(now + 1)
@@ -41,17 +47,8 @@ func TestSendAtArrivesLateAndInOrder(t *testing.T) {
 	// value sent at: arrives at (clamped to the one before it)
 	want := [][2]uint64{{2, 15}, {3, 15}, {20, 23}, {30, 37}}
 	for _, workers := range []int{1, 2} {
-		s := rtl.NewSim(rtl.Options{})
-		p := &lateSender{plan: plan, last: 40}
-		p.Init(s.Top(), "p", p)
-		p.Tx.Init(&p.Module, "tx")
-		c := &catcher{}
-		c.Init(s.Top(), "c", c)
-		c.Rx.Init(&c.Module, "rx")
-		rtl.ConnectLine(&p.Tx, &c.Rx, lat)
-		s.SetParallel(workers)
-		s.SetParallelThreshold(1)
-		require.NoError(t, s.Build())
+		p, c := &lateSender{plan: plan, last: 40}, &catcher{}
+		s := senderToCatcher(t, p, c, lat, workers)
 		s.Run(3)
 		require.Equal(t, 1, p.Tx.InFlight(), "workers %d: the value sent in cycle 2 is on the line after it", workers)
 		s.Run(10) // to cycle 13: nothing may have arrived
@@ -63,52 +60,19 @@ func TestSendAtArrivesLateAndInOrder(t *testing.T) {
 	}
 }
 
-// wakeSender sends at the cycles of its plan; a true entry is sent with
-// SendAtWake. Value = the send cycle.
-type wakeSender struct {
-	rtl.Module
-	Tx   rtl.LineOut[uint64]
-	plan map[uint64]bool
-	last uint64
-}
-
-func (p *wakeSender) Eval() {
-	now := p.Now()
-	if wake, ok := p.plan[now]; ok {
-		v := now
-		if wake {
-			p.Tx.SendAtWake(&v, now+p.Tx.Latency())
-		} else {
-			p.Tx.SendAt(&v, now+p.Tx.Latency())
-		}
-	}
-	if now < p.last {
-		p.SleepUntil(now + 1)
-	} else {
-		p.Sleep()
-	}
-}
-
-// lazyCatcher takes arrivals only when woken, with its line's arrivals
-// lazy from its first evaluation on.
-type lazyCatcher struct {
-	rtl.Module
-	Rx    rtl.LineIn[uint64]
-	got   [][2]uint64
-	woken []uint64
-}
-
-func (c *lazyCatcher) Eval() {
-	c.woken = append(c.woken, c.Now())
-	for {
-		v, ok := c.Rx.Recv()
-		if !ok {
-			break
-		}
-		c.got = append(c.got, [2]uint64{v, c.Now()})
-	}
-	c.Rx.SetWake(false)
-	c.Sleep()
+// senderToCatcher joins p to c by a line of latency lat on a Sim of that
+// many workers, every cycle parallel with two, built.
+func senderToCatcher(t *testing.T, p *lateSender, c *catcher, lat uint64, workers int) *rtl.Sim {
+	s := rtl.NewSim(rtl.Options{})
+	p.Init(s.Top(), "p", p)
+	p.Tx.Init(&p.Module, "tx")
+	c.Init(s.Top(), "c", c)
+	c.Rx.Init(&c.Module, "rx")
+	rtl.ConnectLine(&p.Tx, &c.Rx, lat)
+	s.SetParallel(workers)
+	s.SetParallelThreshold(1)
+	require.NoError(t, s.Build())
+	return s
 }
 
 // TestSendAtWakeWakesALazyReceiver: on a line whose arrivals are lazy, a
@@ -117,19 +81,11 @@ func (c *lazyCatcher) Eval() {
 // sent with SendAt alone wake nothing. One partition or two alike.
 func TestSendAtWakeWakesALazyReceiver(t *testing.T) {
 	const lat = 4
-	plan := map[uint64]bool{2: false, 5: false, 9: true, 12: false, 20: true}
+	plan := map[uint64]uint64{2: 0, 5: 0, 9: 0, 12: 0, 20: 0}
+	wake := map[uint64]bool{9: true, 20: true}
 	for _, workers := range []int{1, 2} {
-		s := rtl.NewSim(rtl.Options{})
-		p := &wakeSender{plan: plan, last: 30}
-		p.Init(s.Top(), "p", p)
-		p.Tx.Init(&p.Module, "tx")
-		c := &lazyCatcher{}
-		c.Init(s.Top(), "c", c)
-		c.Rx.Init(&c.Module, "rx")
-		rtl.ConnectLine(&p.Tx, &c.Rx, lat)
-		s.SetParallel(workers)
-		s.SetParallelThreshold(1)
-		require.NoError(t, s.Build())
+		p, c := &lateSender{plan: plan, wake: wake, last: 30}, &catcher{lazy: true}
+		s := senderToCatcher(t, p, c, lat, workers)
 		s.Run(40)
 		require.Equal(t, []uint64{0, 13, 24}, c.woken, "workers %d: woken only at cycle 0 and by the two SendAtWake values", workers)
 		require.Equal(t, [][2]uint64{{2, 13}, {5, 13}, {9, 13}, {12, 24}, {20, 24}}, c.got, "workers %d", workers)

@@ -85,19 +85,29 @@ func (p *pulser) Eval() {
 	p.SleepUntil((p.Now()/p.every + 1) * p.every)
 }
 
+// catcher takes what its line delivers, logging value and cycle; lazy, it
+// makes its line's arrivals lazy and logs the cycles it runs.
 type catcher struct {
 	rtl.Module
-	Rx  rtl.LineIn[uint64]
-	got [][2]uint64
+	Rx    rtl.LineIn[uint64]
+	got   [][2]uint64
+	lazy  bool
+	woken []uint64
 }
 
 func (c *catcher) Eval() {
+	if c.lazy {
+		c.woken = append(c.woken, c.Now())
+	}
 	for {
 		v, ok := c.Rx.Recv()
 		if !ok {
 			break
 		}
 		c.got = append(c.got, [2]uint64{v, c.Now()})
+	}
+	if c.lazy {
+		c.Rx.SetWake(false)
 	}
 	c.Sleep()
 }
