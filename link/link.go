@@ -73,8 +73,9 @@ func (s *Sender) Tick(now uint64) {
 		s.valid.Set(false)
 	}
 	if s.rel != nil {
-		if q, ok := s.rel.tick(now, s.free); ok {
-			s.put(now, &q)
+		if q := s.rel.tick(now, s.free); q != nil {
+			s.put(now, q)
+			unmark(q)
 		}
 	}
 }
@@ -150,7 +151,8 @@ func (s *Sender) SendRef(now uint64, p *packet.Packet, mask uint64) {
 	s.sent++
 	if s.rel != nil {
 		q := s.rel.push(now, p)
-		s.put(now, &q)
+		s.put(now, q)
+		unmark(q)
 		return
 	}
 	s.put(now, p)

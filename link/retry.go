@@ -190,12 +190,14 @@ func (s *Sender) Stats() RetryStats {
 // the resend buffer.
 func (t *txRetry) open() bool { return t.redo == t.win.Len() && t.win.Len() < t.p.Window }
 
-// push numbers p, keeps it for resending and returns the copy to put on
-// the wire.
-func (t *txRetry) push(now uint64, p *packet.Packet) packet.Packet {
+// push numbers p, keeps it for resending and returns the resend buffer's
+// copy marked for the wire (onWire), to be put on the line and unmarked
+// (unmark).
+func (t *txRetry) push(now uint64, p *packet.Packet) *packet.Packet {
 	p.Link = t.next
 	t.next = (t.next + 1) & SeqMask
-	t.win.Push(unacked{p: *p, sent: now})
+	u := t.win.PushRef()
+	u.p, u.sent = *p, now
 	t.redo = t.win.Len()
 	t.pending.Set(uint16(t.win.Len()))
 	t.resend.Set(false)
@@ -204,21 +206,25 @@ func (t *txRetry) push(now uint64, p *packet.Packet) packet.Packet {
 	return t.onWire(p)
 }
 
-// onWire draws the wire's bit errors for one copy of p and returns it,
-// marked bad if the receiver's CRC check will fail.
-func (t *txRetry) onWire(p *packet.Packet) packet.Packet {
-	q := *p
-	q.Link &= SeqMask
-	if t.wire.Packet(t.rng.Of(&t.Module), &q) {
-		q.Link |= BadCRC
+// onWire draws the wire's bit errors for one copy of p, a packet in the
+// resend buffer, and marks p bad (BadCRC) if the receiver's CRC check will
+// fail on that copy: the buffer's packet goes on the line as it is, one
+// copy fewer, and unmark takes the mark off.
+func (t *txRetry) onWire(p *packet.Packet) *packet.Packet {
+	if t.wire.Packet(t.rng.Of(&t.Module), p) {
+		p.Link |= BadCRC
 	}
-	return q
+	return p
 }
+
+// unmark takes the wire's mark off p, the resend buffer's packet, once its
+// copy is on the line.
+func unmark(p *packet.Packet) { p.Link &= SeqMask }
 
 // tick takes the acknowledgements that arrived, starts a resend when a
 // NACK or the time-out asks for one, and sends the next resend if the link
-// is free. It returns the packet to put on the wire, if any.
-func (t *txRetry) tick(now, free uint64) (packet.Packet, bool) {
+// is free. It returns the packet to put on the wire, if any (as push).
+func (t *txRetry) tick(now, free uint64) *packet.Packet {
 	for {
 		a, ok := t.Ack.Recv()
 		if !ok {
@@ -244,7 +250,7 @@ func (t *txRetry) tick(now, free uint64) (packet.Packet, bool) {
 		}
 		t.arm(now)
 		t.ackWake()
-		return packet.Packet{}, false
+		return nil
 	}
 	u := t.win.At(t.redo)
 	t.redo++
@@ -253,7 +259,7 @@ func (t *txRetry) tick(now, free uint64) (packet.Packet, bool) {
 	t.resend.Set(true)
 	t.arm(now)
 	t.ackWake()
-	return t.onWire(&u.p), true
+	return t.onWire(&u.p)
 }
 
 // ackWake decides whether an acknowledgement's arrival wakes the owner:
