@@ -465,7 +465,7 @@ func (i *LineIn[T]) SetWake(on bool) {
 	m := i.ln.recv.s
 	for k := 0; k < int(l.n); k++ {
 		at := max(l.entry(l.slot(k)).at, l.sim.now+1)
-		m.part.addTimer(timer{at: at, m: m})
+		l.sim.parts[m.part].addTimer(timer{at: at, m: m})
 	}
 }
 

@@ -34,15 +34,19 @@ type Module struct {
 }
 
 // sched is a component's scheduling state.
+//
+// It is one 64-byte line (TestSchedIsOneLine): the calendar finds a
+// component's record by its index, and a record across two lines would
+// cost a large network a second miss per wake-up.
 type sched struct {
 	self    Evaler
 	mod     *Module
-	part    *partition
 	stamp   uint64 // 1 + the cycle this component is already listed awake for
 	wakeAt  uint64 // timer of a timed sleep
 	timerAt uint64 // the latest timer entry in the calendar (0: none)
 	wakeBy  uint64 // WakeBy of the evaluation under way (0: none)
 	idx     int32  // component index
+	part    uint16 // its partition's index in Sim.parts
 	sleep   uint8  // decision of the last eval: awake, sleeping, timed
 }
 

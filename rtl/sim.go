@@ -70,6 +70,7 @@ type Stats struct {
 type partition struct {
 	_       [64]byte // keep the hot slice headers of two partitions off one cache line
 	sim     *Sim
+	idx     uint16 // in Sim.parts
 	awake   []*sched
 	next    []*sched // awake in the next cycle
 	dirty   []committer
@@ -91,7 +92,7 @@ func (p *partition) wakeNext(m *sched) {
 	if m == nil {
 		return
 	}
-	if m.part != p {
+	if m.part != p.idx {
 		p.outbox = append(p.outbox, m)
 		return
 	}
@@ -238,7 +239,7 @@ func (s *Sim) Build() error {
 	s.built = true
 	s.parts = make([]*partition, s.workers)
 	for i := range s.parts {
-		s.parts[i] = &partition{sim: s}
+		s.parts[i] = &partition{sim: s, idx: uint16(i)}
 	}
 	// The components in tree order: their sched records, in one array,
 	// are the list from now on (no second slice of pointers per component).
@@ -304,7 +305,7 @@ func (s *Sim) Build() error {
 			forced = m.part
 		}
 		if isComp {
-			m.s.part = m.part
+			m.s.part = m.part.idx
 		}
 		for _, c := range m.children {
 			assign(c, forced)
@@ -446,7 +447,8 @@ func (s *Sim) wake(m *sched, c uint64) {
 		return
 	}
 	m.stamp = c + 1
-	m.part.next = append(m.part.next, m)
+	p := s.parts[m.part]
+	p.next = append(p.next, m)
 }
 
 // Step evaluates exactly one cycle (no skipping).
@@ -536,7 +538,8 @@ func (s *Sim) gather(now uint64) (par, gathered bool) {
 		for i := range s.sched {
 			m := &s.sched[i]
 			m.stamp = now + 1
-			m.part.awake = append(m.part.awake, m)
+			p := s.parts[m.part]
+			p.awake = append(p.awake, m)
 		}
 		for _, p := range s.parts {
 			first := p.timers.take(now)
@@ -627,7 +630,7 @@ func (s *Sim) step() {
 		}
 		if len(p.xtimers) > 0 {
 			for _, t := range p.xtimers {
-				t.m.part.addTimer(t)
+				s.parts[t.m.part].addTimer(t)
 			}
 			clear(p.xtimers)
 			p.xtimers = p.xtimers[:0]
