@@ -29,8 +29,8 @@ type upLink struct {
 // toward every destination outside that switch's subtree): those are one
 // entry a switch (SetDeadFrom). Only the destinations below the cable's
 // lower switch lose paths beyond it, and only theirs are recomputed
-// switch by switch (O(affected × switches), not O(nodes × switches) per
-// fault cycle: 6 s at 4096 nodes with three faults, minutes at 65,536).
+// switch by switch: O(affected × switches) per fault cycle, not
+// O(nodes × switches) (4096 nodes, three faults: ~9 s before, under 1 s).
 // That holds while every switch below the top keeps a live up port;
 // otherwise every destination is recomputed.
 func (net *Net) Fail(links []fault.Link) error {

@@ -203,7 +203,7 @@ func (t *txRetry) push(now uint64, p *packet.Packet) *packet.Packet {
 	t.resend.Set(false)
 	t.arm(now)
 	t.ackWake()
-	return t.onWire(p)
+	return t.onWire(&u.p)
 }
 
 // onWire draws the wire's bit errors for one copy of p, a packet in the

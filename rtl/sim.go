@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"reflect"
 	"slices"
@@ -194,10 +195,7 @@ func (s *Sim) SetParallel(n int) {
 	if s.built {
 		panic("rtl: SetParallel after Build")
 	}
-	if n < 1 {
-		n = 1
-	}
-	s.workers = n
+	s.workers = min(max(n, 1), math.MaxUint16) // a component keeps its partition in 16 bits
 }
 
 // CountComponents is the number of components (modules with Eval) declared
