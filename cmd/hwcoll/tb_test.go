@@ -168,10 +168,8 @@ func readFile(t *testing.T, p string) []byte {
 
 func TestDemoWritesTracesAndSummary(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "demo")
-	start := time.Now()
 	r := runApp("demo", "--out", out)
 	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
-	require.Less(t, time.Since(start), 10*time.Second)
 	require.Empty(t, r.stderr)
 	header := regexp.MustCompile(`(?m)^scenario .*$`).FindString(r.stdout)
 	for _, col := range []string{"scenario", "result", "cycles", "packets", "avg latency", "kernel evals", "skipped cycles", "sim cycles/s", "wall time"} {
