@@ -32,8 +32,10 @@ test-long:
 	echo "$(GO) test -count=1 -timeout 60m <$$(echo "$$o" | wc -l) packages without>"; \
 	$(GO) test -count=1 -timeout 60m $$o
 
+# The race detector slows the model ~10x: experiment alone takes over go
+# test's default 10 minutes.
 race:
-	$(GO) test -count=1 -race ./...
+	$(GO) test -count=1 -race -timeout 60m ./...
 
 # Benchmarks are built with the profile hwcoll itself is built with
 # (cmd/hwcoll/default.pgo, which go build and go run apply to the binary).

@@ -233,6 +233,7 @@ func (n *FatTreeNet) result(wall float64) Result {
 	r := Result{
 		Topology: config.TopologyFatTree, Ports: cfg.Network.Ports, Inputs: len(n.Srcs),
 		Nodes: len(n.Srcs), Levels: n.Net.Levels(), CreditMode: cfg.Network.CreditMode, Note: FatTreeNote,
+		Organization: cfg.Network.Organization, XPBuffer: cfg.Network.XPBufferPackets,
 	}
 	hops := func(s *traffic.Sink) uint64 { return n.hops[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost(), hops, wall, n.Net.Err())

@@ -108,7 +108,8 @@ func (n *loadNet) Result(wall float64) Result { return n.report(wall) }
 
 func (n *loadNet) sim() *rtl.Sim { return n.Sim }
 
-// loadResult fills r (whose topology fields the caller set) from a load run:
+// loadResult fills r (whose topology fields, the switch organization and
+// buffers among them, the caller set) from a load run:
 // srcs are the sources that generate traffic, lost the measured packets
 // discarded for want of a route (link faults; they count as drained),
 // hops(s) the link traversals of the packets sink s received, err the
@@ -118,7 +119,6 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 	cyc := float64(tm.PacketCycles)
 	m := float64(win.End - win.Start)
 	r.Name, r.Seed, r.Cycles, r.OfferedLoad = cfg.Name, cfg.Seed, sim.Now(), cfg.Traffic.Load
-	r.Organization, r.XPBuffer = cfg.Network.Organization, cfg.Network.XPBufferPackets
 	r.Pattern, r.Process, r.PacketCycles = cfg.Traffic.Pattern, cfg.Traffic.Process, tm.PacketCycles
 	r.WallSeconds = wall
 	var born, injected, delivered, recv, fanout, mcast uint64

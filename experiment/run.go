@@ -37,10 +37,31 @@ type capturer interface {
 // line naming the key); a run that fails its own checks reports it in
 // Result.Error.
 func Run(cfg config.Config, opt Options) (Result, error) {
-	t, err := TopologyOf(cfg)
+	t, err := checkTopology(cfg)
 	if err != nil {
 		return Result{}, err
 	}
+	return run(cfg, t, opt)
+}
+
+// Check says what Run would refuse of cfg before building anything: a
+// topology with no model, or a network or router key set away from its
+// default that the topology does not read (one line naming the key).
+func Check(cfg config.Config) error {
+	_, err := checkTopology(cfg)
+	return err
+}
+
+func checkTopology(cfg config.Config) (Topology, error) {
+	t, err := TopologyOf(cfg)
+	if err != nil {
+		return Topology{}, err
+	}
+	return t, checkUnread(cfg, t)
+}
+
+// run is Run once cfg's keys are known to be read by its topology t.
+func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 	if err := checkMemory(cfg); err != nil {
 		return Result{}, err
 	}

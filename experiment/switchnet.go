@@ -137,7 +137,7 @@ func (n *SwitchNet) result(wall float64) Result {
 	cfg := n.Cfg
 	r := Result{
 		Topology: cfg.Network.Topology, Ports: cfg.Network.Ports, Inputs: cfg.Network.Inputs,
-		CreditMode: cfg.Network.CreditMode,
+		CreditMode: cfg.Network.CreditMode, Organization: cfg.Network.Organization, XPBuffer: cfg.Network.XPBufferPackets,
 	}
 	// Each packet crosses two links: source→switch and switch→sink.
 	hops := func(s *traffic.Sink) uint64 { return 2 * s.Received }

@@ -38,6 +38,10 @@ type Topology struct {
 	// Groups arranges traced signals for the .gtkw (optional; default one
 	// group per module).
 	Groups func(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group
+	// Reads lists the keys of the network and router sections Build
+	// reads (network.topology aside); Run refuses the others when they are
+	// set away from their defaults (checkUnread).
+	Reads []string
 }
 
 var (
@@ -47,7 +51,7 @@ var (
 
 // Register adds a topology; a name registered twice is a programming error.
 func Register(t Topology) {
-	if _, dup := topologies[t.Name]; dup || t.Build == nil || t.Describe == nil || t.Weight == nil {
+	if _, dup := topologies[t.Name]; dup || t.Build == nil || t.Describe == nil || t.Weight == nil || t.Reads == nil {
 		panic(fmt.Sprintf("experiment: topology %q registered twice or incomplete", t.Name))
 	}
 	topologies[t.Name] = t
@@ -87,7 +91,8 @@ func Weight(cfg config.Config) float64 {
 
 func init() {
 	Register(Topology{
-		Name: config.TopologySwitch,
+		Name:  config.TopologySwitch,
+		Reads: switchKeys,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseNIC(cfg); err != nil {
 				return nil, err
@@ -109,7 +114,8 @@ func init() {
 		},
 	})
 	Register(Topology{
-		Name: config.TopologyFatTree,
+		Name:  config.TopologyFatTree,
+		Reads: fatTreeKeys,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := faultsOnFatTree(cfg); err != nil {
 				return nil, err

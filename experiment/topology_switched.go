@@ -102,9 +102,11 @@ func init() {
 	for _, t := range []struct {
 		name    string
 		netlist func(config.Config) (netlist, error)
-	}{{config.TopologyMIN, minNetlist}, {config.TopologyIrreg, irregularNetlist}} {
+		reads   []string
+	}{{config.TopologyMIN, minNetlist, minKeys}, {config.TopologyIrreg, irregularNetlist, irregularKeys}} {
 		Register(Topology{
-			Name: t.name,
+			Name:  t.name,
+			Reads: t.reads,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if err := refuseNIC(cfg); err != nil {
 					return nil, err

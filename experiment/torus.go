@@ -347,7 +347,8 @@ func canDeposit(cfg config.Config, other string) error {
 func init() {
 	for _, name := range []string{config.TopologyTorus, config.TopologyMesh} {
 		Register(Topology{
-			Name: name,
+			Name:  name,
+			Reads: torusKeys,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if cfg.Traffic.Pattern == config.PatternBroadcast {
 					kernel, err := torusBroadcast(cfg)

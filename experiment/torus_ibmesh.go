@@ -325,7 +325,8 @@ func (n *IBNet) Run() Result {
 
 func init() {
 	Register(Topology{
-		Name: config.TopologyIBMesh,
+		Name:  config.TopologyIBMesh,
+		Reads: ibMeshKeys,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseProgram(cfg); err != nil {
 				return nil, err

@@ -164,7 +164,8 @@ func (n *TreeNet) Run() Result {
 
 func init() {
 	Register(Topology{
-		Name: config.TopologyBGLTree,
+		Name:  config.TopologyBGLTree,
+		Reads: bglTreeKeys,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseProgram(cfg); err != nil {
 				return nil, err

@@ -69,6 +69,8 @@ func TestBadInput(t *testing.T) {
 		{"fault on a mesh edge", []string{"run", "--set", "network.topology=mesh", "--set", "faults=top.net.r(7)(0).out(1)@0"}, []string{"faults", "names no router-to-router link"}},
 		{"min radix too large", []string{"run", "--set", "network.topology=min", "--set", "router.routing=updown"}, []string{"network.ports", "omega", "2..7"}},
 		{"min hosts not a power", []string{"run", "--set", "network.topology=min", "--set", "router.routing=updown", "--set", "network.ports=4", "--set", "network.nodes=100"}, []string{"network.nodes", "100 hosts is not a power of 4"}},
+		{"key the topology does not read", []string{"run", "--set", "network.topology=torus", "--set", "network.nodes=4096"}, []string{"network.nodes", "4096", "no effect on network.topology torus", "network.dims"}},
+		{"router key on a fat-tree", []string{"run", "--set", "network.topology=fattree", "--set", "router.vcs=4"}, []string{"router.vcs", "network.topology fattree", "no router key"}},
 		{"min routed by dor", []string{"run", "--set", "network.topology=min", "--set", "network.ports=2"}, []string{"router.routing", `"dor" does not route a MIN`, "updown | table | source"}},
 		{"irregular routed by dor", []string{"run", "--set", "network.topology=irregular"}, []string{"router.routing", "updown | table | source"}},
 		{"irregular file missing", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=updown", "--set", "network.irregular_file=" + missing}, []string{"network.irregular_file", "nonexistent.yaml"}},

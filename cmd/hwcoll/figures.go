@@ -88,6 +88,9 @@ func (a *app) figures(args []string) error {
 		if err != nil {
 			return usagef("figures: %s: %v", e.Name, err) // LoadManifest planned it already
 		}
+		if err := checkPoints(specs); err != nil {
+			return usagef("figures: %s: %v", e.Name, err)
+		}
 		ran[i] = true
 		for _, s := range specs {
 			jobsList = append(jobsList, job{i, s, cost(s.Config)})

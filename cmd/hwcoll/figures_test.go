@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/sweep"
 )
 
@@ -174,6 +175,7 @@ func TestSweepAndFiguresBadInput(t *testing.T) {
 		{"vary bad value", []string{"sweep", "--loads", "0.5", "--vary", "network.organization=crossbar"}, []string{"network.organization", "crossbar"}},
 		{"vary empty", []string{"sweep", "--loads", "0.5", "--vary", "network.ports="}, []string{"--vary"}},
 		{"vary the x key", []string{"sweep", "--loads", "0.5", "--vary", "traffic.load=0.1,0.2"}, []string{"traffic.load", "x axis"}},
+		{"vary into a key the topology does not read", []string{"sweep", "--loads", "0.5", "--set", "network.ports=16", "--vary", "network.topology=switch,torus"}, []string{"series network.topology=torus", "network.ports", "no effect"}},
 		{"series malformed", []string{"sweep", "--loads", "0.5", "--series", "network.ports"}, []string{"--series", "key=value"}},
 		{"merge different axes", []string{"merge", loadJSONL, bytesJSONL}, []string{"merge", "traffic.load", "traffic.message_bytes"}},
 		{"figures unknown manifest field", []string{"figures", "--manifest", typo, "--out", dir}, []string{"typo.yaml", "metric"}},
@@ -323,13 +325,19 @@ func TestRepositoryManifestAndConfigs(t *testing.T) {
 		require.NotEmpty(t, e.Paper, e.Name)
 		require.NotEmpty(t, e.Source, e.Name)
 		require.Contains(t, e.Source, "paper", "%s: the source names the paper by its short name", e.Name)
+		points, err := m.Plan(e)
+		require.NoError(t, err, e.Name)
+		for _, p := range points {
+			require.NoError(t, experiment.Check(p.Config), "%s, series %q", e.Name, p.Series)
+		}
 	}
 	for _, f := range files {
 		if filepath.Base(f) == filepath.Base(defaultManifest) {
 			continue
 		}
-		_, err := config.Load(f)
+		cfg, err := config.Load(f)
 		require.NoError(t, err, f)
+		require.NoError(t, experiment.Check(cfg), f)
 		require.True(t, used[filepath.Base(f)], "%s is used by no experiment of the manifest", f)
 	}
 }

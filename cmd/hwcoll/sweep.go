@@ -17,6 +17,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/sweep"
 )
 
@@ -99,6 +100,9 @@ func (a *app) sweep(args []string) error {
 	}
 	all, err := sweep.Plan(cfg, x, ss)
 	if err != nil {
+		return usagef("sweep: %v", err)
+	}
+	if err := checkPoints(all); err != nil {
 		return usagef("sweep: %v", err)
 	}
 	var specs []sweep.Spec
@@ -452,4 +456,19 @@ func (p *progress) finish() {
 	if p.w != nil {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
+}
+
+// checkPoints refuses a sweep before it runs anything when one of its
+// points would be refused (experiment.Check): a key the point's topology
+// does not read.
+func checkPoints(specs []sweep.Spec) error {
+	for _, s := range specs {
+		if err := experiment.Check(s.Config); err != nil {
+			if s.Series != "" {
+				return fmt.Errorf("series %s: %v", s.Series, err)
+			}
+			return err
+		}
+	}
+	return nil
 }
