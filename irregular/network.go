@@ -99,6 +99,12 @@ func (n *Network) checkTable() error {
 					return fmt.Errorf("the routing table loops from switch %d toward switch %d: %v", s, t, path[:min(len(path), 8)])
 				}
 				p := n.next(cur, t, in)
+				if p < n.G.Hosts {
+					// A loaded route sent the packet down where
+					// up*/down* has no all-down way on (fillTable
+					// leaves such an entry unset).
+					return fmt.Errorf("the routing table has no route from switch %d toward switch %d past switch %d, where a packet arrives going down: %v", s, t, cur, path[:min(len(path), 8)])
+				}
 				ch := int32(cur*MaxPorts + p)
 				if prev >= 0 && !seen[[2]int32{prev, ch}] {
 					seen[[2]int32{prev, ch}] = true

@@ -28,6 +28,7 @@ func TestBadInput(t *testing.T) {
 	unknownJSONL := writeFile(t, dir, "unknown.jsonl", "{\"bogus\":1}\n")
 	emptyJSONL := writeFile(t, dir, "empty.jsonl", "\n")
 	badIrregular := writeFile(t, dir, "net.txt", "switches 4\n0 1\n0 9\n")
+	downward := writeFile(t, dir, "down.txt", "switches 4\n0 1\n1 2\n3 0\nroute 1 0 2\n") // found by FuzzParse: a panic before
 
 	cases := []struct {
 		name string
@@ -74,6 +75,7 @@ func TestBadInput(t *testing.T) {
 		{"min routed by dor", []string{"run", "--set", "network.topology=min", "--set", "network.ports=2"}, []string{"router.routing", `"dor" does not route a MIN`, "updown | table | source"}},
 		{"irregular routed by dor", []string{"run", "--set", "network.topology=irregular"}, []string{"router.routing", "updown | table | source"}},
 		{"irregular file missing", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=updown", "--set", "network.irregular_file=" + missing}, []string{"network.irregular_file", "nonexistent.yaml"}},
+		{"irregular table with no way on", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=table", "--set", "network.irregular_file=" + downward}, []string{"network.irregular_file", "no route from switch 1 toward switch 0 past switch 2"}},
 		{"irregular file bad line", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=updown", "--set", "network.irregular_file=" + badIrregular}, []string{"network.irregular_file", "line 3", "switch 9"}},
 		{"irregular degree 1", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=table", "--set", "network.degree=1"}, []string{"network.degree", "degree 1 cannot connect 16 switches"}},
 		{"irregular collective", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=table", "--set", "traffic.pattern=allreduce"}, []string{"traffic.pattern", "allreduce", "uniform"}},
