@@ -39,9 +39,9 @@ type Topology struct {
 	// group per module).
 	Groups func(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group
 	// Reads lists the keys of the network and router sections Build
-	// reads (network.topology aside); Run refuses the others when they are
-	// set away from their defaults (checkUnread).
-	Reads []string
+	// reads of cfg (network.topology aside); Run refuses the others when
+	// they are set away from their defaults (checkUnread).
+	Reads func(cfg config.Config) []string
 }
 
 var (
@@ -92,7 +92,7 @@ func Weight(cfg config.Config) float64 {
 func init() {
 	Register(Topology{
 		Name:  config.TopologySwitch,
-		Reads: switchKeys,
+		Reads: always(switchKeys),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseNIC(cfg); err != nil {
 				return nil, err
@@ -115,7 +115,7 @@ func init() {
 	})
 	Register(Topology{
 		Name:  config.TopologyFatTree,
-		Reads: fatTreeKeys,
+		Reads: always(fatTreeKeys),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := faultsOnFatTree(cfg); err != nil {
 				return nil, err

@@ -102,8 +102,8 @@ func init() {
 	for _, t := range []struct {
 		name    string
 		netlist func(config.Config) (netlist, error)
-		reads   []string
-	}{{config.TopologyMIN, minNetlist, minKeys}, {config.TopologyIrreg, irregularNetlist, irregularKeys}} {
+		reads   func(config.Config) []string
+	}{{config.TopologyMIN, minNetlist, always(minKeys)}, {config.TopologyIrreg, irregularNetlist, irregularReads}} {
 		Register(Topology{
 			Name:  t.name,
 			Reads: t.reads,

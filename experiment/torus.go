@@ -348,7 +348,7 @@ func init() {
 	for _, name := range []string{config.TopologyTorus, config.TopologyMesh} {
 		Register(Topology{
 			Name:  name,
-			Reads: torusKeys,
+			Reads: always(torusKeys),
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if cfg.Traffic.Pattern == config.PatternBroadcast {
 					kernel, err := torusBroadcast(cfg)

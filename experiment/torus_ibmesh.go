@@ -326,7 +326,7 @@ func (n *IBNet) Run() Result {
 func init() {
 	Register(Topology{
 		Name:  config.TopologyIBMesh,
-		Reads: ibMeshKeys,
+		Reads: always(ibMeshKeys),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseProgram(cfg); err != nil {
 				return nil, err

@@ -165,7 +165,7 @@ func (n *TreeNet) Run() Result {
 func init() {
 	Register(Topology{
 		Name:  config.TopologyBGLTree,
-		Reads: bglTreeKeys,
+		Reads: always(bglTreeKeys),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseProgram(cfg); err != nil {
 				return nil, err

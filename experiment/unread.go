@@ -29,6 +29,23 @@ var (
 		"router.switching", "router.vcs", "router.vc_buffer_flits", "router.routing"}
 )
 
+// always is a topology's Reads when it reads the same keys of every
+// config.
+func always(keys []string) func(config.Config) []string {
+	return func(config.Config) []string { return keys }
+}
+
+// irregularReads: a network read from a file has the file's switches and
+// cables, so network.switches and network.degree only shape a random one.
+func irregularReads(cfg config.Config) []string {
+	if cfg.Network.IrregularFile == config.IrregularRandom {
+		return irregularKeys
+	}
+	return slices.DeleteFunc(slices.Clone(irregularKeys), func(k string) bool {
+		return k == "network.switches" || k == "network.degree"
+	})
+}
+
 // shapeSections are the config sections whose keys depend on the topology.
 var shapeSections = []string{"network.", "router."}
 
@@ -36,9 +53,10 @@ var shapeSections = []string{"network.", "router."}
 // not read and that cfg sets away from its default: one line naming the
 // key and what the topology reads instead.
 func checkUnread(cfg config.Config, t Topology) error {
+	read := t.Reads(cfg)
 	for _, k := range config.Keys() {
 		section := sectionOf(k.Key)
-		if section == "" || k.Key == "network.topology" || slices.Contains(t.Reads, k.Key) {
+		if section == "" || k.Key == "network.topology" || slices.Contains(read, k.Key) {
 			continue
 		}
 		v, err := cfg.Get(k.Key)
@@ -51,7 +69,7 @@ func checkUnread(cfg config.Config, t Topology) error {
 			continue
 		}
 		var reads []string
-		for _, r := range t.Reads {
+		for _, r := range read {
 			if strings.HasPrefix(r, section) {
 				reads = append(reads, r)
 			}

@@ -10,17 +10,24 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 )
 
-// unreadBases are small runs of every topology, from the defaults.
-var unreadBases = map[string][]string{
-	config.TopologySwitch:  {"traffic.load=0.5"},
-	config.TopologyFatTree: {"network.nodes=16"},
-	config.TopologyMIN:     {"network.ports=2", "network.nodes=16", "router.routing=updown"},
-	config.TopologyIrreg:   {"router.routing=updown"},
-	config.TopologyTorus:   {"network.dims=4,4"},
-	config.TopologyMesh:    {"network.dims=4,4"},
-	config.TopologyIBMesh:  {"network.dims=4,4", "traffic.pattern=multicast", "traffic.sources=1", "traffic.message_bytes=1024"},
-	config.TopologyBGLTree: {"network.nodes=64", "traffic.pattern=allreduce"},
+// unreadBases are small runs of every topology, from the defaults (an
+// irregular network both drawn and read from a file).
+var unreadBases = []struct {
+	name string
+	sets []string
+}{
+	{config.TopologySwitch, []string{"traffic.load=0.5"}},
+	{config.TopologyFatTree, []string{"network.nodes=16"}},
+	{config.TopologyMIN, []string{"network.ports=2", "network.nodes=16", "router.routing=updown"}},
+	{config.TopologyIrreg, []string{"router.routing=updown"}},
+	{config.TopologyIrreg, []string{"router.routing=updown", "network.irregular_file=" + irregularFile}},
+	{config.TopologyTorus, []string{"network.dims=4,4"}},
+	{config.TopologyMesh, []string{"network.dims=4,4"}},
+	{config.TopologyIBMesh, []string{"network.dims=4,4", "traffic.pattern=multicast", "traffic.sources=1", "traffic.message_bytes=1024"}},
+	{config.TopologyBGLTree, []string{"network.nodes=64", "traffic.pattern=allreduce"}},
 }
+
+const irregularFile = "../irregular/testdata/random16.txt"
 
 // unreadValues are values away from the default for every key of the
 // network and router sections, each valid on its own.
@@ -29,7 +36,7 @@ var unreadValues = map[string]string{
 	"network.xp_buffer_packets": "2", "network.credit_mode": "per-link", "network.fanout_splitting": "off",
 	"network.iterations": "2", "network.combine_units": "2", "network.nodes": "64", "network.dims": "4,2",
 	"network.vls": "2", "network.vl_policy": "per-direction", "network.tree_builder": "simple",
-	"network.min_kind": "butterfly", "network.irregular_file": "../irregular/testdata/random16.txt",
+	"network.min_kind": "butterfly", "network.irregular_file": irregularFile,
 	"network.switches": "8", "network.degree": "3",
 	"router.switching": "wormhole", "router.vcs": "3", "router.vc_buffer_flits": "16",
 	"router.routing": "west-first", "router.escape": "bubble",
@@ -46,10 +53,16 @@ func TestUnreadKeysAreRefused(t *testing.T) {
 			require.Contains(t, unreadValues, k.Key, "a new key of a shape section needs a value here")
 		}
 	}
+	covered := map[string]bool{}
+	for _, b := range unreadBases {
+		covered[b.name] = true
+	}
 	for _, name := range Topologies() {
+		require.True(t, covered[name], "%s has no base run here", name)
+	}
+	for _, b := range unreadBases {
+		name, sets := b.name, b.sets
 		top := topologies[name]
-		sets, ok := unreadBases[name]
-		require.True(t, ok, "%s has no base run here", name)
 		base := config.Default()
 		for _, s := range append([]string{"network.topology=" + name, "run.warmup_cycles=100", "run.measure_cycles=1000"}, sets...) {
 			require.NoError(t, base.Set(s), s)
@@ -64,7 +77,7 @@ func TestUnreadKeysAreRefused(t *testing.T) {
 			}
 			cfg := base
 			require.NoError(t, cfg.Set(k.Key+"="+unreadValues[k.Key]), k.Key)
-			if cfg.Validate() != nil || slices.Contains(top.Reads, k.Key) {
+			if cfg.Validate() != nil || slices.Contains(top.Reads(cfg), k.Key) {
 				continue
 			}
 			_, err := Run(cfg, Options{})
