@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-// A 32-port switch at load 0.9, uniform traffic (docs/architecture.md §10), in each
+// A 32-port switch at load 0.9, uniform traffic (docs/performance.md), in each
 // organization: simulated cycles and packet hops per wall second.
 func BenchmarkSwitch32Load09(b *testing.B) {
 	for _, org := range allOrgs {

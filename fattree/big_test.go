@@ -116,7 +116,7 @@ func TestTraceOneLeaf(t *testing.T) {
 
 // benchUniform builds a fat-tree with uniform traffic at load 0.5 (births
 // stop at stop, measured from stop/4), runs it until it drains, and reports
-// what docs/architecture.md §10 asks of the model, per wall-second of the run only (not
+// what docs/performance.md asks of the model, per wall-second of the run only (not
 // the build): simulated cycles, delivered packets, packet-hops (links
 // crossed, node links included: the flit-hops of single-flit packets);
 // and the memory of the network: heap in use per node after Build and
@@ -192,7 +192,7 @@ func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credi
 	b.ReportMetric(hops/wall, "pkt-hops/s")
 	b.ReportMetric(wall*1e9/hops, "ns/pkt-hop")
 	// The model's work per hop, which does not grow with the network
-	// (the wall time per hop does: docs/architecture.md §10).
+	// (the wall time per hop does: docs/performance.md).
 	b.ReportMetric(evals/hops, "evals/hop")
 	b.ReportMetric(float64(heap)/float64(nodes), "heap-B/node")
 	b.ReportMetric(float64(warm)/float64(nodes), "warm-B/node")

@@ -13,7 +13,7 @@ import (
 
 // heapBudget is the most heap per node a built and warmed-up fat-tree of
 // 8-port switches with 4-packet crosspoints may hold: the 24 KB the
-// 65,536-node machines need (docs/architecture.md §10). The model is about
+// 65,536-node machines need (docs/performance.md, "Goals"). The model is about
 // 2.5 KB under it (its switch ports are whole cache lines, the outputs in
 // a larger size class, for fewer misses a hop); the breakdown below says
 // where the bytes are.

@@ -16,7 +16,7 @@ import (
 // rather than at 0, since latencies sit above the zero-load latency, and
 // counts in 8 bits until a count would overflow, then in 16, then in 32
 // bits, a count that would overflow those going to the list: a sink's
-// table is a few hundred bytes (docs/architecture.md §10, state per node).
+// table is a few hundred bytes (docs/performance.md, "Memory follows what a block holds").
 // The first listSamples samples are only listed: a table spans the range
 // of its samples, and a few samples spread over thousands of cycles (a
 // 65,536-node torus at 700 MHz: each sink gets a handful in a window,

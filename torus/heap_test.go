@@ -15,7 +15,7 @@ import (
 // style torus may hold (3-D, bgl routing, 4 VCs of 16 flits, bubble
 // escape, vct, 8-flit packets, open-loop sources and sinks): the 16 KB of
 // the design's targets, the whole 64×32×32 machine in about 1 GiB of heap
-// (docs/architecture.md §10). The model is about 2.2 KB under it.
+// (docs/performance.md, "Goals"). The model is about 2.2 KB under it.
 const heapBudget = 16 << 10
 
 // The state per node of the 8×8×8 torus, warmed up at uniform load 0.1,

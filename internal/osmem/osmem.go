@@ -1,6 +1,6 @@
 // Package osmem is what the operating system gives a run: transparent huge
 // pages for the heap a large network is about to fill, and the peak
-// resident set the benchmarks report (docs/architecture.md §10).
+// resident set the benchmarks report (docs/performance.md).
 //
 // A large network's state is read at random, one evaluation at a time; on
 // 4 KiB pages nearly every first touch of a record also misses the TLB and
