@@ -11,9 +11,9 @@ import (
 	"github.com/hwcoll/hwcoll/msglayer"
 	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/program"
+	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/stats"
-	"github.com/hwcoll/hwcoll/torus"
 )
 
 // ProgramNote goes into every program result: what the nodes run.
@@ -25,7 +25,7 @@ type ProgramNet struct {
 	Sim       *rtl.Sim
 	Cfg       config.Config
 	Timing    config.Timing
-	Net       *torus.Net
+	Net       *routernet.Net
 	Prog      *program.Program
 	Runner    *program.Runner
 	Senders   []*nic.Sender

@@ -11,9 +11,9 @@ import (
 	"github.com/hwcoll/hwcoll/irregular"
 	"github.com/hwcoll/hwcoll/multistage"
 	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/torus"
 	"github.com/hwcoll/hwcoll/traffic"
 )
 
@@ -38,7 +38,7 @@ func minNetlist(cfg config.Config) (netlist, error) {
 		return nil, fmt.Errorf("router.routing: %v", err)
 	}
 	shape := fmt.Sprintf("%s MIN of %d hosts, %d stages of %d×%d switches", kind, m.Hosts, m.Stages, m.K, m.K)
-	return switchedNet(&spec, m.Header, &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: shape}), nil
+	return switchedNet(&spec, m.Header, &routernet.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: shape}), nil
 }
 
 // irregularGraph is cfg's irregular network: read from network.irregular_file,
@@ -82,18 +82,18 @@ func irregularNetlist(cfg config.Config) (netlist, error) {
 		return nil, fmt.Errorf("router.routing: %v", err)
 	}
 	shape := fmt.Sprintf("irregular network of %d switches (%d cables), %d hosts", g.Switches, len(g.Cables), nw.Hosts())
-	return switchedNet(&spec, nw.Header, &torus.Graph{Net: nw.Net, Hosts: nw.Hosts(), Name: nw.RouterName, Hops: nw.Hops, Shape: shape}), nil
+	return switchedNet(&spec, nw.Header, &routernet.Graph{Net: nw.Net, Hosts: nw.Hosts(), Name: nw.RouterName, Hops: nw.Hops, Shape: shape}), nil
 }
 
 // switchedNet is the netlist of a switch-based network; source routing
 // has the sources write the route into the header.
-func switchedNet(spec *routing.Spec, header func(*packet.Packet), g *torus.Graph) netlist {
+func switchedNet(spec *routing.Spec, header func(*packet.Packet), g *routernet.Graph) netlist {
 	if spec.Name != "source" {
 		header = nil
 	}
-	return func(sim *rtl.Sim, tp torus.Params) (*torus.Net, func(*packet.Packet), error) {
-		tp.Spec, tp.Graph = spec, g
-		net, err := torus.New(sim.Top(), "net", tp)
+	return func(sim *rtl.Sim, p routernet.Params) (*routernet.Net, func(*packet.Packet), error) {
+		p.Spec = *spec
+		net, err := routernet.New(sim.Top(), "net", *g, p)
 		return net, header, err
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hwcoll/hwcoll/ibmesh"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/torus"
@@ -30,7 +31,7 @@ const injectPackets = 4
 // router's port 0 by links of link.delay_ns.
 type TorusNet struct {
 	loadNet
-	Net     *torus.Net
+	Net     *routernet.Net
 	Watch   *Watchdog
 	flits   int
 	linkHop []uint64 // per sink: links crossed by the packets it received
@@ -66,7 +67,7 @@ func (n *TorusNet) header(t *router.TapRecord) ibmesh.Header {
 
 // tapRouters starts a capture into w of the router links that links
 // matches.
-func tapRouters(w io.Writer, links string, periodPS uint64, net *torus.Net) (*ibmesh.Capture, error) {
+func tapRouters(w io.Writer, links string, periodPS uint64, net *routernet.Net) (*ibmesh.Capture, error) {
 	if err := rtl.ValidateGlobs(links); err != nil {
 		return nil, fmt.Errorf("--pcap-links: %v", err)
 	}
@@ -103,7 +104,7 @@ func tapRouters(w io.Writer, links string, periodPS uint64, net *torus.Net) (*ib
 // flushCapture writes the routers' records of heads that left before
 // cycle before, in time order (ties by router, then port), with the
 // headers header gives.
-func flushCapture(c *ibmesh.Capture, net *torus.Net, before uint64, header func(*router.TapRecord) ibmesh.Header) error {
+func flushCapture(c *ibmesh.Capture, net *routernet.Net, before uint64, header func(*router.TapRecord) ibmesh.Header) error {
 	type rec struct {
 		r int
 		t router.TapRecord
@@ -144,9 +145,9 @@ func torusNetlist(cfg config.Config) (netlist, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router.escape: %v", err)
 	}
-	return func(sim *rtl.Sim, tp torus.Params) (*torus.Net, func(*packet.Packet), error) {
-		tp.Dims, tp.Torus, tp.Escape = cfg.Network.Dims, cfg.Network.Topology == config.TopologyTorus, esc
-		tp.Routing = cfg.Router.Routing
+	return func(sim *rtl.Sim, rp routernet.Params) (*routernet.Net, func(*packet.Packet), error) {
+		tp := torus.Params{Dims: cfg.Network.Dims, Torus: cfg.Network.Topology == config.TopologyTorus, Escape: esc,
+			Routing: cfg.Router.Routing, Router: rp.Router, LinkDelay: rp.LinkDelay}
 		net, err := torus.New(sim.Top(), "net", tp)
 		return net, nil, err
 	}, nil
@@ -155,14 +156,14 @@ func torusNetlist(cfg config.Config) (netlist, error) {
 // netlist builds a router network of cfg under sim from the routers' and
 // links' parameters tp; header, when not nil, completes every packet's
 // header at its source (a source route).
-type netlist func(sim *rtl.Sim, tp torus.Params) (net *torus.Net, header func(*packet.Packet), err error)
+type netlist func(sim *rtl.Sim, p routernet.Params) (net *routernet.Net, header func(*packet.Packet), err error)
 
 // routed is a network of router blocks built for a run: its simulation,
 // netlist, timing (PacketCycles the full packet's link time) and flits
 // per full packet.
 type routed struct {
 	sim    *rtl.Sim
-	net    *torus.Net
+	net    *routernet.Net
 	header func(*packet.Packet)
 	tm     config.Timing
 	flits  int
@@ -185,7 +186,7 @@ func buildNet(cfg config.Config, tm config.Timing, makeNet netlist) (routed, err
 		return routed{}, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
 	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
-	net, header, err := makeNet(sim, torus.Params{
+	net, header, err := makeNet(sim, routernet.Params{
 		LinkDelay: max(tm.LinkDelayCycles, 1),
 		Router: router.Params{VCs: cfg.Router.VCs, BufFlits: cfg.Router.VCBufferFlits, Switching: sw,
 			FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets,
@@ -308,7 +309,7 @@ func (n *TorusNet) result(wall float64) Result {
 
 // routedResult fills what a run on a network of router blocks reports of
 // the network: its shape, routing, switching and buffers.
-func routedResult(r *Result, cfg config.Config, net *torus.Net, flits int) {
+func routedResult(r *Result, cfg config.Config, net *routernet.Net, flits int) {
 	r.Topology, r.Ports, r.Dims = cfg.Network.Topology, net.Routing.Ports(), cfg.Network.Dims
 	r.Switching, r.Routing, r.Escape = cfg.Router.Switching, cfg.Router.Routing, cfg.Router.Escape
 	r.VCs, r.VCBufferFlits, r.PacketFlits = cfg.Router.VCs, cfg.Router.VCBufferFlits, flits

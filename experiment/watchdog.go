@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/torus"
 )
 
 // Watchdog stops a direct-network run that has flits in its buffers and
@@ -14,7 +14,7 @@ import (
 // looks every eighth of its period, so a stall is caught at most 9/8 of
 // the period after the last flit moved.
 type Watchdog struct {
-	net     *torus.Net
+	net     *routernet.Net
 	cycles  uint64
 	next    uint64
 	stalled bool
@@ -22,7 +22,7 @@ type Watchdog struct {
 	cycle   []string
 }
 
-func newWatchdog(n *torus.Net, cycles uint64) *Watchdog {
+func newWatchdog(n *routernet.Net, cycles uint64) *Watchdog {
 	return &Watchdog{net: n, cycles: cycles, next: max(cycles/8, 1)}
 }
 

@@ -15,8 +15,8 @@ import (
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/multistage"
 	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/routing"
-	"github.com/hwcoll/hwcoll/torus"
 )
 
 // BenchmarkTorus8x8 runs the 8×8 torus (dor, dateline, vct, 2 VCs,
@@ -176,7 +176,7 @@ func BenchmarkBuild64x32x32(b *testing.B) {
 	b.ReportMetric(float64(heap)/nodes, "heap-B/node")
 }
 
-// BenchmarkSwitched runs the switch-based networks (torus.Graph) at
+// BenchmarkSwitched runs the switch-based networks (routernet.Graph) at
 // uniform load 0.3 with 8-flit packets (vct, 2 VCs of 32 flits, P = 1,
 // L = 2, D = 2): omega MINs of 64 and 4096 hosts (2×2 and 4×4 switches),
 // a 64-host bmin, and random irregular networks of 16 and 1024 switches
@@ -186,26 +186,26 @@ func BenchmarkBuild64x32x32(b *testing.B) {
 func BenchmarkSwitched(b *testing.B) {
 	type shape struct {
 		name string
-		make func() (*torus.Graph, routing.Spec)
+		make func() (*routernet.Graph, routing.Spec)
 	}
-	minNet := func(kind multistage.Kind, k, hosts int) func() (*torus.Graph, routing.Spec) {
-		return func() (*torus.Graph, routing.Spec) {
+	minNet := func(kind multistage.Kind, k, hosts int) func() (*routernet.Graph, routing.Spec) {
+		return func() (*routernet.Graph, routing.Spec) {
 			m, err := multistage.New(kind, k, hosts, 2)
 			require.NoError(b, err)
 			s, err := m.Spec("updown")
 			require.NoError(b, err)
-			return &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops}, s
+			return &routernet.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops}, s
 		}
 	}
-	irrNet := func(switches int) func() (*torus.Graph, routing.Spec) {
-		return func() (*torus.Graph, routing.Spec) {
+	irrNet := func(switches int) func() (*routernet.Graph, routing.Spec) {
+		return func() (*routernet.Graph, routing.Spec) {
 			g, err := irregular.Random(switches, 4, 1, rand.New(rand.NewPCG(1, 2)))
 			require.NoError(b, err)
 			n, err := irregular.NewNetwork(g, 2)
 			require.NoError(b, err)
 			s, err := n.Spec("table")
 			require.NoError(b, err)
-			return &torus.Graph{Net: n.Net, Hosts: n.Hosts(), Name: n.RouterName, Hops: n.Hops}, s
+			return &routernet.Graph{Net: n.Net, Hosts: n.Hosts(), Name: n.RouterName, Hops: n.Hops}, s
 		}
 	}
 	for _, c := range []shape{
@@ -223,8 +223,8 @@ func BenchmarkSwitched(b *testing.B) {
 			runtime.ReadMemStats(&m0)
 			g, spec := c.make()
 			p := params(nil, false, "", routing.Dateline, router.VCT, 2, 32)
-			p.Graph, p.Spec = g, &spec
-			bn := newBench(b, setup{p: p, pattern: "uniform", load: 0.3, flits: 8, stop: 1 << 62, seed: 1, noBoard: true})
+			p.Spec = &spec
+			bn := newBench(b, setup{p: p, graph: g, pattern: "uniform", load: 0.3, flits: 8, stop: 1 << 62, seed: 1, noBoard: true})
 			bn.sim.Run(2000)
 			runtime.GC()
 			runtime.ReadMemStats(&m1)

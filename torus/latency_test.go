@@ -12,6 +12,7 @@ import (
 	"github.com/hwcoll/hwcoll/multistage"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/torus"
@@ -95,29 +96,29 @@ func TestZeroLoadLatency(t *testing.T) {
 }
 
 // TestZeroLoadLatencySwitched is TestZeroLoadLatency on switch-based
-// networks (torus.Graph): a MIN of each kind and an irregular network,
+// networks (routernet.Graph): a MIN of each kind and an irregular network,
 // each packet crossing its route's routers, adapters included.
 func TestZeroLoadLatencySwitched(t *testing.T) {
 	irr, err := irregular.Parse(strings.NewReader("switches 4\nhosts 2\nroot 1\n0 1\n1 2\n2 3\n3 0\n0 2\n"))
 	require.NoError(t, err)
 	type shape struct {
 		name string
-		g    func(vcs int) (*torus.Graph, routing.Spec)
+		g    func(vcs int) (*routernet.Graph, routing.Spec)
 	}
-	shapes := []shape{{"irregular", func(vcs int) (*torus.Graph, routing.Spec) {
+	shapes := []shape{{"irregular", func(vcs int) (*routernet.Graph, routing.Spec) {
 		n, err := irregular.NewNetwork(irr, vcs)
 		require.NoError(t, err)
 		s, err := n.Spec("table")
 		require.NoError(t, err)
-		return &torus.Graph{Net: n.Net, Hosts: n.Hosts(), Name: n.RouterName, Hops: n.Hops}, s
+		return &routernet.Graph{Net: n.Net, Hosts: n.Hosts(), Name: n.RouterName, Hops: n.Hops}, s
 	}}}
 	for _, kind := range []multistage.Kind{multistage.Omega, multistage.Butterfly, multistage.Cube, multistage.BMIN} {
-		shapes = append(shapes, shape{kind.String(), func(vcs int) (*torus.Graph, routing.Spec) {
+		shapes = append(shapes, shape{kind.String(), func(vcs int) (*routernet.Graph, routing.Spec) {
 			m, err := multistage.New(kind, 2, 8, vcs)
 			require.NoError(t, err)
 			s, err := m.Spec("updown")
 			require.NoError(t, err)
-			return &torus.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops}, s
+			return &routernet.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops}, s
 		}})
 	}
 	for _, sh := range shapes {
@@ -133,10 +134,10 @@ func TestZeroLoadLatencySwitched(t *testing.T) {
 				for _, pair := range [][2]int{{0, 7}, {7, 6}, {3, 3}, {5, 1}} {
 					src, dst := pair[0], pair[1]
 					g, spec := sh.g(2)
-					p := torus.Params{Graph: g, Spec: &spec, LinkDelay: uint64(c.L),
+					p := torus.Params{Spec: &spec, LinkDelay: uint64(c.L),
 						Router: router.Params{VCs: 2, BufFlits: c.buf, Switching: c.sw, FlitCycles: uint32(c.P),
 							Delay: uint64(c.D), PacketFlits: c.F, InjectPackets: 2}}
-					checkOnePacket(t, p, src, dst, c.sw, c.buf, c.F, c.L, c.D, c.P)
+					checkOnePacketOn(t, p, g, src, dst, c.sw, c.buf, c.F, c.L, c.D, c.P)
 				}
 			})
 		}
@@ -148,8 +149,22 @@ func TestZeroLoadLatencySwitched(t *testing.T) {
 // routers on its route.
 func checkOnePacket(t *testing.T, p torus.Params, src, dst int, sw router.Switching, buf, F, L, D, P int) {
 	t.Helper()
+	checkOnePacketOn(t, p, nil, src, dst, sw, buf, F, L, D, P)
+}
+
+// checkOnePacketOn is checkOnePacket on the switch-based network g
+// (routernet.New with p's Router, LinkDelay and *p.Spec), or on p's cube
+// when g is nil.
+func checkOnePacketOn(t *testing.T, p torus.Params, g *routernet.Graph, src, dst int, sw router.Switching, buf, F, L, D, P int) {
+	t.Helper()
 	sim := rtl.NewSim(rtl.Options{Seed: 3})
-	net, err := torus.New(sim.Top(), "net", p)
+	var net *torus.Net
+	var err error
+	if g != nil {
+		net, err = routernet.New(sim.Top(), "net", *g, routernet.Params{Spec: *p.Spec, Router: p.Router, LinkDelay: p.LinkDelay})
+	} else {
+		net, err = torus.New(sim.Top(), "net", p)
+	}
 	require.NoError(t, err)
 	var snk *traffic.Sink
 	for i := 0; i < net.Nodes(); i++ {

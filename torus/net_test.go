@@ -9,6 +9,7 @@ import (
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/router"
+	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/torus"
@@ -38,6 +39,9 @@ type setup struct {
 	// traced run (default: deferred, as in an untraced one).
 	eagerInject bool
 	workers     int // run.workers (0, 1: one goroutine)
+	// graph, when set, is a switch-based network (routernet.New with
+	// p's Router, LinkDelay and *p.Spec) instead of p's cube.
+	graph *routernet.Graph
 }
 
 // tb is what the helpers need of a test: testing.T or rapid.T.
@@ -51,7 +55,13 @@ func newBench(t tb, s setup) *bench {
 	t.Helper()
 	sim := rtl.NewSim(rtl.Options{Seed: s.seed})
 	s.p.Router.PacketFlits = s.flits
-	net, err := torus.New(sim.Top(), "net", s.p)
+	var net *torus.Net
+	var err error
+	if s.graph != nil {
+		net, err = routernet.New(sim.Top(), "net", *s.graph, routernet.Params{Spec: *s.p.Spec, Router: s.p.Router, LinkDelay: s.p.LinkDelay})
+	} else {
+		net, err = torus.New(sim.Top(), "net", s.p)
+	}
 	require.NoError(t, err)
 	b := &bench{sim: sim, net: net, board: traffic.NewScoreboard(net.Nodes())}
 	b.board.Unordered = net.Spec.Adaptive || s.p.Router.VCs > 1 // packets may pass on another VC

@@ -1,4 +1,4 @@
-package torus
+package routernet
 
 import (
 	"fmt"
