@@ -213,7 +213,7 @@ func newNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, err
 			rx.Links = links
 		}
 		h := &swcoll.Multicaster{Node: uint32(i), G: g, Alg: alg, Win: n.Win}
-		nic.Attach(tx, rx, h)
+		nic.Attach(tx, rx, h.Hooks())
 		net.ConnectNode(i, tx.Tx, rx.Rx)
 		n.Senders, n.Receivers, n.Hosts = append(n.Senders, tx), append(n.Receivers, rx), append(n.Hosts, h)
 	}

@@ -101,7 +101,7 @@ func newSoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) 
 			n.Want[e] += own[e]
 		}
 		h := &swcoll.Reducer{Node: i, N: nodes, Own: own}
-		nic.Attach(tx, rx, h)
+		nic.Attach(tx, rx, h.Hooks())
 		net.ConnectNode(i, tx.Tx, rx.Rx)
 		n.Senders, n.Receivers, n.Hosts = append(n.Senders, tx), append(n.Receivers, rx), append(n.Hosts, h)
 	}

@@ -33,13 +33,14 @@ func closedLoop(t tb, dims []int, p *msglayer.Params, inFlight, workers int) *ma
 		for s := uint32(0); s < n; s++ {
 			e.Recv(s, 0)
 		}
-		e.OnDeliver = func(d *msglayer.Delivery) {
-			e.Recv(d.Src, 0)
+		_, err := e.Attach(msglayer.Host{Deliver: func(p msglayer.Port, d msglayer.Delivery) {
+			p.Recv(d.Src, 0)
 			r := draw()
-			if _, err := e.Send(msglayer.SendReq{Dst: uint32(r % uint64(n)), Bytes: sizes[r>>32%3]}); err != nil {
+			if _, err := p.Send(msglayer.SendReq{Dst: uint32(r % uint64(n)), Bytes: sizes[r>>32%3]}); err != nil {
 				panic(err)
 			}
-		}
+		}})
+		require.NoError(t, err)
 		for k := 0; k < inFlight; k++ {
 			r := draw()
 			_, err := e.Send(msglayer.SendReq{Dst: uint32(r % uint64(n)), Bytes: sizes[r>>32%3]})

@@ -68,6 +68,7 @@ import (
 	"fmt"
 
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/hostcall"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
@@ -223,15 +224,6 @@ type Endpoint struct {
 	Rx   link.Receiver // from its ejection port
 	Node uint32
 	P    *Params
-	// OnDeliver, when set, is called in the endpoint's Eval for every
-	// message delivered, at its cycle; it may call Send and Recv of this
-	// endpoint (no other: evaluation may be parallel).
-	OnDeliver func(d *Delivery)
-	// OnWake, when set, is called in the endpoint's Eval at the cycle
-	// WakeHost asked for, after the deliveries due by then: the host
-	// program's timer (a compute phase). Like OnDeliver it may call Send,
-	// Recv and WakeHost of this endpoint.
-	OnWake func(t uint64)
 	// Record keeps every delivery in Log and every packet sent and ack
 	// received in SendLog (tests).
 	Record  bool
@@ -262,14 +254,15 @@ type Endpoint struct {
 	cpu      uint64 // the processor is busy until then
 	sendTurn bool   // both have work: a send job is next
 	inEval   bool
+	hooking  bool // one of the host's hooks runs (Port's check)
 	slotFull bool
 	slotAt   uint64        // the packet in the slot may go from then
 	slot     packet.Packet // the packet msgsend_adv has prepared
 	pkts     uint64        // packets prepared (packet ids)
 	recvs    uint32        // receives posted (ids)
 	open     int           // reassembly records in use
-	cur      Delivery      // the one OnDeliver sees
-	hostAt   uint64        // OnWake is due then (never: not asked)
+	host     Host          // the host program (Attach)
+	hostAt   uint64        // its Wake is due then (never: not asked)
 
 	// The waveform's view of the processor and the queues: the job
 	// running (a Job), packets waiting for dispatch, messages in
@@ -307,6 +300,61 @@ func New(parent *rtl.Module, name string, node uint32, p *Params, inject uint16)
 	return e, nil
 }
 
+// Host is a node's host program on its endpoint (Attach): Deliver takes
+// every message delivered to it (recvdone has ended), at its cycle; Wake
+// the cycles it asks for (Port.WakeHost). The endpoint has no injection
+// process, so no Birth. The hooks run in the endpoint's Eval in time
+// order, with the limits of package hostcall; they act through the Port
+// they are given.
+type Host = hostcall.Hooks[Port, Delivery]
+
+// Attach makes h the host program of e and returns its Port (for a hook's
+// closure; it works only inside the hooks). It refuses a Birth hook. Call
+// before the run.
+func (e *Endpoint) Attach(h Host) (Port, error) {
+	if h.Birth != nil {
+		return Port{}, fmt.Errorf("%s: a Birth hook; the message layer has no injection process to call it", e.Path())
+	}
+	e.host = h
+	return Port{e}, nil
+}
+
+// Port is a host's hold on its own node's endpoint, given to its hooks
+// (Host): what a hook may do there. It works only while one of that
+// node's hooks runs; used at any other time — from another node's hook,
+// or kept for the testbench — it panics (package hostcall's limits).
+type Port struct{ e *Endpoint }
+
+// Send posts a message (Endpoint.Send).
+func (p Port) Send(r SendReq) (uint32, error) {
+	p.check("Send")
+	return p.e.Send(r)
+}
+
+// Recv posts a receive (Endpoint.Recv).
+func (p Port) Recv(src, tag uint32) uint32 {
+	p.check("Recv")
+	return p.e.Recv(src, tag)
+}
+
+// WakeHost has the host's Wake hook called at cycle at (Endpoint.WakeHost).
+func (p Port) WakeHost(at uint64) {
+	p.check("WakeHost")
+	p.e.WakeHost(at)
+}
+
+// Node is the node's number.
+func (p Port) Node() uint32 { return p.e.Node }
+
+// Now is the current cycle.
+func (p Port) Now() uint64 { return p.e.Now() }
+
+func (p Port) check(call string) {
+	if !p.e.hooking {
+		panic(fmt.Errorf("%s: Port.%s outside the node's own host hooks", p.e.Path(), call))
+	}
+}
+
 // Connections is the number of virtual connections (peers talked to).
 func (e *Endpoint) Connections() int { return len(e.conns) }
 
@@ -329,8 +377,8 @@ func (e *Endpoint) Err() error {
 }
 
 // Send posts a message at the current cycle and returns its id on the
-// connection to r.Dst. Call it between cycles (it wakes the endpoint) or
-// from OnDeliver.
+// connection to r.Dst. Call it between cycles (it wakes the endpoint); a
+// host's hook sends through its Port.
 func (e *Endpoint) Send(r SendReq) (uint32, error) {
 	sh := &e.P.Shape
 	if r.Bytes > sh.MaxBytes() {
@@ -398,10 +446,15 @@ func (e *Endpoint) Recv(src, tag uint32) uint32 {
 	return id
 }
 
-// WakeHost has the endpoint call OnWake at cycle at (one request at a
-// time, the earliest kept): from OnDeliver or OnWake, or between cycles
-// (before the run: at the first cycle evaluated).
+// WakeHost has the endpoint call its host's Wake hook at cycle at (one
+// request at a time, the earliest kept), after the deliveries due by
+// then. Call it between cycles (before the run: at the first cycle
+// evaluated); a hook asks through its Port. A host with no Wake hook
+// cannot be woken: the call panics with an error naming the endpoint.
 func (e *Endpoint) WakeHost(at uint64) {
+	if e.host.Wake == nil {
+		panic(fmt.Errorf("%s: WakeHost(%d) with no Wake hook attached (Endpoint.Attach)", e.Path(), at))
+	}
 	e.hostAt = min(e.hostAt, at)
 	e.poke()
 }
@@ -425,6 +478,15 @@ func (e *Endpoint) Eval() {
 	now := e.Now()
 	e.inEval = true
 	e.Tx.Tick(now)
+	e.receive(now)
+	e.work(now)
+	e.inEval = false
+	e.probe(now)
+	e.sleep(now)
+}
+
+// receive takes the packets arriving from the reception FIFO into rxq.
+func (e *Endpoint) receive(now uint64) {
 	for {
 		p, ok := e.Rx.RecvRef(now)
 		if !ok {
@@ -435,25 +497,41 @@ func (e *Endpoint) Eval() {
 		a.p = *p
 		a.ready = now + uint64(p.Cycles) // the cycle after its tail
 	}
+}
+
+// work runs what is due by now, in order, until the processor is busy or
+// idle: deliveries to the host, its wake-up, the packet for the injection
+// FIFO, the processor's next job.
+func (e *Endpoint) work(now uint64) {
 	for {
 		e.flush(now)
 		if e.hostAt <= now {
 			t := e.hostAt
 			e.hostAt = never
-			e.OnWake(t)
+			e.hooking = true
+			e.host.Wake(Port{e}, t)
+			e.hooking = false
 		}
 		e.inject(now)
 		if e.cpu > now || !e.job(now) {
-			break
+			return
 		}
 	}
-	e.inEval = false
+}
+
+// probe sets the waveform's view of the processor and the queues.
+func (e *Endpoint) probe(now uint64) {
 	if e.cpu <= now {
 		e.jobP.Set(uint8(JobIdle))
 	}
 	e.rxqP.Set(uint16(min(e.rxq.Len(), 1<<16-1)))
 	e.openP.Set(uint16(min(e.open, 1<<16-1)))
+}
 
+// sleep sleeps until the processor's job ends or the next packet is in,
+// the next delivery, the host's wake-up, the prepared packet's cycle or
+// the link's.
+func (e *Endpoint) sleep(now uint64) {
 	wake := never
 	if e.cpu > now {
 		wake = e.cpu
@@ -484,8 +562,7 @@ func (e *Endpoint) Eval() {
 // flush hands the host the messages whose recvdone has ended.
 func (e *Endpoint) flush(now uint64) {
 	for e.outq.Len() > 0 && e.outq.Peek().At <= now {
-		e.cur = e.outq.Pop() // in the record: a local would escape to the callback
-		d := &e.cur
+		d := e.outq.Pop()
 		e.Delivered++
 		l := d.Latency()
 		e.LatencySum += l
@@ -494,10 +571,12 @@ func (e *Endpoint) flush(now uint64) {
 			e.Lat.Add(l)
 		}
 		if e.Record {
-			e.Log = append(e.Log, *d)
+			e.Log = append(e.Log, d)
 		}
-		if e.OnDeliver != nil {
-			e.OnDeliver(d)
+		if e.host.Deliver != nil {
+			e.hooking = true
+			e.host.Deliver(Port{e}, d)
+			e.hooking = false
 		}
 	}
 }

@@ -20,9 +20,7 @@ type pingPong struct {
 	late   int // completions handed over at another cycle than their own
 }
 
-func (p *pingPong) Birth(*Sender, uint64, bool) {}
-
-func (p *pingPong) Complete(s *Sender, c Completion) {
+func (p *pingPong) deliver(s Port, c Completion) {
 	p.seen = append(p.seen, c)
 	if s.Now() != c.At {
 		p.late++
@@ -56,7 +54,7 @@ func TestHostPingPong(t *testing.T) {
 			tx[i] = NewSender(sim.Top(), rtl.Idx("tx", i), uint32(i), sh, os, credit.PerLink, 1, uint16(min(sh.Packets, 1024)))
 			rx[i] = NewReceiver(sim.Top(), rtl.Idx("rx", i), uint32(i), sh, or)
 			hosts[i] = &pingPong{rounds: rounds}
-			Attach(tx[i], rx[i], hosts[i])
+			Attach(tx[i], rx[i], Host{Deliver: hosts[i].deliver})
 		}
 		link.Connect(tx[0].Tx, rx[1].Rx, d)
 		link.Connect(tx[1].Tx, rx[0].Rx, d)
@@ -107,4 +105,42 @@ func TestReceiverMulticastMembership(t *testing.T) {
 	red := packet.Packet{Src: 1, Dst: 3, Op: packet.Reduce, Cycles: 1}
 	r.take(&red, 30)
 	require.Equal(t, uint64(3), r.Misrouted, "other ops are not messages")
+}
+
+// A host with no Wake hook that asks to be woken is refused where it asks,
+// with an error naming its Sender, not with a nil call in a later Eval.
+func TestWakeHostWithoutWakeHook(t *testing.T) {
+	sh, err := NewShape(256, 256, timing(t).BytesCycles)
+	require.NoError(t, err)
+	sim := rtl.NewSim(rtl.Options{Seed: 1})
+	tx := NewSender(sim.Top(), "tx", 0, sh, 10, credit.PerLink, 1, 4)
+	rx := NewReceiver(sim.Top(), "rx", 0, sh, 10)
+	require.PanicsWithError(t, "top.tx: WakeHost(0) with no Wake hook attached (nic.Attach)", func() { tx.WakeHost(0) })
+	Attach(tx, rx, Host{Deliver: func(Port, Completion) {}})
+	require.PanicsWithError(t, "top.tx: WakeHost(5) with no Wake hook attached (nic.Attach)", func() { tx.WakeHost(5) })
+}
+
+// A Port works only inside its own node's hooks: node 1's Wake hook that
+// posts on node 0's Port (kept from Attach) is refused, and so is the
+// testbench using a Port between cycles.
+func TestPortOnlyInsideItsHooks(t *testing.T) {
+	sh, err := NewShape(256, 256, timing(t).BytesCycles)
+	require.NoError(t, err)
+	sim := rtl.NewSim(rtl.Options{Seed: 1})
+	var ports [2]Port
+	var tx [2]*Sender
+	for i := range tx {
+		tx[i] = NewSender(sim.Top(), rtl.Idx("tx", i), uint32(i), sh, 10, credit.PerLink, 1, 4)
+		rx := NewReceiver(sim.Top(), rtl.Idx("rx", i), uint32(i), sh, 10)
+		ports[i] = Attach(tx[i], rx, Host{Wake: func(p Port, t uint64) {
+			if p.Node() == 1 {
+				ports[0].Post(Request{Dst: 1, At: t})
+			}
+		}})
+		link.Connect(tx[i].Tx, rx.Rx, 1)
+	}
+	require.PanicsWithError(t, "top.tx(0): Port.Post outside the node's own host hooks", func() { ports[0].Post(Request{Dst: 1}) })
+	tx[1].WakeHost(3)
+	require.NoError(t, sim.Build())
+	require.PanicsWithError(t, "top.tx(0): Port.Post outside the node's own host hooks", func() { sim.Run(10) })
 }

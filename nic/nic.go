@@ -1,5 +1,6 @@
-// Package nic is the endpoint of a node (seed 001 §4, the messaging layer;
-// seed 002 Table 1 for the 1300 ns overheads): messages of a fixed size are
+// Package nic is the endpoint of a node (the WORMulSim paper §4, the
+// messaging layer; the OQ-router paper's Table 1 for the 1300 ns
+// overheads): messages of a fixed size are
 // born by an open-loop injection process into an infinite message queue,
 // the host/NIC send overhead is paid per message, the message is cut into
 // packets that go on the link under credits, and the receiving NIC
@@ -43,18 +44,20 @@
 //     o_s + (n−1)·P_full + (h+1)·d + h·S + P_last + o_r (see Latency0).
 //
 // Host programs (software collectives, the BG/L MPI paper's message layer
-// on top of the packet layer): a node may have a Host (Attach). Its Birth
-// is called for every message birth of the Proc instead of queueing a
-// message to a Pat destination, and its Complete at the cycle a message
-// completes at the node's Receiver (after o_r: the host has it then, seed
-// 001 §4.1's mb_recv). Both run inside the Sender's Eval and may Post
-// messages: to a node (Unicast) or to a collective tree address (Multicast,
-// Mask 0: the switches flood it over the tree, the OQ-router paper §2.1).
-// A posted message waits in the same FIFO and pays the same o_s from
-// max(posted cycle, free). The Receiver tells the Sender of a completion
-// over a one-cycle delay line (the NIC's registered path from the receive
-// side to the send side), which always arrives by the completion cycle
-// since a completion is at least o_r + 1 cycles after the tail is taken.
+// on top of the packet layer): a node may have a Host (Attach), hooks of
+// package hostcall's shape. Its Birth takes every message birth of the
+// Proc instead of the Sender queueing a message to a Pat destination, its
+// Deliver every message at the cycle it completes at the node's Receiver
+// (after o_r: the host has it then, the WORMulSim paper §4.1's mb_recv),
+// its Wake the cycles it asks for. They run inside the Sender's Eval and
+// may Post messages through their Port: to a node (Unicast) or to a
+// collective tree address (Multicast, Mask 0: the switches flood it over
+// the tree, the OQ-router paper §2.1). A posted message waits in the same
+// FIFO and pays the same o_s from max(posted cycle, free). The Receiver
+// tells the Sender of a completion over a one-cycle delay line (the NIC's
+// registered path from the receive side to the send side), which always
+// arrives by the completion cycle since a completion is at least o_r + 1
+// cycles after the tail is taken.
 //
 // Allocation: nothing per packet or per message once warmed up. The
 // Receiver's reassembly table (reassembly.go: entries by value, an
@@ -65,9 +68,10 @@ package nic
 
 import (
 	"fmt"
-	"github.com/hwcoll/hwcoll/internal/param"
 
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/hostcall"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
@@ -175,14 +179,14 @@ type Request struct {
 	Measured bool
 }
 
-// Host is a node's host program (Attach): Birth is called for every birth
-// of the Sender's Proc (measured: inside the window), Complete when a
-// message completes at the node's Receiver, at the cycle c.At. Both are
-// called in the Sender's Eval, in time order, and may call s.Post.
-type Host interface {
-	Birth(s *Sender, t uint64, measured bool)
-	Complete(s *Sender, c Completion)
-}
+// Host is a node's host program (Attach): Birth takes every birth of the
+// Sender's Proc (measured: inside the window) instead of the Sender
+// queueing a message to a Pat destination, Deliver every message that
+// completes at the node's Receiver (at the cycle c.At: the host has it
+// then), Wake the cycles the host asks for (Port.WakeHost). The hooks run
+// in the Sender's Eval in time order, with the limits of package hostcall;
+// they act through the Port they are given.
+type Host = hostcall.Hooks[Port, Completion]
 
 // Sender is the send side of a node's NIC: the message queue, the send
 // overhead, packetization and the link under credits.
@@ -215,17 +219,18 @@ type Sender struct {
 	pkts    uint64 // packets sent
 	tmpl    packet.Packet
 
-	// Host (Attach) runs the node's host program; done brings the
-	// Receiver's completions, held in hostq until their cycle.
-	Host Host
-	// hostAt is the cycle the Host asked to be woken (WakeHost; never:
-	// none), for a Waker.
-	hostAt uint64
-	done   rtl.LineIn[Completion]
-	fed    bool
-	hostq  []Completion
-	hostf  int
-	rng    rtl.Stream // births and destinations
+	// host (Attach) is the node's host program; done brings the
+	// Receiver's completions, held in hostq until their cycle. hostAt is
+	// the cycle the host asked to be woken (WakeHost; never: none);
+	// hooking says one of its hooks is running (Port's check).
+	host    Host
+	hostAt  uint64
+	done    rtl.LineIn[Completion]
+	fed     bool
+	hooking bool
+	hostq   []Completion
+	hostf   int
+	rng     rtl.Stream // births and destinations
 
 	// Counters, read between cycles.
 	Born, BornInWindow               uint64 // births of the Proc (messages, or a Host's operations)
@@ -256,10 +261,25 @@ func (s *Sender) births() bool { return s.Proc != nil && (s.StopAt == 0 || s.nex
 func (s *Sender) Eval() {
 	now := s.Now()
 	s.Tx.Tick(now)
+	s.startProc()
+	s.takeCompletions()
+	s.runEvents(now)
+	s.start()
+	s.sendPacket(now)
+	s.sleep(now)
+}
+
+// startProc draws the first birth, at the first evaluation.
+func (s *Sender) startProc() {
 	if !s.started && s.Proc != nil {
 		s.started = true
 		s.next = s.Proc.Gap(s.rng.Of(&s.Module))
 	}
+}
+
+// takeCompletions queues the completions the Receiver sent (Attach) until
+// their cycle.
+func (s *Sender) takeCompletions() {
 	for s.fed {
 		c, ok := s.done.Recv()
 		if !ok {
@@ -267,84 +287,133 @@ func (s *Sender) Eval() {
 		}
 		s.hostq = append(s.hostq, c)
 	}
-	// Births and completions in time order (a birth first on a tie), so a
-	// host that is evaluated late still posts in the order it would have.
+}
+
+// runEvents runs the births and completions due by now in time order (a
+// birth first on a tie), so that a host evaluated late still posts in the
+// order it would have, then the host's wake-up, if due, after them.
+func (s *Sender) runEvents(now uint64) {
 	for {
-		tb, tc := ^uint64(0), ^uint64(0)
-		if s.births() && s.next <= now {
-			tb = s.next
-		}
-		if s.hostf < len(s.hostq) && s.hostq[s.hostf].At <= now {
-			tc = s.hostq[s.hostf].At
-		}
-		if tb == ^uint64(0) && tc == ^uint64(0) {
-			if s.hostAt <= now { // a wake-up after every birth and completion due
-				t := s.hostAt
-				s.hostAt = never
-				s.Host.(Waker).Wake(s, t)
-				continue
+		for {
+			tb, tc := s.dueBirth(now), s.dueCompletion(now)
+			if tb == never && tc == never {
+				break
 			}
-			break
-		}
-		if tb <= tc {
-			if s.Host != nil {
-				s.Born++
-				in := s.Win.In(tb)
-				if in {
-					s.BornInWindow++
-				}
-				s.Host.Birth(s, tb, in)
+			if tb <= tc {
+				s.bear(tb)
 			} else {
-				s.birth(tb)
+				s.complete()
 			}
-			s.next += s.Proc.Gap(s.rng.Of(&s.Module))
-			continue
 		}
-		c := s.hostq[s.hostf]
-		s.hostq[s.hostf] = Completion{}
-		if s.hostf++; s.hostf == len(s.hostq) {
-			s.hostq, s.hostf = s.hostq[:0], 0
+		if s.hostAt > now {
+			return
 		}
-		if s.Host != nil {
-			s.Host.Complete(s, c)
-		}
+		t := s.hostAt
+		s.hostAt = never
+		s.hooking = true
+		s.host.Wake(Port{s}, t)
+		s.hooking = false
 	}
+}
+
+// dueBirth is the cycle of the next birth if it is due by now (never: none).
+func (s *Sender) dueBirth(now uint64) uint64 {
+	if s.births() && s.next <= now {
+		return s.next
+	}
+	return never
+}
+
+// dueCompletion is the cycle of the next completion for the host if it is
+// due by now (never: none).
+func (s *Sender) dueCompletion(now uint64) uint64 {
+	if s.hostf < len(s.hostq) && s.hostq[s.hostf].At <= now {
+		return s.hostq[s.hostf].At
+	}
+	return never
+}
+
+// bear takes the birth at t: to the host's Birth hook, or a message of the
+// Pat's.
+func (s *Sender) bear(t uint64) {
+	if s.host.Birth != nil {
+		s.Born++
+		in := s.Win.In(t)
+		if in {
+			s.BornInWindow++
+		}
+		s.hooking = true
+		s.host.Birth(Port{s}, t, in)
+		s.hooking = false
+	} else {
+		s.birth(t)
+	}
+	s.next += s.Proc.Gap(s.rng.Of(&s.Module))
+}
+
+// complete hands the host the completion at the head of hostq.
+func (s *Sender) complete() {
+	c := s.hostq[s.hostf]
+	s.hostq[s.hostf] = Completion{}
+	if s.hostf++; s.hostf == len(s.hostq) {
+		s.hostq, s.hostf = s.hostq[:0], 0
+	}
+	if s.host.Deliver != nil {
+		s.hooking = true
+		s.host.Deliver(Port{s}, c)
+		s.hooking = false
+	}
+}
+
+// sendPacket puts the head message's next packet on the link when its
+// overhead is over, the link idle and a credit in.
+func (s *Sender) sendPacket(now uint64) {
+	if !s.active || now < s.ready || !s.Tx.CanSend(now, 1) {
+		return
+	}
+	m := s.queue.Peek()
+	pk := packet.Packet{
+		ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op, Mask: m.mask,
+		Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
+		Born: m.born, Sent: now, Measured: m.measured,
+	}
+	if s.Header != nil {
+		s.Header(&pk)
+	}
+	s.Tx.Send(now, pk, 1)
+	s.pkts++
+	s.Injected++
+	s.InjectedCycles += uint64(pk.Cycles)
+	if s.Win.In(now) {
+		s.InjectedInWindow++
+		s.InjectedCyclesIn += uint64(pk.Cycles)
+	}
+	s.seq++
+	s.ready = now + s.PacketOverhead
+	if s.seq == s.Shape.Packets {
+		s.messageSent(now)
+	}
+}
+
+// messageSent ends the head message, whose last packet went at now, and
+// starts the next.
+func (s *Sender) messageSent(now uint64) {
+	s.Sent++
+	if s.Win.In(now) {
+		s.SentInWindow++
+	}
+	s.queue.Pop()
+	s.active, s.seq, s.free = false, 0, now
 	s.start()
-	if s.active && now >= s.ready && s.Tx.CanSend(now, 1) {
-		m := s.queue.Peek()
-		pk := packet.Packet{
-			ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op, Mask: m.mask,
-			Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
-			Born: m.born, Sent: now, Measured: m.measured,
-		}
-		if s.Header != nil {
-			s.Header(&pk)
-		}
-		s.Tx.Send(now, pk, 1)
-		s.pkts++
-		s.Injected++
-		s.InjectedCycles += uint64(pk.Cycles)
-		if s.Win.In(now) {
-			s.InjectedInWindow++
-			s.InjectedCyclesIn += uint64(pk.Cycles)
-		}
-		s.seq++
-		s.ready = now + s.PacketOverhead
-		if s.seq == s.Shape.Packets {
-			s.Sent++
-			if s.Win.In(now) {
-				s.SentInWindow++
-			}
-			s.queue.Pop()
-			s.active, s.seq, s.free = false, 0, now
-			s.start()
-		}
-	}
-	// Wake for the next birth, the window edges, the next packet (overhead
-	// over and link free), or — when only the credits are short — the credit
-	// arrival (Settle).
+}
+
+// sleep sleeps until the next birth, the window edges, the next packet
+// (overhead over and link free), the next completion or wake-up for the
+// host, or — when only the credits are short — the credit arrival
+// (Settle).
+func (s *Sender) sleep(now uint64) {
 	s.Tx.Settle(s.active && now >= s.ready && s.Tx.Idle(now))
-	wake := ^uint64(0)
+	wake := never
 	if s.births() {
 		wake = s.next
 	}
@@ -365,7 +434,7 @@ func (s *Sender) Eval() {
 	if at, ok := s.Tx.WakeAt(now, s.active); ok {
 		wake = min(wake, at)
 	}
-	if wake == ^uint64(0) {
+	if wake == never {
 		s.Sleep()
 	} else {
 		s.SleepUntil(wake)
@@ -385,18 +454,49 @@ func (s *Sender) start() {
 // never is no cycle.
 const never = ^uint64(0)
 
-// Waker is a Host that also runs at cycles it asks for (WakeHost): a
-// program that computes, or waits out its own send overhead.
-type Waker interface {
-	Host
-	Wake(s *Sender, t uint64)
+// WakeHost has the Sender call its host's Wake hook at cycle at, after
+// the births and completions due by then; one request at a time, the
+// earliest kept. Call it between cycles, before the run or after Waking
+// the Sender; a hook asks through its Port. A host with no Wake hook
+// cannot be woken: the call panics with an error naming the Sender.
+func (s *Sender) WakeHost(at uint64) {
+	if s.host.Wake == nil {
+		panic(fmt.Errorf("%s: WakeHost(%d) with no Wake hook attached (nic.Attach)", s.Path(), at))
+	}
+	s.hostAt = min(s.hostAt, at)
 }
 
-// WakeHost has the Sender call its Host's Wake at cycle at (the Host must
-// be a Waker), after the births and completions due by then; one request
-// at a time, the earliest kept. From the Host's calls, or before the run.
-func (s *Sender) WakeHost(at uint64) {
-	s.hostAt = min(s.hostAt, at)
+// Port is a host's hold on its own node's NIC, given to its hooks (Host):
+// what a hook may do there. It works only while one of that node's hooks
+// runs; used at any other time — from another node's hook, or kept for
+// the testbench — it panics (package hostcall's limits).
+type Port struct{ s *Sender }
+
+// Post queues a message for sending (Sender.Post).
+func (p Port) Post(r Request) {
+	p.check("Post")
+	p.s.Post(r)
+}
+
+// WakeHost has the host's Wake hook called at cycle at (Sender.WakeHost).
+func (p Port) WakeHost(at uint64) {
+	p.check("WakeHost")
+	p.s.WakeHost(at)
+}
+
+// Node is the node's number.
+func (p Port) Node() uint32 { return p.s.Node }
+
+// Now is the current cycle (a late event's hook runs after its cycle).
+func (p Port) Now() uint64 { return p.s.Now() }
+
+// Overhead is the NIC's send overhead o_s.
+func (p Port) Overhead() uint64 { return p.s.Overhead }
+
+func (p Port) check(call string) {
+	if !p.s.hooking {
+		panic(fmt.Errorf("%s: Port.%s outside the node's own host hooks", p.s.Path(), call))
+	}
 }
 
 func (s *Sender) birth(t uint64) {
@@ -416,9 +516,9 @@ func (s *Sender) enqueue(m message) {
 	s.MaxQueue = max(s.MaxQueue, s.queue.Len())
 }
 
-// Post queues a message for sending: from the Host's Birth or Complete (in
-// Eval), or between cycles from a testbench, which must then Wake the
-// Sender. Posts must come in non-decreasing At (the NIC is FIFO).
+// Post queues a message for sending, between cycles from a testbench,
+// which must then Wake the Sender (a host posts through its Port). Posts
+// must come in non-decreasing At (the NIC is FIFO).
 func (s *Sender) Post(r Request) {
 	if r.Op != packet.Multicast && r.Op != packet.Deposit {
 		r.Op = packet.Unicast
@@ -431,14 +531,16 @@ func (s *Sender) Post(r Request) {
 }
 
 // Attach makes h the host program of the node whose NIC sides are tx and
-// rx: rx's completions reach tx over a one-cycle line and h.Complete runs
-// at each completion's cycle; tx's births go to h.Birth. Call before Build.
-func Attach(tx *Sender, rx *Receiver, h Host) {
-	tx.Host = h
+// rx: rx's completions reach tx over a one-cycle line, and tx calls h's
+// hooks. It returns the host's Port (for a hook's closure; it works only
+// inside the hooks). Call before Build.
+func Attach(tx *Sender, rx *Receiver, h Host) Port {
+	tx.host = h
 	rx.notify.Init(&rx.Module, "done")
 	tx.done.Init(&tx.Module, "done")
 	rtl.ConnectLine(&rx.notify, &tx.done, 1)
 	rx.fed, tx.fed = true, true
+	return Port{tx}
 }
 
 // Completion is one message completed by a receiver (recorded in tests,

@@ -29,10 +29,12 @@ type EndpointRunner struct {
 	proto msglayer.Protocol
 }
 
-// epPort is a host's endpoint.
+// epPort is a host's endpoint: its hooks are the endpoint's
+// msglayer.Host, and send, receive and wake go through the Port (from
+// inside the hooks only).
 type epPort struct {
 	h   *host
-	e   *msglayer.Endpoint
+	p   msglayer.Port
 	r   *EndpointRunner
 	err error // the first Send the endpoint refused
 }
@@ -68,16 +70,27 @@ func NewEndpointRunner(p *Program, bytes uint32, proto msglayer.Protocol, sh msg
 	return r, nil
 }
 
-// Attach makes node's program the host of endpoint e (its OnDeliver and
-// OnWake) and starts it at cycle 0. Call before the simulation is built.
+// Attach makes node's program the host of endpoint e and starts it at
+// cycle 0. Call before the simulation is built.
 func (r *EndpointRunner) Attach(node int, e *msglayer.Endpoint) {
 	p := &r.eps[node]
-	p.h, p.e, p.r = &r.hosts[node], e, r
+	p.h, p.r = &r.hosts[node], r
 	p.h.tr = p
-	e.OnDeliver = func(d *msglayer.Delivery) { p.h.deliver(int32(d.Src), int32(int64(d.Tag)+tagBase), d.At) }
-	e.OnWake = p.h.run
+	var err error
+	p.p, err = e.Attach(msglayer.Host{Deliver: p.deliver, Wake: p.wakeUp})
+	if err != nil {
+		panic(err) // only a Birth hook is refused
+	}
 	e.WakeHost(0)
 }
+
+// deliver hands a delivered message to the host.
+func (p *epPort) deliver(_ msglayer.Port, d msglayer.Delivery) {
+	p.h.deliver(int32(d.Src), int32(int64(d.Tag)+tagBase), d.At)
+}
+
+// wakeUp resumes the program after a Compute.
+func (p *epPort) wakeUp(_ msglayer.Port, t uint64) { p.h.run(t) }
 
 // Err is the first send an endpoint refused (by node), or nil.
 func (r *EndpointRunner) Err() error {
@@ -90,7 +103,7 @@ func (r *EndpointRunner) Err() error {
 }
 
 func (p *epPort) post(_ int, op Op, _ uint64) uint64 {
-	_, err := p.e.Send(msglayer.SendReq{Dst: uint32(op.Peer), Tag: uint32(int64(op.Tag) - tagBase), Bytes: p.r.bytes, Proto: p.r.proto})
+	_, err := p.p.Send(msglayer.SendReq{Dst: uint32(op.Peer), Tag: uint32(int64(op.Tag) - tagBase), Bytes: p.r.bytes, Proto: p.r.proto})
 	if err != nil && p.err == nil {
 		p.err = err
 	}
@@ -98,7 +111,7 @@ func (p *epPort) post(_ int, op Op, _ uint64) uint64 {
 }
 
 func (p *epPort) recv(op Op, _ uint64) {
-	p.e.Recv(uint32(op.Peer), uint32(int64(op.Tag)-tagBase))
+	p.p.Recv(uint32(op.Peer), uint32(int64(op.Tag)-tagBase))
 }
 
-func (p *epPort) wake(at uint64) { p.e.WakeHost(at) }
+func (p *epPort) wake(at uint64) { p.p.WakeHost(at) }

@@ -53,7 +53,8 @@ func (c *core) Blocked(most int) []string {
 
 // transport is a host's way to the network: its node's NIC (Runner) or
 // message-layer endpoint (EndpointRunner). Its calls come from the host,
-// in the transport's own Eval (or before the run).
+// inside the transport's hooks (package hostcall), through the node's
+// Port.
 type transport interface {
 	// post sends op, a Send or a Deposit (the node's operation pc), at
 	// cycle t and returns the cycles the host is busy with it.
@@ -145,17 +146,18 @@ func (h *host) find(src, tag int32) int {
 	return -1
 }
 
-// Runner runs a program on the nodes' NICs: one Host per node (Attach).
+// Runner runs a program on the nodes' NICs: one host per node (Attach).
 type Runner struct {
 	core
 	nics []nicPort
 }
 
-// nicPort is a host's NIC: the host is the Sender's nic.Host (a
-// nic.Waker), and the mailbox takes the Receiver's completions.
+// nicPort is a host's NIC: its hooks are the Sender's nic.Host, the
+// mailbox takes the Receiver's completions, and post and wake go through
+// the Port (from inside the hooks only).
 type nicPort struct {
 	h *host
-	s *nic.Sender
+	p nic.Port
 }
 
 // NewRunner makes the runner of p.
@@ -169,33 +171,30 @@ func NewRunner(p *Program) *Runner {
 // cycle 0. Call before the simulation is built.
 func (r *Runner) Attach(node int, tx *nic.Sender, rx *nic.Receiver) {
 	n := &r.nics[node]
-	n.h, n.s = &r.hosts[node], tx
+	n.h = &r.hosts[node]
 	n.h.tr = n
-	nic.Attach(tx, rx, n)
+	n.p = nic.Attach(tx, rx, nic.Host{Deliver: n.deliver, Wake: n.wakeUp})
 	tx.WakeHost(0)
 }
 
-// Birth is not used: a program's node has no injection process.
-func (n *nicPort) Birth(*nic.Sender, uint64, bool) {}
-
-// Complete hands a completed message to the host.
-func (n *nicPort) Complete(_ *nic.Sender, c nic.Completion) {
+// deliver hands a completed message to the host.
+func (n *nicPort) deliver(_ nic.Port, c nic.Completion) {
 	tag := n.h.c.P.ops[c.Src][c.Msg].Tag // Msg is the send's operation index at its source
 	n.h.deliver(int32(c.Src), tag, c.At)
 }
 
-// Wake resumes the program after a Compute or a send overhead.
-func (n *nicPort) Wake(_ *nic.Sender, t uint64) { n.h.run(t) }
+// wakeUp resumes the program after a Compute or a send overhead.
+func (n *nicPort) wakeUp(_ nic.Port, t uint64) { n.h.run(t) }
 
 func (n *nicPort) post(pc int, op Op, t uint64) uint64 {
 	r := nic.Request{Dst: uint32(op.Peer), Msg: uint32(pc), Born: t, At: t, Measured: true}
 	if op.Kind == Deposit {
 		r.Op, r.Mask = packet.Deposit, uint64(op.Hint)
 	}
-	n.s.Post(r)
-	return n.s.Overhead
+	n.p.Post(r)
+	return n.p.Overhead()
 }
 
 func (n *nicPort) recv(Op, uint64) {} // the mailbox takes every completion
 
-func (n *nicPort) wake(at uint64) { n.s.WakeHost(at) }
+func (n *nicPort) wake(at uint64) { n.p.WakeHost(at) }

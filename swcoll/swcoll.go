@@ -164,7 +164,7 @@ type Done struct {
 	Measured      bool
 }
 
-// Multicaster is one node's host program for multicasts (nic.Host): at
+// Multicaster is one node's host program for multicasts (Hooks): at
 // every birth of its NIC's process it starts a multicast to one of its
 // groups; it records every multicast that completes here and forwards
 // (Binomial) to its children.
@@ -192,10 +192,11 @@ type Multicaster struct {
 	Tally *traffic.Tally
 }
 
-var _ nic.Host = (*Multicaster)(nil)
+// Hooks are h's hooks for nic.Attach.
+func (h *Multicaster) Hooks() nic.Host { return nic.Host{Birth: h.Birth, Deliver: h.Complete} }
 
 // Birth starts multicast (Node, next) at t.
-func (h *Multicaster) Birth(s *nic.Sender, t uint64, measured bool) {
+func (h *Multicaster) Birth(s nic.Port, t uint64, measured bool) {
 	msg := h.G.Msg(h.Node, h.next)
 	h.next = (h.next + 1) & (1<<(32-h.G.obits) - 1)
 	gi := h.G.Pick(msg)
@@ -222,7 +223,7 @@ func (h *Multicaster) Birth(s *nic.Sender, t uint64, measured bool) {
 }
 
 // forward posts the message to the children of position p.
-func (h *Multicaster) forward(s *nic.Sender, req nic.Request, origin int, dests []int32, p int) {
+func (h *Multicaster) forward(s nic.Port, req nic.Request, origin int, dests []int32, p int) {
 	h.buf = Children(h.buf[:0], p, len(dests)+1)
 	for _, c := range h.buf {
 		req.Dst = uint32(dests[c-1])
@@ -231,7 +232,7 @@ func (h *Multicaster) forward(s *nic.Sender, req nic.Request, origin int, dests 
 }
 
 // Complete records a multicast that completed here and forwards it.
-func (h *Multicaster) Complete(s *nic.Sender, c nic.Completion) {
+func (h *Multicaster) Complete(s nic.Port, c nic.Completion) {
 	origin, index := h.G.Split(c.Msg)
 	if int(origin) >= len(h.G.Dests) || len(h.G.Dests[origin]) == 0 {
 		h.Errors++
@@ -280,7 +281,8 @@ type Reducer struct {
 	buf     []int
 }
 
-var _ nic.Host = (*Reducer)(nil)
+// Hooks are h's hooks for nic.Attach.
+func (h *Reducer) Hooks() nic.Host { return nic.Host{Deliver: h.Complete} }
 
 // Start sets the reduction up at cycle at: a node without children sends
 // its contribution at once. Call before the run (between cycles; the
@@ -289,24 +291,25 @@ func (h *Reducer) Start(s *nic.Sender, at uint64) {
 	h.buf = Children(h.buf[:0], h.Node, h.N)
 	h.need = len(h.buf)
 	h.Partial = slices.Clone(h.Own)
-	if h.need == 0 {
-		h.finish(s, at)
+	if h.need == 0 && h.finish(at) {
+		s.Post(h.toParent(at))
 	}
 }
 
-func (h *Reducer) finish(s *nic.Sender, at uint64) {
+// finish ends the node's part at cycle at; it reports whether the node
+// has a parent to send its partial to.
+func (h *Reducer) finish(at uint64) bool {
 	h.Done, h.DoneAt = true, at
-	if h.Node == 0 {
-		return
-	}
-	s.Post(nic.Request{Dst: uint32(Parent(h.Node)), Msg: 0, Born: 0, At: at, Measured: true})
+	return h.Node != 0
 }
 
-// Birth is unused: a reduction has no births.
-func (h *Reducer) Birth(*nic.Sender, uint64, bool) {}
+// toParent is the message that carries the partial to the parent.
+func (h *Reducer) toParent(at uint64) nic.Request {
+	return nic.Request{Dst: uint32(Parent(h.Node)), Msg: 0, Born: 0, At: at, Measured: true}
+}
 
 // Complete folds a child's partial in; the last one finishes the node.
-func (h *Reducer) Complete(s *nic.Sender, c nic.Completion) {
+func (h *Reducer) Complete(s nic.Port, c nic.Completion) {
 	ch := int(c.Src)
 	if h.Done || ch <= 0 || ch >= h.N || Parent(ch) != h.Node {
 		h.Errors++
@@ -315,7 +318,7 @@ func (h *Reducer) Complete(s *nic.Sender, c nic.Completion) {
 	for i, v := range h.Peers[ch].Partial {
 		h.Partial[i] += v
 	}
-	if h.need--; h.need == 0 {
-		h.finish(s, c.At)
+	if h.need--; h.need == 0 && h.finish(c.At) {
+		s.Post(h.toParent(c.At))
 	}
 }
