@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"github.com/hwcoll/hwcoll/fault"
+	"github.com/hwcoll/hwcoll/routing"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -64,7 +66,7 @@ var table = []spec{
 	{key: "router.switching", doc: "direct networks' flow control: vct (a packet advances only when the next VC can hold all of it), wormhole (one-flit VC buffers; a blocked header holds its worm across routers), buffered-wormhole (router.vc_buffer_flits per VC, no guarantee a packet fits)", rule: oneOf("vct", "wormhole", "buffered-wormhole")},
 	{key: "router.vcs", doc: "virtual channels per router port (torus, mesh, min, irregular)", rule: intIn(1, 8)},
 	{key: "router.vc_buffer_flits", doc: "flits per VC buffer (vct, buffered-wormhole; vct needs a whole packet, the bubble rule two)", rule: intIn(1, 16384)},
-	{key: "router.routing", doc: "routing function of the direct networks (dor = dimension order; west-first, north-last, negative-first: the turn model on meshes; planar-adaptive: meshes, 3 VCs; duato: adaptive + a dimension-order escape VC; bgl: BlueGene/L minimal adaptive on VCs 0-1 + bubble escape VC 2); updown (up*/down*: adaptive among the legal shortest routes; a bmin's turnaround routing), table (the same routes fixed per switch and destination), source (the table's routes, carried in the header) are for min and irregular networks", rule: oneOf("dor", "west-first", "north-last", "negative-first", "planar-adaptive", "duato", "bgl", "updown", "source", "table")},
+	{key: "router.routing", doc: routingDoc(), rule: oneOf(routingNames()...)},
 	{key: "router.escape", doc: "deadlock avoidance on a torus's escape (deterministic) VCs: dateline VC classes, the bubble rule (enter a ring with room for two packets), or none (unsafe, to show deadlock)", rule: oneOf("dateline", "bubble", "none")},
 	{key: "packet.bytes", doc: "packet size in bytes; messages are split into packets of at most this size", rule: intIn(8, 65536)},
 	{key: "packet.flit_bytes", doc: "flit size in bytes (torus, mesh, min, irregular): the unit of flow control; a flit holds a link ceil(flit_bytes / link bytes per cycle) cycles", rule: intIn(1, 65536)},
@@ -304,6 +306,37 @@ func intOneOf(values ...int64) rule {
 		}
 		return fmt.Sprintf("%d is not allowed; allowed: %s", v.Int(), allowed)
 	}}
+}
+
+// routingNames are router.routing's allowed values: every function of the
+// routing registry, whichever networks it serves (a network refuses one
+// it is not served by when it is built).
+func routingNames() []string {
+	var names []string
+	for _, e := range routing.Entries() {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// routingDoc is router.routing's description from the routing registry:
+// the functions grouped by the networks they serve, each with its doc.
+func routingDoc() string {
+	var groups []string
+	entries := routing.Entries()
+	for i := 0; i < len(entries); {
+		kinds := entries[i].Kinds
+		var fs []string
+		for ; i < len(entries) && slices.Equal(entries[i].Kinds, kinds); i++ {
+			fs = append(fs, fmt.Sprintf("%s (%s)", entries[i].Name, entries[i].Doc))
+		}
+		var on []string
+		for _, k := range kinds {
+			on = append(on, k.String())
+		}
+		groups = append(groups, "for "+strings.Join(on, ", ")+": "+strings.Join(fs, ", "))
+	}
+	return "routing function; " + strings.Join(groups, "; ")
 }
 
 // inputsRule: 1..network.ports (a 2x8 switch has 2 active inputs).

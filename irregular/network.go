@@ -11,10 +11,6 @@ import (
 	"github.com/hwcoll/hwcoll/rtl"
 )
 
-// Routings are the routing functions of an irregular network
-// (router.routing).
-var Routings = []string{"updown", "table", "source"}
-
 // MaxSourceHops is the most switches a source route names: 3 bits each in
 // the header's 64-bit route field.
 const MaxSourceHops = 21
@@ -227,7 +223,8 @@ func (n *Network) RouterName(i int) string {
 	return rtl.Idx("sw", i-n.hosts)
 }
 
-// Spec is the named routing function (Routings).
+// The routing functions of an irregular network (router.routing),
+// registered with package routing:
 //
 //   - updown: up*/down*, adaptive among the shortest legal routes, any VC.
 //   - table: the same routes fixed by a table per switch, indexed by the
@@ -243,26 +240,53 @@ func (n *Network) RouterName(i int) string {
 // All three take only legal up*/down* routes, so their channel dependency
 // graph is acyclic (UpDown) on every VC: deadlock-free under any switching.
 // Minimal among the legal routes, not in the graph.
-func (n *Network) Spec(name string) (routing.Spec, error) {
-	switch name {
-	case "updown":
-		return routing.Spec{Name: name, F: n.updown, Adaptive: true}, nil
-	case "table", "source":
-		if len(n.G.Routes) > 0 {
-			if err := n.checkTable(); err != nil {
-				return routing.Spec{}, err
-			}
-			n.useTable = true
-		}
-		if name == "table" {
-			return routing.Spec{Name: name, F: n.byTable}, nil
-		}
-		if h := n.maxHops(); h > MaxSourceHops {
-			return routing.Spec{}, fmt.Errorf("source routes of up to %d switches do not fit the header's %d; allowed: updown | table", h, MaxSourceHops)
-		}
-		return routing.Spec{Name: name, F: n.bySource}, nil
+func init() {
+	for _, f := range []struct {
+		name string
+		spec func(*Network) (routing.Spec, error)
+	}{{"updown", (*Network).updownSpec}, {"table", (*Network).tableSpec}, {"source", (*Network).sourceSpec}} {
+		routing.Register(f.name, routing.Irregular, func(nw routing.Switched) (routing.Spec, error) { return f.spec(nw.(*Network)) })
 	}
-	return routing.Spec{}, fmt.Errorf("%q does not route an irregular network; allowed: updown | table | source", name)
+}
+
+// RoutingKind is routing.Irregular: the kind routing.Make builds
+// functions for.
+func (n *Network) RoutingKind() routing.Kind { return routing.Irregular }
+
+// Spec is the named routing function (routing.NamesFor(routing.Irregular)).
+func (n *Network) Spec(name string) (routing.Spec, error) { return routing.Make(name, n) }
+
+func (n *Network) updownSpec() (routing.Spec, error) {
+	return routing.Spec{F: n.updown, Adaptive: true}, nil
+}
+
+// loadTable checks the file's routing table, when it has entries, and
+// routes by it (table and source).
+func (n *Network) loadTable() error {
+	if len(n.G.Routes) > 0 {
+		if err := n.checkTable(); err != nil {
+			return err
+		}
+		n.useTable = true
+	}
+	return nil
+}
+
+func (n *Network) tableSpec() (routing.Spec, error) {
+	if err := n.loadTable(); err != nil {
+		return routing.Spec{}, err
+	}
+	return routing.Spec{F: n.byTable}, nil
+}
+
+func (n *Network) sourceSpec() (routing.Spec, error) {
+	if err := n.loadTable(); err != nil {
+		return routing.Spec{}, err
+	}
+	if h := n.maxHops(); h > MaxSourceHops {
+		return routing.Spec{}, fmt.Errorf("source routes of up to %d switches do not fit the header's %d; allowed: updown | table", h, MaxSourceHops)
+	}
+	return routing.Spec{F: n.bySource}, nil
 }
 
 // maxHops is the most switches on a route.

@@ -26,7 +26,7 @@ func TestNetworkRoutes(t *testing.T) {
 		n, err := NewNetwork(g, rapid.IntRange(1, 4).Draw(t, "vcs"))
 		require.NoError(t, err)
 		specs := map[string]routing.Spec{}
-		for _, name := range Routings {
+		for _, name := range routing.NamesFor(routing.Irregular) {
 			s, err := n.Spec(name)
 			if name == "source" && n.maxHops() > MaxSourceHops {
 				require.ErrorContains(t, err, "do not fit the header's 21")

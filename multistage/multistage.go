@@ -56,9 +56,6 @@ func ParseKind(s string) (Kind, error) {
 	return 0, fmt.Errorf("%q is not a MIN; allowed: %s", s, strings.Join(kindNames[:], " | "))
 }
 
-// Routings are the routing functions of a MIN (router.routing).
-var Routings = []string{"updown", "table", "source"}
-
 // MaxSourceHops is the most switches a source route names: 3 bits each in
 // the header's 64-bit route field.
 const MaxSourceHops = 21
@@ -244,7 +241,8 @@ func (n *Network) Hops(src, dst int) int {
 	return n.Stages + 2
 }
 
-// Spec is the named routing function (Routings).
+// The routing functions of a MIN (router.routing), registered with
+// package routing:
 //
 //   - updown: on omega, butterfly and cube the one path (destination-tag
 //     routing: stage s takes the output its resolved digit of dst names);
@@ -262,19 +260,34 @@ func (n *Network) Hops(src, dst int) int {
 // a route goes up and then only down (up*/down* with the top stage as the
 // root), so they follow up channels by stage, then down channels by stage
 // backward. Acyclic on every VC under any switching. Minimal.
-func (n *Network) Spec(name string) (routing.Spec, error) {
-	switch name {
-	case "updown":
-		return routing.Spec{Name: name, F: n.destTag(true), Adaptive: n.Kind == BMIN, Minimal: true}, nil
-	case "table":
-		return routing.Spec{Name: name, F: n.destTag(false), Minimal: true}, nil
-	case "source":
-		if h := n.maxSwitches(); h > MaxSourceHops {
-			return routing.Spec{}, fmt.Errorf("source routes of %d switches do not fit the header's %d; allowed: updown | table", h, MaxSourceHops)
-		}
-		return routing.Spec{Name: name, F: n.bySource, Minimal: true}, nil
+func init() {
+	for _, f := range []struct {
+		name string
+		spec func(*Network) (routing.Spec, error)
+	}{{"updown", (*Network).updownSpec}, {"table", (*Network).tableSpec}, {"source", (*Network).sourceSpec}} {
+		routing.Register(f.name, routing.MIN, func(nw routing.Switched) (routing.Spec, error) { return f.spec(nw.(*Network)) })
 	}
-	return routing.Spec{}, fmt.Errorf("%q does not route a MIN; allowed: updown | table | source", name)
+}
+
+// RoutingKind is routing.MIN: the kind routing.Make builds functions for.
+func (n *Network) RoutingKind() routing.Kind { return routing.MIN }
+
+// Spec is the named routing function (routing.NamesFor(routing.MIN)).
+func (n *Network) Spec(name string) (routing.Spec, error) { return routing.Make(name, n) }
+
+func (n *Network) updownSpec() (routing.Spec, error) {
+	return routing.Spec{F: n.destTag(true), Adaptive: n.Kind == BMIN, Minimal: true}, nil
+}
+
+func (n *Network) tableSpec() (routing.Spec, error) {
+	return routing.Spec{F: n.destTag(false), Minimal: true}, nil
+}
+
+func (n *Network) sourceSpec() (routing.Spec, error) {
+	if h := n.maxSwitches(); h > MaxSourceHops {
+		return routing.Spec{}, fmt.Errorf("source routes of %d switches do not fit the header's %d; allowed: updown | table", h, MaxSourceHops)
+	}
+	return routing.Spec{F: n.bySource, Minimal: true}, nil
 }
 
 // maxSwitches is the most switches on a route.

@@ -8,7 +8,7 @@ import (
 // turn models and planar-adaptive), over all source–destination pairs;
 // nothing is allocated.
 func BenchmarkFunctions(b *testing.B) {
-	for _, spec := range specs {
+	for _, spec := range librarySpecs() {
 		b.Run(spec.Name, func(b *testing.B) {
 			n, _ := NewNet([]int{8, 8}, true, Dateline, 4)
 			if spec.Check(n) != nil {

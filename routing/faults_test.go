@@ -28,7 +28,7 @@ func bruteReach(n *Net, f Func, node, dst int, now uint64) bool {
 // With random links down, Reachable (with the minimal-box shortcut and
 // without it) and Alive agree with trying every route of the function.
 func TestReachableWithDeadLinks(t *testing.T) {
-	for _, spec := range specs {
+	for _, spec := range librarySpecs() {
 		t.Run(spec.Name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				n := drawNet(t, spec)

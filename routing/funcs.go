@@ -1,9 +1,6 @@
 package routing
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Request is what a routing function sees of a packet at a router.
 type Request struct {
@@ -51,40 +48,11 @@ type Spec struct {
 	Priority func(n *Net) uint8
 }
 
-var specs = []Spec{
-	{Name: "dor", F: DOR, Check: checkDOR, Bubble: allVCs, Minimal: true},
-	{Name: "west-first", F: WestFirst, Check: checkMesh2D("west-first"), Adaptive: true, Minimal: true},
-	{Name: "north-last", F: NorthLast, Check: checkMesh2D("north-last"), Adaptive: true, Minimal: true},
-	{Name: "negative-first", F: NegativeFirst, Check: checkMesh("negative-first"), Adaptive: true, Minimal: true},
-	{Name: "planar-adaptive", F: PlanarAdaptive, Check: checkPlanar, Adaptive: true, Minimal: true},
-	{Name: "duato", F: Duato, Check: checkDuato, Adaptive: true, Bubble: vcMask(0), Minimal: true},
-	{Name: "bgl", F: BGL, Check: checkBGL, Adaptive: true, Bubble: bglBubble, Priority: bglPriority, Minimal: true},
-}
-
 // allVCs: every VC is a dor escape VC.
 func allVCs(n *Net) uint8 { return uint8(1<<uint(n.VCs) - 1) }
 
 // vcMask: the escape is VC v.
 func vcMask(v int) func(*Net) uint8 { return func(*Net) uint8 { return 1 << uint(v) } }
-
-// Names lists the library's functions.
-func Names() []string {
-	var out []string
-	for _, s := range specs {
-		out = append(out, s.Name)
-	}
-	return out
-}
-
-// Lookup returns the named function.
-func Lookup(name string) (Spec, error) {
-	for _, s := range specs {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return Spec{}, fmt.Errorf("%q is not a direct-network routing function; allowed: %s", name, strings.Join(Names(), " | "))
-}
 
 // eject is the choice at the destination.
 const eject = Choices(1) // Local, VC 0

@@ -7,6 +7,11 @@
 // claims so) and legal, always reach the destination, and its channel
 // dependency graph is acyclic where its argument says so.
 //
+// The registry (Entries) names every routing function of every network,
+// the library's and those of the switch-based networks (multistage,
+// irregular), which their packages register (Register): router.routing's
+// allowed values and its config reference are generated from it.
+//
 // A router of an n-dimensional network has 2n+1 ports: Local (0, injection
 // and ejection), then Plus(d) = 1+2d and Minus(d) = 2+2d for each dimension
 // d. A Choices value holds, for every port, the mask of virtual channels
