@@ -69,8 +69,8 @@ func drained(sim *rtl.Sim, stop uint64, srcs []*traffic.Source, sinks []*traffic
 	}
 }
 
-// Both 256-node fat-trees of the issue build, carry uniform traffic at load
-// 0.5 with credits conserved, and drain.
+// Both 256-node fat-trees of the OQ-router paper §3 build, carry uniform
+// traffic at load 0.5 with credits conserved, and drain.
 func TestFatTree256(t *testing.T) {
 	for _, ports := range []int{8, 32} {
 		t.Run(fmt.Sprint(ports, "-port"), func(t *testing.T) {
@@ -206,8 +206,8 @@ func benchUniformWorkers(b *testing.B, ports, nodes int, stop uint64, mode credi
 }
 
 // BenchmarkFatTree256: uniform load 0.5 on the 256-node fat-trees of the
-// issue (8-port: 4-ary 4-tree; 32-port: 16-ary 2-tree), 4-packet
-// crosspoints, open-loop sources and sinks (no NIC).
+// OQ-router paper §3 (8-port: 4-ary 4-tree; 32-port: 16-ary 2-tree),
+// 4-packet crosspoints, open-loop sources and sinks (no NIC).
 func BenchmarkFatTree256(b *testing.B) {
 	for _, ports := range []int{8, 32} {
 		for _, mode := range []credit.Mode{credit.MinFree, credit.PerLink} {

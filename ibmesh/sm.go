@@ -1,5 +1,5 @@
 // Package ibmesh is the InfiniBand 2-D mesh of the IBA-multicast paper
-// (IbaMesh(m, n), seed 004): its addressing, the subnet manager step that
+// (IbaMesh(m, n), its §3.1): its addressing, the subnet manager step that
 // programs every switch's linear forwarding table (LFT) for XY routing,
 // and the multicast forwarding tables (MFT) built by union (§3.3.2).
 package ibmesh

@@ -7,10 +7,10 @@ import (
 )
 
 // Header is a tree packet's 32-bit hardware header (the BG/L MPI paper §2;
-// DESIGN §6): class (4 bits), point-to-point flag (1), ALU opcode (3),
-// operand size in 16-bit words less one (7), tag (17), from the top bit
-// down. It travels in packet.Packet.Msg; a point-to-point packet's
-// destination node travels in packet.Packet.Dst.
+// README, "The BlueGene/L collective tree"): class (4 bits), point-to-point
+// flag (1), ALU opcode (3), operand size in 16-bit words less one (7), tag
+// (17), from the top bit down. It travels in packet.Packet.Msg; a
+// point-to-point packet's destination node travels in packet.Packet.Dst.
 type Header uint32
 
 // Opcode is the header's ALU field: None forwards a packet without

@@ -15,8 +15,9 @@ import (
 
 const never = math.MaxUint64
 
-// VCs of every tree link (DESIGN §6): collectives on one, system and I/O
-// traffic on the other, each with its own buffers and credits.
+// VCs of every tree link (the BG/L MPI paper §4): collectives on one,
+// system and I/O traffic on the other, each with its own buffers and
+// credits.
 const (
 	VCColl = 0
 	VCSys  = 1
@@ -133,7 +134,7 @@ type outPort struct {
 	ok    bool
 }
 
-// Router is one node's tree router (DESIGN §6, the BG/L MPI paper §2): the
+// Router is one node's tree router (the BG/L MPI paper §2 and §4): the
 // local client and three channels, two VCs with credits per VC (packets of
 // a whole tree packet, virtual cut-through), 16 class routes and the ALU.
 // A packet costs the router O(1) events: its head's arrival and the
@@ -143,8 +144,8 @@ type Router struct {
 	Node   int
 	p      Params
 	shape  Shape
-	in     [Ports]inPort
-	out    [Ports]outPort
+	in     [Ports]inPort  `rtl:"optional"` // the ports with no neighbour are left out
+	out    [Ports]outPort `rtl:"optional"`
 	routes [Classes]ClassRoute
 	rr     [VCs]int
 	vcRR   int

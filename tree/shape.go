@@ -125,7 +125,8 @@ func (s Shape) Route(i, d int) int {
 	return Up
 }
 
-// ClassRoute is one entry of a router's class route table (DESIGN §6): for
+// ClassRoute is one entry of a router's class route table (the BG/L MPI
+// paper §4: the tree is locally class routed): for
 // each port, whether it is a source of the class (its contributions are
 // combined here; a bit of Src) and whether it is a target (combined
 // results and packets going up leave on it; a bit of Dst). A combining
