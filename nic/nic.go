@@ -662,19 +662,7 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		r.ReceivedInWindow++
 		r.ReceivedCyclesIn += uint64(p.Cycles)
 	}
-	switch p.Op {
-	case packet.Unicast:
-		if p.Dst != r.Node {
-			r.Misrouted++
-			return
-		}
-	case packet.Multicast:
-		if r.Member == nil || !r.Member(r.Node, p.Dst) {
-			r.Misrouted++
-			return
-		}
-	case packet.Deposit: // deposited here on its way along a torus line
-	default:
+	if !r.accepts(p) {
 		r.Misrouted++
 		return
 	}
@@ -682,11 +670,32 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		r.Hops += r.Links(p.Src, r.Node)
 	}
 	r.nicc = max(tail+1, r.nicc) + r.PacketOverhead
-	n := r.Shape.Packets
-	if uint32(p.Seq) >= n {
+	if uint32(p.Seq) >= r.Shape.Packets {
 		r.BadSeq++
 		return
 	}
+	if slot, last := r.reassemble(p); last {
+		r.arrived(p, slot)
+	}
+}
+
+// accepts reports whether p is a message's packet for this node.
+func (r *Receiver) accepts(p *packet.Packet) bool {
+	switch p.Op {
+	case packet.Unicast:
+		return p.Dst == r.Node
+	case packet.Multicast:
+		return r.Member != nil && r.Member(r.Node, p.Dst)
+	case packet.Deposit: // deposited here on its way along a torus line
+		return true
+	}
+	return false
+}
+
+// reassemble marks p in its message's entry; it returns the entry and
+// whether p completes the message.
+func (r *Receiver) reassemble(p *packet.Packet) (int32, bool) {
+	n := r.Shape.Packets
 	r.re.setWords(bitmapWords(n)) // the Shape as of the first message
 	slot, fresh := r.re.open(uint64(p.Src)<<32 | uint64(p.Msg))
 	m := r.re.at(slot)
@@ -700,19 +709,21 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 	}
 	if *w&b != 0 {
 		r.Duplicates++
-		return
+		return slot, false
 	}
 	*w |= b
 	if p.Seq == 0 {
 		m.sent = p.Sent
 	}
 	m.got++
-	if m.got < n {
-		return
-	}
-	// The last packet: the message has arrived the cycle after its tail
-	// (packets come serially on the link, so this tail is the latest),
-	// once the NIC has worked on it.
+	return slot, m.got >= n
+}
+
+// arrived completes the message in entry slot, whose last packet is p:
+// it has arrived the cycle after p's tail (packets come serially on the
+// link, so this tail is the latest), once the NIC has worked on it.
+func (r *Receiver) arrived(p *packet.Packet, slot int32) {
+	m := r.re.at(slot)
 	c := max(r.nicc, r.hostc) + r.Overhead
 	r.hostc = c
 	r.Completed++
