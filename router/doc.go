@@ -21,12 +21,14 @@
 // per hop whatever its length, and a blocked worm costs one event per
 // router it stops in and one per router it restarts in.
 //
-// Timing is the flit-level model it stands for, exactly (router_test.go
-// checks it against a flit-by-flit reference): flit k of a run sent in
-// cycle s is on the wire from s+kP, arrives at s+kP+L (L the channel delay),
-// may leave the next router from arrival+D (D the pipeline delay: route
-// computation, VC and switch allocation, crossbar), and frees its buffer
-// slot when it leaves, its credit reaching the upstream L cycles later.
+// Timing is the flit-level model it stands for, exactly
+// (TestRouterTimingMatchesFlitReference in timing_test.go checks it
+// against a flit-by-flit reference, one router driven by the test
+// blocks of harness_test.go): flit k of a run sent in cycle s is on the
+// wire from s+kP, arrives at s+kP+L (L the channel delay), may leave the
+// next router from arrival+D (D the pipeline delay: route computation,
+// VC and switch allocation, crossbar), and frees its buffer slot when it
+// leaves, its credit reaching the upstream L cycles later.
 //
 // # Switching (Params.Switching)
 //
