@@ -308,7 +308,6 @@ var badInputs = []struct {
 	{"network: {dims: [8, 1]}", "network.dims", []string{"entry 2 is 1, out of range; allowed 1..3 entries, each 2..1024"}},
 	{"network: {dims: [1025]}", "network.dims", []string{"entry 1 is 1025"}},
 	{"network: {dims: [1024, 1024, 2]}", "network.dims", []string{"[1024,1024,2] has 2097152 nodes; allowed at most 1048576"}},
-	{"network: {topology: ibmesh, dims: [4, 4, 4]}", "network.dims", []string{"ibmesh needs exactly 2"}},
 	{"link: {gbps: 0}", "link.gbps", []string{"0 is out of range; allowed (0, 10000]"}},
 	{"link: {gbps: -1}", "link.gbps", []string{"-1 is out of range"}},
 	{"link: {gbps: .inf}", "link.gbps", []string{"+Inf is out of range"}},
@@ -475,10 +474,6 @@ func TestSetErrors(t *testing.T) {
 	require.NoError(t, c.Set("run.max_cycles=100"))
 	require.NoError(t, c.Set("network.inputs=8"))
 	requireKeyError(t, c.Validate(), "run.max_cycles", "100 is out of range; allowed 60000..")
-	c = Default()
-	require.NoError(t, c.Set("network.dims=[4,4,4]"))
-	require.NoError(t, c.Set("network.topology=ibmesh"))
-	requireKeyError(t, c.Validate(), "network.dims", "ibmesh needs exactly 2")
 }
 
 func TestGet(t *testing.T) {
@@ -558,7 +553,6 @@ func TestMsgLayerKeys(t *testing.T) {
 		}
 		requireKeyError(t, err, key, frag)
 	}
-	bad("nic.model", "network.topology torus and mesh, not on fattree", "network.topology=fattree", "traffic.pattern=program", "nic.model=msglayer")
 	bad("nic.model", "not traffic.pattern uniform", "network.topology=torus", "nic.model=msglayer")
 	bad("msglayer.protocol", "allowed: auto | eager | single | midsize | rendezvous", "msglayer.protocol=fast")
 	bad("msglayer.high_priority_lead", "is not true or false", "msglayer.high_priority_lead=maybe")

@@ -620,6 +620,8 @@ func (c *CollectiveNet) Harness() *tb.Harness {
 // Trace records the selected signals of the run into w (a VCD stream).
 func (c *CollectiveNet) Trace(w io.Writer, globs string) error { return traceInto(c.Sim, w, globs) }
 
+func (c *CollectiveNet) Simulator() *rtl.Sim { return c.Sim }
+
 // Run runs the collective to completion (or run.max_cycles) and reports.
 func (c *CollectiveNet) Run() Result {
 	start := time.Now()

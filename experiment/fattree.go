@@ -387,7 +387,7 @@ func (n *FatTreeNICNet) Trace(w io.Writer, globs string) error { return traceInt
 // Run drives warm-up, the measurement window and the drain, then reports.
 func (n *FatTreeNICNet) Run() Result { return runTimed(n.Sim, n.measuredDone, n.Cfg, n.Result) }
 
-func (n *FatTreeNICNet) sim() *rtl.Sim { return n.Sim }
+func (n *FatTreeNICNet) Simulator() *rtl.Sim { return n.Sim }
 
 // Result reports the run so far, with wall the seconds it took. Loads are
 // link time: generated = messages born × message link cycles, accepted =
@@ -461,16 +461,55 @@ func linkRetry(cfg config.Config, tm config.Timing) link.Retry {
 	return r
 }
 
-func (n *FatTreeNet) linkStats() link.RetryStats    { return n.Net.LinkStats() }
-func (n *FatTreeNICNet) linkStats() link.RetryStats { return n.Net.LinkStats() }
-func (n *MulticastNICNet) linkStats() link.RetryStats {
+func (n *FatTreeNet) LinkStats() link.RetryStats    { return n.Net.LinkStats() }
+func (n *FatTreeNICNet) LinkStats() link.RetryStats { return n.Net.LinkStats() }
+func (n *MulticastNICNet) LinkStats() link.RetryStats {
 	return n.Net.LinkStats()
 }
-func (n *SoftReduceNet) linkStats() link.RetryStats { return n.Net.LinkStats() }
+func (n *SoftReduceNet) LinkStats() link.RetryStats { return n.Net.LinkStats() }
 
-func (c *CollectiveNet) linkStats() link.RetryStats {
+func (c *CollectiveNet) LinkStats() link.RetryStats {
 	if c.Net == nil {
 		return link.RetryStats{}
 	}
 	return c.Net.LinkStats()
+}
+
+// fatTreeNodeBytes is the peak memory a fat-tree node takes in a run, from
+// the benchmarks and runs of this build with some margin
+// (docs/performance.md): the 4096-node 8-port tree peaked at 108 KB a
+// node.
+const fatTreeNodeBytes = 128 << 10
+
+func init() {
+	Register(Topology{
+		Name:  config.TopologyFatTree,
+		Reads: always(fatTreeKeys),
+		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+			if err := faultsOnFatTree(cfg); err != nil {
+				return nil, err
+			}
+			if n, err := buildNIC(cfg, tm); n != nil || err != nil {
+				return n, err
+			}
+			if IsCollective(cfg.Traffic.Pattern) {
+				return asNetwork(buildCollective(cfg, tm))
+			}
+			return asNetwork(buildFatTree(cfg, tm))
+		},
+		Describe: func(r Result) string {
+			return fmt.Sprintf("fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers)",
+				r.Nodes, r.Levels, r.Ports, r.Organization, r.CreditMode, r.XPBuffer)
+		},
+		// Several hops per packet.
+		Weight:    func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) },
+		Abilities: Abilities{Retry: true, Faults: true},
+		Memory: func(cfg config.Config) (uint64, string, string) {
+			return uint64(cfg.Network.Nodes) * fatTreeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node fat-tree", cfg.Network.Nodes)
+		},
+		Summary: combineSummary,
+		Report: func(rs []Result) string {
+			return fmt.Sprintf("%d-node fat-tree of ", rs[0].Nodes) + SwitchesOf(rs)
+		},
+	})
 }

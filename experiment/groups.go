@@ -4,20 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/vcd"
 )
-
-// Groups arranges a run's traced signals for its GTKWave save file: the
-// topology's own grouping (Topology.Groups), or one group per module.
-func Groups(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group {
-	if t, ok := topologies[cfg.Network.Topology]; ok && t.Groups != nil {
-		return t.Groups(cfg, sigs)
-	}
-	return tb.ByModule(sigs)
-}
 
 // SwitchGroups groups a switch netlist's traced signals per port for the
 // .gtkw: group "port o" holds src(o) (its queue and link), the input side

@@ -106,7 +106,7 @@ func runTimed(sim *rtl.Sim, done func() bool, cfg config.Config, report func(wal
 // itself), with wall the seconds it took.
 func (n *loadNet) Result(wall float64) Result { return n.report(wall) }
 
-func (n *loadNet) sim() *rtl.Sim { return n.Sim }
+func (n *loadNet) Simulator() *rtl.Sim { return n.Sim }
 
 // loadResult fills r (whose topology fields, the switch organization and
 // buffers among them, the caller set) from a load run:

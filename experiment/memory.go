@@ -10,33 +10,11 @@ import (
 	"github.com/hwcoll/hwcoll/internal/osmem"
 )
 
-// Peak memory a node of each network takes in a run, from the benchmarks
-// and runs of this build with some margin (docs/architecture.md §10): the
-// fat-tree's 4096-node 8-port tree peaked at 108 KB a node; the 64×32×32
-// torus at 38 KB; the 65,536-node BG/L tree at 22 KB.
-const (
-	fatTreeNodeBytes = 128 << 10
-	directNodeBytes  = 48 << 10 // torus, mesh, ibmesh
-	treeNodeBytes    = 32 << 10 // bgltree, compute and I/O nodes
-)
-
 // stateEstimate is the memory cfg's network needs, and the key that sizes
-// it (0 for a single switch: small).
+// it (0: small), from its topology's Memory.
 func stateEstimate(cfg config.Config) (bytes uint64, key, what string) {
-	n := uint64(1)
-	for _, k := range cfg.Network.Dims {
-		n *= uint64(k)
-	}
-	switch cfg.Network.Topology {
-	case config.TopologyFatTree:
-		return uint64(cfg.Network.Nodes) * fatTreeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node fat-tree", cfg.Network.Nodes)
-	case config.TopologyTorus, config.TopologyMesh:
-		return n * directNodeBytes, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
-	case config.TopologyIBMesh: // and every switch's LFT: a byte per LID
-		return n*directNodeBytes + n*n, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
-	case config.TopologyBGLTree:
-		nodes := uint64(cfg.Network.Nodes)
-		return (nodes + (nodes+63)/64) * treeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node collective tree", nodes)
+	if t, ok := topologies[cfg.Network.Topology]; ok && t.Memory != nil {
+		return t.Memory(cfg)
 	}
 	return 0, "", ""
 }
@@ -66,8 +44,7 @@ func checkMemory(cfg config.Config) error {
 }
 
 // readyHeap readies the heap for the network of cfg before it is built:
-// huge pages for its estimated state (osmem.Reserve; docs/architecture.md
-// §10). Networks under hugeHeap fit the caches, where pages matter little.
+// huge pages for its estimated state (osmem.Reserve; docs/performance.md). Networks under hugeHeap fit the caches, where pages matter little.
 // Best effort: a run without huge pages is only slower.
 func readyHeap(cfg config.Config) {
 	if need, _, _ := stateEstimate(cfg); need >= hugeHeap {

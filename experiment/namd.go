@@ -268,7 +268,7 @@ func (n *MulticastNICNet) Trace(w io.Writer, globs string) error { return traceI
 // Run drives warm-up, the measurement window and the drain, then reports.
 func (n *MulticastNICNet) Run() Result { return runTimed(n.Sim, n.measuredDone, n.Cfg, n.Result) }
 
-func (n *MulticastNICNet) sim() *rtl.Sim { return n.Sim }
+func (n *MulticastNICNet) Simulator() *rtl.Sim { return n.Sim }
 
 // opKey names one multicast: its origin, index and birth (the index wraps).
 type opKey struct {

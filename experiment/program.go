@@ -98,7 +98,7 @@ func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet,
 	return n, nil
 }
 
-func (n *ProgramNet) sim() *rtl.Sim { return n.Sim }
+func (n *ProgramNet) Simulator() *rtl.Sim { return n.Sim }
 
 // Trace records the selected signals of the run into w.
 func (n *ProgramNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/hwcoll/hwcoll/link"
 	"io"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -25,14 +24,6 @@ type Options struct {
 	PcapLinks string
 }
 
-// linkStater is a network whose links may have errors and retry.
-type linkStater interface{ linkStats() link.RetryStats }
-
-// capturer is a network that can record the packets on its links.
-type capturer interface {
-	Capture(w io.Writer, links string) error
-}
-
 // Run builds and runs the experiment of cfg. The error is bad input (one
 // line naming the key); a run that fails its own checks reports it in
 // Result.Error.
@@ -45,8 +36,9 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 }
 
 // Check says what Run would refuse of cfg before building anything: a
-// topology with no model, or a network or router key set away from its
-// default that the topology does not read (one line naming the key).
+// topology with no model, a network or router key set away from its
+// default that the topology does not read, or an ability or a setting the
+// topology does not have (one line naming the key).
 func Check(cfg config.Config) error {
 	_, err := checkTopology(cfg)
 	return err
@@ -57,7 +49,18 @@ func checkTopology(cfg config.Config) (Topology, error) {
 	if err != nil {
 		return Topology{}, err
 	}
-	return t, checkUnread(cfg, t)
+	if err := checkUnread(cfg, t); err != nil {
+		return Topology{}, err
+	}
+	if err := checkAbilities(cfg, t); err != nil {
+		return Topology{}, err
+	}
+	if t.Check != nil {
+		if err := t.Check(cfg); err != nil {
+			return Topology{}, err
+		}
+	}
+	return t, nil
 }
 
 // run is Run once cfg's keys are known to be read by its topology t.
@@ -65,10 +68,10 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 	if err := checkMemory(cfg); err != nil {
 		return Result{}, err
 	}
-	readyHeap(cfg)
-	if cfg.Link.BER > 0 && !retryTopology(cfg.Network.Topology) {
-		return Result{}, fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology fattree, torus, mesh, ibmesh and bgltree so far; allowed for %s: 0", cfg.Link.BER, cfg.Network.Topology)
+	if opt.Pcap != nil && !t.Abilities.Pcap {
+		return Result{}, fmt.Errorf("--pcap: packet capture is built for network.topology %s; not for %s", able(func(a Abilities) bool { return a.Pcap }), t.Name)
 	}
+	readyHeap(cfg)
 	// The config is converted to cycles once, here; blocks get cycles.
 	n, err := func() (Network, error) {
 		defer quietBuild(cfg)() // given back even if the build panics
@@ -77,7 +80,7 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, keyed(err)
 	}
-	sim := n.sim()
+	sim := n.Simulator()
 	defer sim.Close()
 	if opt.VCD != nil {
 		if err := n.Trace(opt.VCD, opt.Trace); err != nil {
@@ -90,9 +93,9 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 		}
 	}
 	if opt.Pcap != nil {
-		c, ok := n.(capturer)
+		c, ok := n.(Capturer)
 		if !ok {
-			return Result{}, fmt.Errorf("--pcap: packet capture is built for network.topology torus, mesh and ibmesh; not for %s", cfg.Network.Topology)
+			panic(fmt.Sprintf("experiment: topology %s has Abilities.Pcap but its %T is no Capturer", t.Name, n))
 		}
 		if err := c.Capture(opt.Pcap, opt.PcapLinks); err != nil {
 			return Result{}, err
@@ -102,8 +105,8 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 		opt.Started(sim)
 	}
 	r := n.Run()
-	if l, ok := n.(linkStater); ok {
-		r.setLinkStats(l.linkStats())
+	if l, ok := n.(LinkStater); ok {
+		r.setLinkStats(l.LinkStats())
 	}
 	if opt.VCD != nil {
 		if err := sim.EndTrace(); err != nil {
@@ -111,15 +114,4 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 		}
 	}
 	return r, nil
-}
-
-func (c *CollectiveNet) sim() *rtl.Sim { return c.Sim }
-
-// retryTopology reports whether topology t's links can have bit errors.
-func retryTopology(t string) bool {
-	switch t {
-	case config.TopologyFatTree, config.TopologyTorus, config.TopologyMesh, config.TopologyIBMesh, config.TopologyBGLTree:
-		return true
-	}
-	return false
 }

@@ -146,7 +146,7 @@ func (n *SoftReduceNet) Trace(w io.Writer, globs string) error { return traceInt
 // Run runs until the root has the result (or run.max_cycles), then reports.
 func (n *SoftReduceNet) Run() Result { return runTimed(n.Sim, n.Done, n.Cfg, n.Result) }
 
-func (n *SoftReduceNet) sim() *rtl.Sim { return n.Sim }
+func (n *SoftReduceNet) Simulator() *rtl.Sim { return n.Sim }
 
 // Result reports the run so far, with wall the seconds it took.
 func (n *SoftReduceNet) Result(wall float64) Result {

@@ -10,6 +10,7 @@ import (
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/traffic"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 // SwitchNet is a single-switch experiment: node i's source feeds input i
@@ -143,4 +144,27 @@ func (n *SwitchNet) result(wall float64) Result {
 	hops := func(s *traffic.Sink) uint64 { return 2 * s.Received }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs[:cfg.Network.Inputs], n.Sinks, nil, 0, hops, wall, n.Sw.Err())
 	return r
+}
+func init() {
+	Register(Topology{
+		Name:  config.TopologySwitch,
+		Reads: always(switchKeys),
+		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
+			if err := refuseNIC(cfg); err != nil {
+				return nil, err
+			}
+			if IsCollective(cfg.Traffic.Pattern) {
+				return asNetwork(buildCollective(cfg, tm))
+			}
+			return asNetwork(buildSwitch(cfg, tm))
+		},
+		Describe: func(r Result) string {
+			return fmt.Sprintf("%d-port %s (%s credits, %d-packet buffers)", r.Ports, r.Organization, r.CreditMode, r.XPBuffer)
+		},
+		Weight:  func(cfg config.Config) float64 { return float64(cfg.Network.Ports) },
+		Summary: combineSummary,
+		Groups: func(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group {
+			return SwitchGroups(cfg.Network.Ports, sigs) // one group per port
+		},
+	})
 }

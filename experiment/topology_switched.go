@@ -103,7 +103,14 @@ func init() {
 		name    string
 		netlist func(config.Config) (netlist, error)
 		reads   func(config.Config) []string
-	}{{config.TopologyMIN, minNetlist, always(minKeys)}, {config.TopologyIrreg, irregularNetlist, irregularReads}} {
+		kinds   string // for a sweep's report
+		weight  func(config.Config) float64
+	}{
+		{config.TopologyMIN, minNetlist, always(minKeys), "MINs",
+			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) * 3 }},
+		{config.TopologyIrreg, irregularNetlist, irregularReads, "irregular networks",
+			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Switches) * 2 }},
+	} {
 		Register(Topology{
 			Name:  t.name,
 			Reads: t.reads,
@@ -128,12 +135,9 @@ func init() {
 				return fmt.Sprintf("%s: %s routing, %s, %d VCs of %d flits, %d-flit packets",
 					r.Shape, r.Routing, r.Switching, r.VCs, r.VCBufferFlits, r.PacketFlits)
 			},
-			Weight: func(cfg config.Config) float64 {
-				if cfg.Network.Topology == config.TopologyMIN {
-					return 4 * float64(cfg.Network.Nodes) * 3
-				}
-				return 4 * float64(cfg.Network.Switches) * 2
-			},
+			Weight:    t.weight,
+			Abilities: Abilities{Programs: true},
+			Report:    func(rs []Result) string { return RoutersOf(rs, t.kinds) },
 		})
 	}
 }

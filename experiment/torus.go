@@ -345,6 +345,11 @@ func canDeposit(cfg config.Config, other string) error {
 	return nil
 }
 
+// directNodeBytes is the peak memory a node of a direct network (torus,
+// mesh, InfiniBand mesh) takes in a run, with some margin
+// (docs/performance.md): the 64×32×32 torus peaked at 38 KB a node.
+const directNodeBytes = 48 << 10
+
 func init() {
 	for _, name := range []string{config.TopologyTorus, config.TopologyMesh} {
 		Register(Topology{
@@ -387,15 +392,15 @@ func init() {
 				return fmt.Sprintf("%s %s: %s routing (escape %s), %s, %d VCs of %d flits, %d-flit packets",
 					strings.Join(dims, "×"), r.Topology, r.Routing, r.Escape, r.Switching, r.VCs, r.VCBufferFlits, r.PacketFlits)
 			},
-			Weight: func(cfg config.Config) float64 {
-				n := 1
-				for _, k := range cfg.Network.Dims {
-					n *= k
-				}
-				return 4 * float64(n)
+			Weight:    func(cfg config.Config) float64 { return 4 * float64(dimsNodes(cfg.Network.Dims)) },
+			Abilities: Abilities{Retry: true, Faults: true, Pcap: true, Programs: true, MsgLayer: true},
+			Memory: func(cfg config.Config) (uint64, string, string) {
+				n := dimsNodes(cfg.Network.Dims)
+				return n * directNodeBytes, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
 			},
+			Report: func(rs []Result) string { return RoutersOf(rs, "") },
 		})
 	}
 }
 
-func (n *TorusNet) linkStats() link.RetryStats { return n.Net.LinkStats() }
+func (n *TorusNet) LinkStats() link.RetryStats { return n.Net.LinkStats() }

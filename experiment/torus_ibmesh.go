@@ -212,7 +212,7 @@ func (n *IBNet) complete() bool {
 	return true
 }
 
-func (n *IBNet) sim() *rtl.Sim { return n.Sim }
+func (n *IBNet) Simulator() *rtl.Sim { return n.Sim }
 
 // Trace records the selected signals of the run into w (a VCD stream).
 func (n *IBNet) Trace(w io.Writer, globs string) error {
@@ -328,9 +328,6 @@ func init() {
 		Name:  config.TopologyIBMesh,
 		Reads: always(ibMeshKeys),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
-			if err := refuseProgram(cfg); err != nil {
-				return nil, err
-			}
 			return asNetwork(buildIB(cfg, tm))
 		},
 		Describe: func(r Result) string {
@@ -340,14 +337,23 @@ func init() {
 			}
 			return fmt.Sprintf("%d×%d InfiniBand mesh: XY forwarding tables, %d VL(s) %s, %s", r.Dims[0], r.Dims[1], r.VLs, r.VLPolicy, how)
 		},
-		Weight: func(cfg config.Config) float64 {
-			n := 1
-			for _, k := range cfg.Network.Dims {
-				n *= k
+		Weight:    func(cfg config.Config) float64 { return 4 * float64(dimsNodes(cfg.Network.Dims)) },
+		Abilities: Abilities{Retry: true, Pcap: true},
+		Check: func(cfg config.Config) error {
+			if n := len(cfg.Network.Dims); n != 2 {
+				return fmt.Errorf("network.dims: %s has %d entries; ibmesh needs exactly 2 ([m,n])", fmtDims(cfg.Network.Dims), n)
 			}
-			return 4 * float64(n)
+			return nil
 		},
+		Memory: func(cfg config.Config) (uint64, string, string) {
+			n := dimsNodes(cfg.Network.Dims) // and every switch's LFT: a byte per LID
+			return n*directNodeBytes + n*n, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
+		},
+		Summary: func(r Result) (string, bool) {
+			return fmt.Sprintf("%d source(s), %d packets delivered in all", r.Sources, r.PacketsDelivered), true
+		},
+		Report: func(rs []Result) string { return RoutersOf(rs, "") },
 	})
 }
 
-func (n *IBNet) linkStats() link.RetryStats { return n.Net.Net.LinkStats() }
+func (n *IBNet) LinkStats() link.RetryStats { return n.Net.Net.LinkStats() }

@@ -5,6 +5,7 @@ import (
 	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/hwcoll/hwcoll/alu"
@@ -110,7 +111,7 @@ func element(t alu.Type, seed uint64, node, e int) uint64 {
 	return x
 }
 
-func (n *TreeNet) sim() *rtl.Sim { return n.Sim }
+func (n *TreeNet) Simulator() *rtl.Sim { return n.Sim }
 
 // Trace records the selected signals of the run into w (a VCD stream).
 func (n *TreeNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }
@@ -162,21 +163,42 @@ func (n *TreeNet) Run() Result {
 	return r
 }
 
+// treeNodeBytes is the peak memory a node of the collective tree (compute
+// or I/O) takes in a run, with some margin (docs/performance.md): the
+// 65,536-node tree peaked at 22 KB.
+const treeNodeBytes = 32 << 10
+
 func init() {
 	Register(Topology{
 		Name:  config.TopologyBGLTree,
 		Reads: always(bglTreeKeys),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
-			if err := refuseProgram(cfg); err != nil {
-				return nil, err
-			}
 			return asNetwork(buildTree(cfg, tm))
 		},
 		Describe: func(r Result) string {
 			return fmt.Sprintf("BG/L collective tree: %d compute nodes and their I/O nodes, %d levels, 2 VCs, class-routed ALU combining", r.Nodes, r.Levels)
 		},
-		Weight: func(cfg config.Config) float64 { return float64(cfg.Network.Nodes) },
+		Weight:    func(cfg config.Config) float64 { return float64(cfg.Network.Nodes) },
+		Abilities: Abilities{Retry: true},
+		Memory: func(cfg config.Config) (uint64, string, string) {
+			nodes := uint64(cfg.Network.Nodes) // compute nodes, and an I/O node per 64
+			return (nodes + (nodes+63)/64) * treeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node collective tree", nodes)
+		},
+		Summary: func(r Result) (string, bool) {
+			how := "the routers' ALUs"
+			if r.OfferedLoad > 0 {
+				how += fmt.Sprintf("; I/O load %g on the system VC, latency avg %.1f cycles", r.OfferedLoad, r.LatencyAvgCycles)
+			}
+			return how, true
+		},
+		Report: func(rs []Result) string {
+			net := "BG/L collective tree"
+			if v := same(rs, func(x Result) string { return strconv.Itoa(x.Nodes) }); v != "" {
+				net += " of " + v + " compute nodes"
+			}
+			return net + " (tree routers: 3 channels and the client, 2 VCs, ALU combining)"
+		},
 	})
 }
 
-func (n *TreeNet) linkStats() link.RetryStats { return n.Net.LinkStats() }
+func (n *TreeNet) LinkStats() link.RetryStats { return n.Net.LinkStats() }

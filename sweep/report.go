@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/experiment"
 	"io"
 	"math"
 	"path/filepath"
@@ -480,25 +481,11 @@ func upper(s string) string {
 // experiment's runs (from its config: the rows do not carry the windows).
 func (m *Manifest) windows(e Experiment, rows []Row) string {
 	r := rows[0]
-	same := func(f func(Row) string) string {
-		for _, x := range rows {
-			if f(x) != f(r) {
-				return ""
-			}
-		}
-		return f(r)
+	results := make([]experiment.Result, len(rows))
+	for i := range rows {
+		results[i] = rows[i].Result
 	}
-	net := switchesOf(rows, same)
-	switch r.Topology {
-	case "torus", "mesh", "ibmesh", "min", "irregular":
-		net = routersOf(rows, same)
-	case "bgltree":
-		net = "BG/L collective tree"
-		if v := same(func(x Row) string { return strconv.Itoa(x.Nodes) }); v != "" {
-			net += " of " + v + " compute nodes"
-		}
-		net += " (tree routers: 3 channels and the client, 2 VCs, ALU combining)"
-	}
+	net := experiment.NetworkOf(results)
 	if r.CompletionCycles > 0 {
 		return net + ", one collective per point, run to completion"
 	}
@@ -508,68 +495,6 @@ func (m *Manifest) windows(e Experiment, rows []Row) string {
 	}
 	c := specs[0].Config.Run
 	return fmt.Sprintf("%s, warm-up %d + window %d cycles (drain up to %d)", net, c.WarmupCycles, c.MeasureCycles, c.MaxCycles)
-}
-
-// routersOf describes a direct network of VC routers: its dims and what
-// every row shares of switching, VCs and buffers.
-func routersOf(rows []Row, same func(func(Row) string) string) string {
-	r := rows[0]
-	var dims []string
-	for _, k := range r.Dims {
-		dims = append(dims, strconv.Itoa(k))
-	}
-	net := strings.Join(dims, "×") + " " + r.Topology + " of VC routers"
-	switch r.Topology {
-	case "min":
-		net = "MINs of VC routers"
-		if v := same(func(x Row) string { return x.Shape }); v != "" {
-			net = v + ", VC routers"
-		}
-	case "irregular":
-		net = "irregular networks of VC routers"
-		if v := same(func(x Row) string { return x.Shape }); v != "" {
-			net = v + ", VC routers"
-		}
-	}
-	var desc []string
-	if v := same(func(x Row) string { return x.Switching }); v != "" {
-		desc = append(desc, v)
-	}
-	vcs := same(func(x Row) string { return strconv.Itoa(x.VCs) })
-	buf := same(func(x Row) string { return strconv.Itoa(x.VCBufferFlits) })
-	switch {
-	case vcs != "" && buf != "":
-		desc = append(desc, vcs+" VCs of "+buf+" flits")
-	case vcs != "":
-		desc = append(desc, vcs+" VCs")
-	case buf != "":
-		desc = append(desc, buf+"-flit VCs")
-	}
-	if len(desc) > 0 {
-		net += " (" + strings.Join(desc, ", ") + ")"
-	}
-	return net
-}
-
-// switchesOf describes a network of crosspoint switches.
-func switchesOf(rows []Row, same func(func(Row) string) string) string {
-	r := rows[0]
-	var desc []string
-	if v := same(func(x Row) string { return strconv.Itoa(x.Ports) }); v != "" {
-		desc = append(desc, v+"-port")
-	}
-	if v := same(func(x Row) string { return x.Organization }); v != "" {
-		desc = append(desc, v)
-	}
-	desc = append(desc, "switches")
-	if v := same(func(x Row) string { return strconv.Itoa(x.XPBuffer) }); v != "" {
-		desc = append(desc, "with "+v+"-packet buffers")
-	}
-	net := strings.Join(desc, " ")
-	if r.Topology == "fattree" {
-		net = fmt.Sprintf("%d-node fat-tree of ", r.Nodes) + net
-	}
-	return net
 }
 
 // errorsOf says how many points were unstable or reported an error.

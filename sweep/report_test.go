@@ -98,30 +98,3 @@ func TestShortLabel(t *testing.T) {
 	require.Equal(t, "all", ShortLabel(""))
 	require.Equal(t, "ports=32 pattern=bitrev", ShortLabel("network.ports=32 traffic.pattern=bitrev"))
 }
-
-// A direct network's report names its routers, not crosspoint switches.
-func TestRoutersOf(t *testing.T) {
-	row := func(vcs, buf int, sw string) Row {
-		var r Row
-		r.Topology, r.Dims, r.Switching, r.VCs, r.VCBufferFlits = "torus", []int{8, 8}, sw, vcs, buf
-		return r
-	}
-	for _, c := range []struct {
-		rows []Row
-		want string
-	}{
-		{[]Row{row(2, 32, "vct"), row(2, 32, "vct")}, "8×8 torus of VC routers (vct, 2 VCs of 32 flits)"},
-		{[]Row{row(2, 32, "vct"), row(3, 32, "vct")}, "8×8 torus of VC routers (vct, 32-flit VCs)"},
-		{[]Row{row(2, 8, "vct"), row(4, 4, "wormhole")}, "8×8 torus of VC routers"},
-	} {
-		same := func(f func(Row) string) string {
-			for _, x := range c.rows {
-				if f(x) != f(c.rows[0]) {
-					return ""
-				}
-			}
-			return f(c.rows[0])
-		}
-		require.Equal(t, c.want, routersOf(c.rows, same))
-	}
-}

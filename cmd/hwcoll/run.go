@@ -157,19 +157,7 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		printRunEnd(w, r, vcdPath)
 		return
 	}
-	if experiment.IsCollective(r.Pattern) || r.Topology == config.TopologyIBMesh {
-		how := fmt.Sprintf("%d combine unit(s) per switch", r.CombineUnits)
-		switch {
-		case r.Topology == config.TopologyIBMesh:
-			how = fmt.Sprintf("%d source(s), %d packets delivered in all", r.Sources, r.PacketsDelivered)
-		case r.Topology == config.TopologyBGLTree:
-			how = "the routers' ALUs"
-			if r.OfferedLoad > 0 {
-				how += fmt.Sprintf("; I/O load %g on the system VC, latency avg %.1f cycles", r.OfferedLoad, r.LatencyAvgCycles)
-			}
-		case r.Multicast == config.MulticastSoftware:
-			how = "software, " + r.Algorithm + " tree through the NICs"
-		}
+	if how, completion := experiment.Summary(r); completion {
 		fmt.Fprintf(w, "%s  %s %s, one %s over %d nodes (%s)\n", state, r.Name, experiment.Describe(r), r.Pattern, r.Inputs, how)
 		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d packets injected, %d delivered; %d cycles\n",
 			r.CompletionCycles, r.CompletionNS, r.PacketsInjected, r.PacketsDelivered, r.Cycles)
