@@ -22,7 +22,9 @@ func TestPortArraysFitTheirSizeClass(t *testing.T) {
 		"outPort": {unsafe.Sizeof(outPort{}), 5376},
 	} {
 		require.LessOrEqual(t, ports*c.size+header, c.class,
-			"%s is %d bytes: %d of them and the header no longer fit the %d-byte size class", name, c.size, ports, c.class)
+			"%s is %d bytes: %d of them and the header take %d bytes, past the %d-byte size class the 8-port "+
+				"switch's array is budgeted (one more line per port takes the next class, 512 or 768 bytes more a "+
+				"switch). %s", name, c.size, ports, ports*c.size+header, c.class, layoutFix)
 	}
 }
 
@@ -44,11 +46,29 @@ type lineField struct {
 	line      int
 }
 
-func requireLines(t *testing.T, fields []lineField) {
+func requireLines(t *testing.T, rec string, fields []lineField) {
 	t.Helper()
 	for _, f := range fields {
-		require.Equal(t, f.line, portLine(f.off, f.size), f.name)
+		require.Equal(t, f.line, portLine(f.off, f.size),
+			"%s: %s (bytes %d..%d of the record) must be on line %d, read together by a hop, and are on line %d "+
+				"(-1: across two). A field added or grown before them moved them. To fix: move the new field to "+
+				"the line its readers share or to the record's cold part (after the grouped lines), or reorder "+
+				"within the line to close padding; if the regrouping is measured and wanted, update the lines "+
+				"and offsets in this test with the benchmark figure.", rec, f.name, f.off, f.off+f.size-1, f.line, portLine(f.off, f.size))
 	}
+}
+
+// layoutFix is how to fix a size test's failure.
+const layoutFix = "To fix: move a field that construction, tracing or reports read, not a hop, to the record's " +
+	"cold part or behind a pointer, narrow a field, or reorder to close padding; if the growth is measured and " +
+	"wanted, update the constant in this test with the benchmark figure."
+
+// requireSize checks that a record is size bytes, whole cache lines.
+func requireSize(t *testing.T, rec string, size, want uintptr) {
+	t.Helper()
+	require.Equal(t, want, size,
+		"%s is %d bytes, not the %d (%d whole cache lines) its line groups and size class are laid out for; "+
+			"if it shrank, pad it back to whole lines. %s", rec, size, want, want/64, layoutFix)
 }
 
 // An input port is whole lines, so its line boundaries fall at the same
@@ -56,8 +76,8 @@ func requireLines(t *testing.T, fields []lineField) {
 // the lines its fields are grouped by.
 func TestInPortLines(t *testing.T) {
 	var p inPort
-	require.Equal(t, uintptr(9*64), unsafe.Sizeof(p), "inPort")
-	requireLines(t, []lineField{
+	requireSize(t, "inPort", unsafe.Sizeof(p), 9*64)
+	requireLines(t, "inPort", []lineField{
 		{"sw, idx, adaptive, mode", unsafe.Offsetof(p.sw), 16, 0},
 		{"rx's line state and tail", unsafe.Offsetof(p.rx) + 8, 64, 1},
 		{"done, slots, inUse", unsafe.Offsetof(p.done), unsafe.Offsetof(p.maxSlots) + 4 - unsafe.Offsetof(p.done), 4},
@@ -70,8 +90,8 @@ func TestInPortLines(t *testing.T) {
 // An output port is whole lines, as an input is (TestInPortLines).
 func TestOutPortLines(t *testing.T) {
 	var p outPort
-	require.Equal(t, uintptr(10*64), unsafe.Sizeof(p), "outPort")
-	requireLines(t, []lineField{
+	requireSize(t, "outPort", unsafe.Sizeof(p), 10*64)
+	requireLines(t, "outPort", []lineField{
 		{"sw, arrAt, full", unsafe.Offsetof(p.sw), 24, 0},
 		{"the published credits", unsafe.Offsetof(p.dsCred), 24, 1},
 		{"the credit line's count and the counter", unsafe.Offsetof(p.tx) + 32, 64, 2},
@@ -87,12 +107,19 @@ func TestOutPortLines(t *testing.T) {
 // the allocator places them on line boundaries).
 func TestSwitchHotLines(t *testing.T) {
 	var s Switch
-	require.Equal(t, uintptr(384), unsafe.Sizeof(s), "Switch")
-	require.Equal(t, uintptr(32), unsafe.Offsetof(s.ins))
-	require.Less(t, unsafe.Offsetof(s.ties), uintptr(64))
-	require.Equal(t, uintptr(64), unsafe.Offsetof(s.Table))
-	require.Equal(t, uintptr(120), unsafe.Offsetof(s.delay))
+	requireSize(t, "Switch", unsafe.Sizeof(s), 384)
+	hot := "the ports read it at every packet, in the Switch's first two lines after its 32-byte module; " +
+		"a field added before it moved it. To fix: put the new field after delay (the cold part), or into " +
+		"padding before it; if the move is measured and wanted, update the offset in this test with the " +
+		"benchmark figure."
+	require.Equal(t, uintptr(32), unsafe.Offsetof(s.ins), "Switch.ins is at byte %d, not 32: %s", unsafe.Offsetof(s.ins), hot)
+	require.Less(t, unsafe.Offsetof(s.ties), uintptr(64), "Switch.ties is at byte %d, past the first line: %s", unsafe.Offsetof(s.ties), hot)
+	require.Equal(t, uintptr(64), unsafe.Offsetof(s.Table), "Switch.Table is at byte %d, not 64 (the second line's start): %s", unsafe.Offsetof(s.Table), hot)
+	require.Equal(t, uintptr(120), unsafe.Offsetof(s.delay), "Switch.delay is at byte %d, not 120 (the second line's last word): %s", unsafe.Offsetof(s.delay), hot)
 	var tb Table
-	require.Equal(t, uintptr(128), unsafe.Sizeof(tb), "Table")
-	require.Less(t, unsafe.Offsetof(tb.ucSet), uintptr(64-16))
+	requireSize(t, "Table", unsafe.Sizeof(tb), 128)
+	require.Less(t, unsafe.Offsetof(tb.ucSet), uintptr(64-16),
+		"Table.ucSet is at byte %d: it and the 16 bytes after it are no longer in the table's first line, which a "+
+			"unicast lookup reads. To fix: keep the new field after ucSet or in the second line; if the move is "+
+			"measured and wanted, update the bound here with the benchmark figure.", unsafe.Offsetof(tb.ucSet))
 }

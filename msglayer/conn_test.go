@@ -13,7 +13,12 @@ import (
 func TestConnectionSize(t *testing.T) {
 	size := unsafe.Sizeof(conn{})
 	t.Logf("a virtual connection is %d bytes; 65,536 of them %d KiB", size, 65536*size>>10)
-	require.LessOrEqual(t, size, uintptr(64))
+	require.LessOrEqual(t, size, uintptr(64),
+		"a virtual connection (conn) is %d bytes, past its 64-byte budget (one per peer a node talks to: 65,536 "+
+			"of them on the largest machine would be %d KiB a node, the BG/L MPI paper's is about 50 bytes each). "+
+			"To fix: keep per-message state in the message records, not the connection, narrow counters, or reorder "+
+			"to close padding; if the growth is measured and wanted, raise 64 here with the heap figure of "+
+			"TestHeapPerNode.", size, 65536*size>>10)
 
 	p := DefaultParams()
 	e := &Endpoint{P: &p}
