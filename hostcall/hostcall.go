@@ -11,10 +11,12 @@
 //   - A hook acts on its own node only, through the handle it is given
 //     (post or send a message, post a receive, ask to be woken). The
 //     handle refuses, with a panic naming the component, to be used
-//     outside its own node's hooks: a hook that kept another node's
-//     handle and posts on it is caught rather than racing that node's
-//     Eval. What a hook reads of other nodes must not be written after
-//     the message that makes it read was sent.
+//     while none of its own node's hooks runs: a hook that kept another
+//     node's handle and posts on it is caught (always when components
+//     are evaluated one at a time; in a parallel run unless that node is
+//     in a hook of its own at the same moment). What a hook reads of
+//     other nodes must not be written after the message that makes it
+//     read was sent.
 //   - A hook does not block and does not wait: it returns, and asks to be
 //     woken at a later cycle (the handle's WakeHost) for what comes next.
 //   - The events of one node reach its hooks in time order, a cycle at
