@@ -230,19 +230,28 @@ func TestSubBlocksWithChildrenShareAnInfo(t *testing.T) {
 // offsets, which is how a record reaches the register it traces.
 func TestRegHeadIsThePrefixOfEveryReg(t *testing.T) {
 	var h regHead
-	check := func(ref, dirty, traced, size uintptr) {
-		require.Equal(t, unsafe.Offsetof(h.ref), ref)
-		require.Equal(t, unsafe.Offsetof(h.dirty), dirty)
-		require.Equal(t, unsafe.Offsetof(h.traced), traced)
-		require.GreaterOrEqual(t, size, unsafe.Sizeof(h))
+	// fix says how to mend a Reg whose start no longer matches regHead.
+	const fix = "Reg[T] must start with regHead's fields at regHead's offsets: a record changes a register of " +
+		"any type through a *regHead when tracing starts or ends. To fix: add a field to Reg after traced (with " +
+		"q and d), and change regHead and Reg's first fields together, in the same order."
+	check := func(name string, ref, dirty, traced, size uintptr) {
+		require.Equal(t, unsafe.Offsetof(h.ref), ref, "%s.ref is at byte %d, regHead.ref at %d. %s", name, ref, unsafe.Offsetof(h.ref), fix)
+		require.Equal(t, unsafe.Offsetof(h.dirty), dirty, "%s.dirty is at byte %d, regHead.dirty at %d. %s", name, dirty, unsafe.Offsetof(h.dirty), fix)
+		require.Equal(t, unsafe.Offsetof(h.traced), traced, "%s.traced is at byte %d, regHead.traced at %d. %s", name, traced, unsafe.Offsetof(h.traced), fix)
+		require.GreaterOrEqual(t, size, unsafe.Sizeof(h), "%s is %d bytes, shorter than regHead's %d. %s", name, size, unsafe.Sizeof(h), fix)
 	}
 	var b Reg[bool]
-	check(unsafe.Offsetof(b.ref), unsafe.Offsetof(b.dirty), unsafe.Offsetof(b.traced), unsafe.Sizeof(b))
+	check("Reg[bool]", unsafe.Offsetof(b.ref), unsafe.Offsetof(b.dirty), unsafe.Offsetof(b.traced), unsafe.Sizeof(b))
 	var u Reg[uint64]
-	check(unsafe.Offsetof(u.ref), unsafe.Offsetof(u.dirty), unsafe.Offsetof(u.traced), unsafe.Sizeof(u))
+	check("Reg[uint64]", unsafe.Offsetof(u.ref), unsafe.Offsetof(u.dirty), unsafe.Offsetof(u.traced), unsafe.Sizeof(u))
 	var e Reg[struct{}]
-	check(unsafe.Offsetof(e.ref), unsafe.Offsetof(e.dirty), unsafe.Offsetof(e.traced), unsafe.Sizeof(e))
-	require.Equal(t, uintptr(16), unsafe.Sizeof(Reg[uint16]{}), "a 16-bit register is two words")
+	check("Reg[struct{}]", unsafe.Offsetof(e.ref), unsafe.Offsetof(e.dirty), unsafe.Offsetof(e.traced), unsafe.Sizeof(e))
+	require.Equal(t, uintptr(16), unsafe.Sizeof(Reg[uint16]{}),
+		"Reg[uint16] is %d bytes, past its budget of two words (a block's registers are many: the pointer, the "+
+			"two flags and q, d pack into 16 bytes). To fix: keep a new per-register field in the module's record "+
+			"(moduleInfo) rather than in Reg, or fit it in the padding after traced; do not embed regHead (that "+
+			"pads it to 16 before the values); if the growth is measured and wanted, update 16 here with the "+
+			"benchmark figure.", unsafe.Sizeof(Reg[uint16]{}))
 }
 
 // Seeds gives the numbers of Rand, to a generator kept elsewhere (a
