@@ -25,7 +25,7 @@ func benchSwitch(b *testing.B, ports int, org string, load float64) {
 	cfg.Run.WarmupCycles = 5000
 	cfg.Run.MeasureCycles = 20000 * int64(b.N)
 	cfg.Run.MaxCycles = 1 << 40
-	n, err := BuildSwitch(cfg)
+	n, err := Build(Switch, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func benchSwitch(b *testing.B, ports int, org string, load float64) {
 func BenchmarkSwitch32Load09(b *testing.B) {
 	for _, org := range []string{"oq-xp", "iq-fifo", "voq"} {
 		b.Run(org, func(b *testing.B) {
-			if _, err := BuildSwitch(func() config.Config { c := config.Default(); c.Network.Organization = org; return c }()); err != nil {
+			if _, err := Build(Switch, func() config.Config { c := config.Default(); c.Network.Organization = org; return c }()); err != nil {
 				b.Skipf("%s: %v", org, err)
 			}
 			benchSwitch(b, 32, org, 0.9)
@@ -64,7 +64,7 @@ func BenchmarkIdleSwitch32(b *testing.B) {
 	}
 	cfg.Network.Inputs = 1
 	cfg.Traffic.Load = 1e-9
-	n, err := BuildSwitch(cfg)
+	n, err := Build(Switch, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func BenchmarkCollective(b *testing.B) {
 					b.ReportAllocs()
 					for i := 0; i < b.N; i++ {
 						b.StopTimer() // building the netlist and the reference fold is not the unit's work
-						n, err := BuildCollective(cfg)
+						n, err := Build(Collective, cfg)
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -98,38 +98,21 @@ type CollectiveNet struct {
 	reactBad  []string     // per member: a pass-1 packet it could not build (written by its Script)
 }
 
-// BuildCollective elaborates the collective netlist of cfg.
-func BuildCollective(cfg config.Config) (*CollectiveNet, error) {
-	return keyedNet(buildCollective(cfg, cfg.Timing()))
+// Collective makes the collective netlist of cfg, the members'
+// contributions random from the master seed (a Maker).
+func Collective(cfg config.Config, tm config.Timing) (*CollectiveNet, error) {
+	return newCollectiveData(cfg, tm, nil)
 }
 
-func buildCollective(cfg config.Config, tm config.Timing) (*CollectiveNet, error) {
-	c, err := newCollectiveData(cfg, tm, nil)
-	if err != nil {
-		return nil, err
+// CollectiveData is Collective with the members' contributions chosen by
+// fill: fill(node, s, el) sets the elements el of node's packet s (float64
+// bits for float64 reductions).
+func CollectiveData(fill func(node, s int, el []uint64)) Maker[*CollectiveNet] {
+	return func(cfg config.Config, tm config.Timing) (*CollectiveNet, error) {
+		return newCollectiveData(cfg, tm, fill)
 	}
-	if err := build(cfg, c.Sim); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
-// NewCollective makes the collective netlist of cfg without elaborating it,
-// so a caller can still choose kernel modes (SetParallel) before Build.
-func NewCollective(cfg config.Config) (*CollectiveNet, error) {
-	return NewCollectiveData(cfg, nil)
-}
-
-// NewCollectiveData is NewCollective with the members' contributions chosen
-// by fill (nil: random from the master seed, as NewCollective): fill(node,
-// s, el) sets the elements el of node's packet s (float64 bits for float64
-// reductions).
-func NewCollectiveData(cfg config.Config, fill func(node, s int, el []uint64)) (*CollectiveNet, error) {
-	return keyedNet(newCollectiveData(cfg, cfg.Timing(), fill))
-}
-
-// newCollectiveData is NewCollectiveData with the config's timing converted
-// once by the caller.
 func newCollectiveData(cfg config.Config, tm config.Timing, fill func(node, s int, el []uint64)) (*CollectiveNet, error) {
 	c, err := newCollectiveNet(cfg, tm)
 	if err != nil {
@@ -559,7 +542,7 @@ func (c *CollectiveNet) Conservation() error {
 	if c.Net != nil {
 		// Node links (the scripts were attached with ConnectNode), every
 		// switch link, every combine unit's links, the switches' errors.
-		return c.Net.CheckCredits(nil)
+		return c.Net.CheckCredits()
 	}
 	for i, m := range c.Members {
 		if err := c.Sw.CheckInputCredits(i, m.Tx); err != nil {

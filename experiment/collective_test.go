@@ -84,7 +84,7 @@ func kernelModesAgree(t *testing.T, pat string, cfg config.Config) {
 			"always eval": func(s *rtl.Sim) { s.SetAlwaysEval(true) },
 			"parallel":    func(s *rtl.Sim) { s.SetParallel(2); s.SetParallelThreshold(1) },
 		} {
-			n, err := experiment.NewCollective(cfg)
+			n, err := experiment.Unbuilt(experiment.Collective, cfg)
 			require.NoError(t, err)
 			setup(n.Sim)
 			require.NoError(t, n.Sim.Build())
@@ -143,7 +143,7 @@ func TestCollectiveTreeBeatsSingleUnit(t *testing.T) {
 // result start(i) cycles late, so start sets the arrival orders of both
 // passes at the combine units.
 func twoPhaseRun(t require.TestingT, cfg config.Config, fill func(node, s int, el []uint64), start func(i int) uint64) *experiment.CollectiveNet {
-	n, err := experiment.NewCollectiveData(cfg, fill)
+	n, err := experiment.Unbuilt(experiment.CollectiveData(fill), cfg)
 	require.NoError(t, err)
 	for i, m := range n.Members {
 		m.ReactDelay = start(i)

@@ -105,7 +105,7 @@ func runModes(t require.TestingT, cfg config.Config) (map[string]experiment.Resu
 			setup(n.Sim)
 			require.NoError(t, n.Sim.Build())
 		} else {
-			n, err = experiment.BuildSwitch(cfg)
+			n, err = experiment.Build(experiment.Switch, cfg)
 			require.NoError(t, err)
 			if setup != nil {
 				setup(n.Sim)
@@ -191,7 +191,7 @@ func TestRunEndsOnTheSameCycleWithAndWithoutSkipping(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			end := func(skipping bool) uint64 {
-				n, err := experiment.BuildSwitch(tc.cfg)
+				n, err := experiment.Build(experiment.Switch, tc.cfg)
 				require.NoError(t, err)
 				if tc.idle {
 					for _, s := range n.Srcs {

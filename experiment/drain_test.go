@@ -28,7 +28,7 @@ func TestDrainChecksAgreeWithCountingEveryNode(t *testing.T) {
 		"open loop": {[]string{"network.topology=torus", "network.dims=8,8", "traffic.load=0.4",
 			"run.warmup_cycles=300", "run.measure_cycles=600"},
 			func(t *testing.T, cfg config.Config) drained {
-				n, err := BuildTorus(cfg)
+				n, err := Build(Torus, cfg)
 				require.NoError(t, err)
 				return drained{n.Sim, n.Win.End, n.measuredDone, func() bool {
 					var want, got uint64
@@ -44,7 +44,7 @@ func TestDrainChecksAgreeWithCountingEveryNode(t *testing.T) {
 		"messages": {[]string{"network.topology=fattree", "network.nodes=64", "network.ports=8", "traffic.load=0.3",
 			"run.warmup_cycles=2000", "run.measure_cycles=4000"},
 			func(t *testing.T, cfg config.Config) drained {
-				n, err := BuildFatTreeNIC(cfg)
+				n, err := Build(FatTreeNIC, cfg)
 				require.NoError(t, err)
 				return drained{n.Sim, n.Win.End, n.measuredDone, func() bool {
 					var want, got uint64
@@ -60,7 +60,7 @@ func TestDrainChecksAgreeWithCountingEveryNode(t *testing.T) {
 		"software multicast": {[]string{"network.topology=fattree", "network.nodes=64", "network.ports=8", "traffic.load=0.05",
 			"traffic.pattern=multicast", "traffic.multicast=software", "run.warmup_cycles=2000", "run.measure_cycles=4000"},
 			func(t *testing.T, cfg config.Config) drained {
-				n, err := BuildNICMulticast(cfg)
+				n, err := Build(NICMulticast, cfg)
 				require.NoError(t, err)
 				return drained{n.Sim, n.Win.End, n.measuredDone, func() bool {
 					var want, got uint64

@@ -92,38 +92,9 @@ func (n *FatTreeNet) buildGroups() (traffic.Pattern, error) {
 	return g, nil
 }
 
-// BuildFatTree elaborates the fat-tree netlist of cfg.
-func BuildFatTree(cfg config.Config) (*FatTreeNet, error) {
-	return keyedNet(buildFatTree(cfg, cfg.Timing()))
-}
-
-func buildFatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
-	n, err := newFatTree(cfg, tm)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Faults) > 0 {
-		if n.faults.links, err = parseFaults(cfg); err != nil {
-			return nil, err
-		}
-		if err := n.Net.Fail(n.faults.links); err != nil {
-			return nil, fmt.Errorf("faults: %v", err)
-		}
-		n.faults.logs = n.Net.Dropped()
-	}
-	if err := build(cfg, n.Sim); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
-// NewFatTree makes the fat-tree netlist of cfg without elaborating it.
-func NewFatTree(cfg config.Config) (*FatTreeNet, error) {
-	return keyedNet(newFatTree(cfg, cfg.Timing()))
-}
-
-// newFatTree is NewFatTree with the config's timing converted once by the caller.
-func newFatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
+// FatTree makes the fat-tree netlist of cfg, with its link faults (a
+// Maker).
+func FatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
 	cyc := tm.PacketCycles
 	sim, net, pat, err := newFatTreeFabric(cfg, tm)
 	if err != nil {
@@ -173,6 +144,9 @@ func newFatTree(cfg config.Config, tm config.Timing) (*FatTreeNet, error) {
 		}
 		net.ConnectNode(i, src.Tx, snk.Rx)
 		n.Srcs, n.Sinks = append(n.Srcs, src), append(n.Sinks, snk)
+	}
+	if err := n.faults.install(cfg, net); err != nil {
+		return nil, err
 	}
 	return n, nil
 }
@@ -226,7 +200,7 @@ func newFatTreeFabric(cfg config.Config, tm config.Timing) (*rtl.Sim, *fattree.N
 
 // Conservation is the credit invariant on every link of the tree, node
 // links included (a sink holds nothing), and every switch's own checks.
-func (n *FatTreeNet) Conservation() error { return n.Net.CheckCredits(nil) }
+func (n *FatTreeNet) Conservation() error { return n.Net.CheckCredits() }
 
 func (n *FatTreeNet) result(wall float64) Result {
 	cfg := n.Cfg
@@ -274,29 +248,9 @@ func linksOf(net interface{ Hops(src, dst int) int }) func(src, dst uint32) uint
 	return func(src, dst uint32) uint64 { return uint64(net.Hops(int(src), int(dst))) + 1 }
 }
 
-// BuildFatTreeNIC elaborates the NIC fat-tree netlist of cfg.
-func BuildFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
-	return keyedNet(buildFatTreeNIC(cfg, cfg.Timing()))
-}
-
-func buildFatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) {
-	n, err := newFatTreeNIC(cfg, tm)
-	if err != nil {
-		return nil, err
-	}
-	if err := build(cfg, n.Sim); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
-// NewFatTreeNIC makes the NIC fat-tree netlist of cfg without elaborating it.
-func NewFatTreeNIC(cfg config.Config) (*FatTreeNICNet, error) {
-	return keyedNet(newFatTreeNIC(cfg, cfg.Timing()))
-}
-
-// newFatTreeNIC is NewFatTreeNIC with the config's timing converted once by the caller.
-func newFatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) {
+// FatTreeNIC makes the fat-tree netlist of cfg with NICs at the nodes (a
+// Maker).
+func FatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) {
 	if err := nicCredits(cfg); err != nil {
 		return nil, err
 	}
@@ -332,7 +286,7 @@ func newFatTreeNIC(cfg config.Config, tm config.Timing) (*FatTreeNICNet, error) 
 
 // Conservation is the credit invariant on every link of the tree (a
 // receiver holds nothing: it takes packets at link rate).
-func (n *FatTreeNICNet) Conservation() error { return n.Net.CheckCredits(nil) }
+func (n *FatTreeNICNet) Conservation() error { return n.Net.CheckCredits() }
 
 // Err is the first protocol error of the switches or the receivers.
 func (n *FatTreeNICNet) Err() error {
@@ -493,9 +447,9 @@ func init() {
 				return n, err
 			}
 			if IsCollective(cfg.Traffic.Pattern) {
-				return asNetwork(buildCollective(cfg, tm))
+				return asNetwork(Elaborated(Collective)(cfg, tm))
 			}
-			return asNetwork(buildFatTree(cfg, tm))
+			return asNetwork(Elaborated(FatTree)(cfg, tm))
 		},
 		Describe: func(r Result) string {
 			return fmt.Sprintf("fat-tree: %d nodes, %d levels of %d-port %s switches (%s credits, %d-packet buffers)",

@@ -62,7 +62,7 @@ func drawFatTreeCollective(rt *rapid.T) config.Config {
 func TestFatTreeCollectivesMatchModel(t *testing.T) {
 	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		cfg := drawFatTreeCollective(rt)
-		n, err := experiment.NewCollective(cfg)
+		n, err := experiment.Unbuilt(experiment.Collective, cfg)
 		require.NoError(rt, err)
 		defer n.Sim.Close()
 		env.Run(rt, n.Harness(), 200_000) // fails on a monitor, a timeout or Check
@@ -92,7 +92,7 @@ func TestFatTreeSumIsTheSumOfContributions(t *testing.T) {
 	} {
 		cfg := configWith(t, append([]string{"network.topology=fattree", "traffic.pattern=allreduce", "combine.type=uint64",
 			"combine.op=sum", "traffic.message_bytes=600"}, sets...)...)
-		n, err := experiment.BuildCollective(cfg)
+		n, err := experiment.Build(experiment.Collective, cfg)
 		require.NoError(t, err)
 		r := n.Run()
 		require.Empty(t, r.Error, sets)
@@ -160,7 +160,7 @@ func TestFatTreeCollectiveKernelModesAgree(t *testing.T) {
 // other switch on the tree points up.
 func TestFatTreeReduceRootPorts(t *testing.T) {
 	cfg := configWith(t, "network.topology=fattree", "traffic.pattern=reduce", "network.ports=8", "network.nodes=64", "network.combine_units=3")
-	n, err := experiment.NewCollective(cfg)
+	n, err := experiment.Unbuilt(experiment.Collective, cfg)
 	require.NoError(t, err)
 	defer n.Sim.Close()
 	k := n.Net.Arity()

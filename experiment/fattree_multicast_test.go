@@ -42,7 +42,7 @@ func TestFatTreeMulticastExactlyOnce(t *testing.T) {
 			"network.tree_builder="+rapid.SampledFrom([]string{"greedy", "simple"}).Draw(rt, "builder"),
 			"packet.bytes=64", "run.warmup_cycles=0", fmt.Sprintf("run.measure_cycles=%d", rapid.IntRange(100, 1500).Draw(rt, "window")),
 			fmt.Sprintf("seed=%d", rapid.IntRange(0, 1000).Draw(rt, "seed")))
-		n, err := experiment.NewFatTree(cfg)
+		n, err := experiment.Unbuilt(experiment.FatTree, cfg)
 		require.NoError(rt, err)
 		defer n.Sim.Close()
 		for i, s := range n.Sinks {
@@ -94,7 +94,7 @@ func TestFatTreeMulticastZeroLoadLatency(t *testing.T) {
 	} {
 		cfg := configWith(t, append([]string{"network.topology=fattree", "traffic.pattern=multicast", "traffic.groups=1",
 			"run.warmup_cycles=0", "run.measure_cycles=1000000"}, sets...)...)
-		n, err := experiment.NewFatTree(cfg)
+		n, err := experiment.Unbuilt(experiment.FatTree, cfg)
 		require.NoError(t, err)
 		tm := cfg.Timing()
 		d, s, p := max(tm.LinkDelayCycles, 1), max(tm.SwitchDelayCycles, 1), tm.PacketCycles

@@ -43,7 +43,7 @@ func TestFatTreeRandomTrafficExactlyOnceAndDrains(t *testing.T) {
 			fmt.Sprintf("link.delay_ns=%d", rapid.IntRange(0, 40).Draw(rt, "link_delay_ns")),
 			"run.warmup_cycles=0", fmt.Sprintf("run.measure_cycles=%d", rapid.IntRange(200, 1500).Draw(rt, "window")),
 			fmt.Sprintf("seed=%d", rapid.IntRange(0, 1<<20).Draw(rt, "seed")))
-		n, err := experiment.NewFatTree(cfg)
+		n, err := experiment.Unbuilt(experiment.FatTree, cfg)
 		require.NoError(rt, err)
 		defer n.Sim.Close()
 		sb := traffic.NewScoreboard(nodes)

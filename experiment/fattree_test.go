@@ -26,7 +26,7 @@ func TestFatTreePatternsExactlyOnce(t *testing.T) {
 					fmt.Sprintf("network.nodes=%d", sh.nodes), fmt.Sprintf("network.ports=%d", sh.ports),
 					"traffic.pattern="+pat, "traffic.load=0.1", "packet.bytes=64",
 					"run.warmup_cycles=200", "run.measure_cycles=2000")
-				n, err := experiment.NewFatTree(cfg)
+				n, err := experiment.Unbuilt(experiment.FatTree, cfg)
 				require.NoError(t, err)
 				sb := traffic.NewScoreboard(len(n.Srcs))
 				sb.Unordered = true // adaptive up routes may reorder a pair's packets
@@ -140,7 +140,7 @@ func TestFatTreeLoadKernelModesAgree(t *testing.T) {
 			"always eval": func(s *rtl.Sim) { s.SetAlwaysEval(true) },
 			"parallel":    func(s *rtl.Sim) { s.SetParallel(2); s.SetParallelThreshold(1) },
 		} {
-			n, err := experiment.NewFatTree(cfg)
+			n, err := experiment.Unbuilt(experiment.FatTree, cfg)
 			require.NoError(t, err)
 			setup(n.Sim)
 			require.NoError(t, n.Sim.Build())

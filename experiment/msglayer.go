@@ -65,7 +65,7 @@ func roundTrip(cfg config.Config, rt routed, p *msglayer.Params) uint64 {
 	L, D := max(rt.tm.LinkDelayCycles, 1), max(rt.tm.SwitchDelayCycles, 1)
 	routers := 1.0 // the distance in links, plus the source's router
 	for _, k := range cfg.Network.Dims {
-		if cfg.Network.Topology == config.TopologyTorus {
+		if rt.net.Routing.Torus {
 			routers += float64((k/2)*((k+1)/2)) / float64(k) // mean ring distance
 		} else {
 			routers += float64(k*k-1) / float64(3*k) // mean line distance
@@ -115,9 +115,6 @@ func buildMsgLayer(cfg config.Config, rt routed, prog *program.Program) (*Progra
 		n.Endpoints = append(n.Endpoints, e)
 	}
 	n.Watch = newWatchdog(rt.net, uint64(cfg.Run.WatchdogCycles))
-	if err := build(cfg, rt.sim); err != nil {
-		return nil, err
-	}
 	return n, nil
 }
 

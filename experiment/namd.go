@@ -81,22 +81,6 @@ func IsNICMulticast(cfg config.Config) bool {
 	return false
 }
 
-// BuildNICMulticast elaborates the multicast NIC netlist of cfg.
-func BuildNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
-	return keyedNet(buildNICMulticast(cfg, cfg.Timing()))
-}
-
-func buildNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, error) {
-	n, err := newNICMulticast(cfg, tm)
-	if err != nil {
-		return nil, err
-	}
-	if err := build(cfg, n.Sim); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
 // multicastAlgorithm maps traffic.multicast and traffic.software.
 func multicastAlgorithm(cfg config.Config) (swcoll.Algorithm, error) {
 	if cfg.Traffic.Multicast == config.MulticastHardware {
@@ -111,14 +95,8 @@ func multicastAlgorithm(cfg config.Config) (swcoll.Algorithm, error) {
 	return 0, fmt.Errorf("traffic.software: %q is not allowed; allowed: sequential | binomial", cfg.Traffic.Software)
 }
 
-// NewNICMulticast makes the multicast NIC netlist of cfg without
-// elaborating it.
-func NewNICMulticast(cfg config.Config) (*MulticastNICNet, error) {
-	return keyedNet(newNICMulticast(cfg, cfg.Timing()))
-}
-
-// newNICMulticast is NewNICMulticast with the config's timing converted once by the caller.
-func newNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, error) {
+// NICMulticast makes the multicast NIC netlist of cfg (a Maker).
+func NICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, error) {
 	if cfg.Network.Topology != config.TopologyFatTree {
 		return nil, fmt.Errorf("network.topology: %s through NICs is built on fattree only; allowed: fattree", cfg.Traffic.Pattern)
 	}
@@ -221,7 +199,7 @@ func newNICMulticast(cfg config.Config, tm config.Timing) (*MulticastNICNet, err
 }
 
 // Conservation is the credit invariant on every link of the tree.
-func (n *MulticastNICNet) Conservation() error { return n.Net.CheckCredits(nil) }
+func (n *MulticastNICNet) Conservation() error { return n.Net.CheckCredits() }
 
 // Err is the first protocol error of the switches, the receivers or the
 // hosts.

@@ -100,7 +100,7 @@ func sendTimes(sh nic.Shape, os uint64, t uint64, m int) []uint64 {
 // src at cycle at (no other traffic), runs it to completion with the
 // credit monitor, and returns the net.
 func oneMulticast(t require.TestingT, cfg config.Config, src int, at uint64) *experiment.MulticastNICNet {
-	n, err := experiment.NewNICMulticast(cfg)
+	n, err := experiment.Unbuilt(experiment.NICMulticast, cfg)
 	require.NoError(t, err)
 	for i, s := range n.Senders {
 		s.Proc = nil
@@ -314,7 +314,7 @@ func TestMulticastNICExactlyOnce(t *testing.T) {
 			fmt.Sprintf("seed=%d", rapid.IntRange(1, 1<<20).Draw(rt, "seed")),
 			"run.warmup_cycles=200", "run.measure_cycles=1500")
 		cfg := configWith(rt, sets...)
-		n, err := experiment.NewNICMulticast(cfg)
+		n, err := experiment.Unbuilt(experiment.NICMulticast, cfg)
 		require.NoError(rt, err)
 		for i, s := range n.Senders {
 			s.StopAt = n.Win.End
@@ -397,7 +397,7 @@ func TestSoftReduce(t *testing.T) {
 			fmt.Sprintf("nic.recv_overhead_ns=%d", rapid.IntRange(0, 1500).Draw(rt, "recv_ns")),
 			fmt.Sprintf("seed=%d", rapid.IntRange(1, 1<<20).Draw(rt, "seed")), "network.xp_buffer_packets=4")
 		cfg := configWith(rt, sets...)
-		n, err := experiment.NewSoftReduce(cfg)
+		n, err := experiment.Unbuilt(experiment.SoftReduce, cfg)
 		require.NoError(rt, err)
 		for _, x := range n.Receivers {
 			x.Record = true

@@ -61,7 +61,7 @@ func TestFatTreeNICExactlyOnce(t *testing.T) {
 			fmt.Sprintf("nic.recv_overhead_ns=%d", rapid.IntRange(0, 400).Draw(rt, "recv_ns")),
 			fmt.Sprintf("seed=%d", rapid.IntRange(1, 1000).Draw(rt, "seed")),
 			"run.warmup_cycles=100", "run.measure_cycles=1500")
-		n, err := experiment.NewFatTreeNIC(cfg)
+		n, err := experiment.Unbuilt(experiment.FatTreeNIC, cfg)
 		require.NoError(rt, err)
 		drainNIC(rt, n, 2_000_000)
 		type key struct{ src, msg uint32 }
@@ -117,7 +117,7 @@ func TestFatTreeNICZeroLoadLatency(t *testing.T) {
 				fmt.Sprintf("traffic.message_bytes=%d", c.msg), fmt.Sprintf("packet.bytes=%d", c.pkt),
 				"nic.send_overhead_ns="+c.sendNS, "nic.recv_overhead_ns="+c.recvNS,
 				"run.warmup_cycles=0", "run.measure_cycles=1000000")
-			n, err := experiment.NewFatTreeNIC(cfg)
+			n, err := experiment.Unbuilt(experiment.FatTreeNIC, cfg)
 			require.NoError(t, err)
 			const gap = 20000
 			var dsts []dest
@@ -173,7 +173,7 @@ func TestFatTreeNICKernelModes(t *testing.T) {
 			"always eval": func(s *rtl.Sim) { s.SetAlwaysEval(true) },
 			"parallel":    func(s *rtl.Sim) { s.SetParallel(2); s.SetParallelThreshold(1) },
 		} {
-			n, err := experiment.NewFatTreeNIC(cfg)
+			n, err := experiment.Unbuilt(experiment.FatTreeNIC, cfg)
 			require.NoError(t, err)
 			if setup != nil {
 				setup(n.Sim)
@@ -202,7 +202,7 @@ func TestFatTreeNICKernelModes(t *testing.T) {
 func TestFatTreeNICLoad(t *testing.T) {
 	cfg := configWith(t, "network.topology=fattree", "network.nodes=64", "network.ports=8",
 		"traffic.load=0.1", "run.warmup_cycles=5000", "run.measure_cycles=20000")
-	n, err := experiment.BuildFatTreeNIC(cfg)
+	n, err := experiment.Build(experiment.FatTreeNIC, cfg)
 	require.NoError(t, err)
 	r := n.Run()
 	n.Sim.Close()

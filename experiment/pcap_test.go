@@ -46,7 +46,7 @@ func readCapture(t *testing.T, data []byte) []captured {
 // when the run ended.
 func TestTorusCapture(t *testing.T) {
 	cfg := configWith(t, "network.topology=torus", "network.dims=4,4", "traffic.load=0.4", "run.warmup_cycles=500", "run.measure_cycles=3000")
-	n, err := experiment.BuildTorus(cfg)
+	n, err := experiment.Build(experiment.Torus, cfg)
 	require.NoError(t, err)
 	for _, s := range n.Sinks {
 		s.Record = true

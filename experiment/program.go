@@ -38,7 +38,8 @@ type ProgramNet struct {
 	MsgParams *msglayer.Params
 	Watch     *Watchdog
 	flits     int
-	hosts     hosts // Runner or Layer
+	extra     func(*Result) // RouterNetlist.Result
+	hosts     hosts         // Runner or Layer
 }
 
 // hosts is what a run asks of its program's runner.
@@ -48,8 +49,21 @@ type hosts interface {
 	Blocked(most int) []string
 }
 
-// buildProgram builds cfg's program run on the netlist nl.
-func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet, error) {
+// RoutedProgram makes program runs (traffic.pattern program) on the
+// networks of router blocks netlist says how to build: a NIC (or, with
+// nic.model msglayer, a message-layer endpoint) at every node running the
+// node's program.
+func RoutedProgram(netlist func(config.Config) (RouterNetlist, error)) Maker[*ProgramNet] {
+	return func(cfg config.Config, tm config.Timing) (*ProgramNet, error) {
+		nl, err := netlist(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return routedProgram(cfg, tm, nl)
+	}
+}
+
+func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*ProgramNet, error) {
 	rt, err := buildNet(cfg, tm, nl)
 	if err != nil {
 		return nil, err
@@ -78,12 +92,12 @@ func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet,
 	if err != nil {
 		return nil, err
 	}
-	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits}
+	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits, extra: rt.nl.Result}
 	n.hosts = n.Runner
 	links := linksOf(rt.net)
 	for i := 0; i < nodes; i++ {
 		tx := nic.NewSender(rt.sim.Top(), rtl.Idx("nic_tx", i), uint32(i), shape, rt.tm.SendOverheadCycles, credit.PerLink, 1, injectPackets)
-		tx.PacketOverhead, tx.Header = rt.tm.Cycles(cfg.NIC.SendPacketNS), rt.header
+		tx.PacketOverhead, tx.Header = rt.tm.Cycles(cfg.NIC.SendPacketNS), rt.nl.Header
 		rx := nic.NewReceiver(rt.sim.Top(), rtl.Idx("nic_rx", i), uint32(i), shape, rt.tm.RecvOverheadCycles)
 		rx.PacketOverhead = rt.tm.Cycles(cfg.NIC.RecvPacketNS)
 		rx.Links = links
@@ -92,9 +106,6 @@ func buildProgram(cfg config.Config, tm config.Timing, nl netlist) (*ProgramNet,
 		n.Senders, n.Receivers = append(n.Senders, tx), append(n.Receivers, rx)
 	}
 	n.Watch = newWatchdog(rt.net, uint64(cfg.Run.WatchdogCycles))
-	if err := build(cfg, rt.sim); err != nil {
-		return nil, err
-	}
 	return n, nil
 }
 
@@ -131,7 +142,7 @@ func (n *ProgramNet) result(wall float64) Result {
 		Pattern: cfg.Traffic.Pattern, Program: cfg.Traffic.Program, Note: ProgramNote,
 		PacketCycles: n.Timing.PacketCycles, WallSeconds: wall, Process: "program",
 	}
-	routedResult(&r, cfg, n.Net, n.flits)
+	routedResult(&r, cfg, n.Net, n.flits, n.extra)
 	var lat stats.Latency
 	var hops uint64
 	var err error

@@ -28,7 +28,7 @@ func TestSoak(t *testing.T) {
 	}
 	cfg := configWith(t, "network.topology=fattree", "network.ports=8", "network.nodes=64", "traffic.load=0.5",
 		"run.warmup_cycles=0", "run.measure_cycles=100000", "run.max_cycles=10000000000000")
-	n, err := experiment.BuildFatTree(cfg)
+	n, err := experiment.Build(experiment.FatTree, cfg)
 	require.NoError(t, err)
 	defer n.Sim.Close()
 	step := cycles / 10

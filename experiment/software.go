@@ -38,29 +38,8 @@ type SoftReduceNet struct {
 	Want      []int64 // the functional model: the element-wise sum
 }
 
-// BuildSoftReduce elaborates the software reduction of cfg.
-func BuildSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
-	return keyedNet(buildSoftReduce(cfg, cfg.Timing()))
-}
-
-func buildSoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) {
-	n, err := newSoftReduce(cfg, tm)
-	if err != nil {
-		return nil, err
-	}
-	if err := build(cfg, n.Sim); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
-// NewSoftReduce makes the software reduction of cfg without elaborating it.
-func NewSoftReduce(cfg config.Config) (*SoftReduceNet, error) {
-	return keyedNet(newSoftReduce(cfg, cfg.Timing()))
-}
-
-// newSoftReduce is NewSoftReduce with the config's timing converted once by the caller.
-func newSoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) {
+// SoftReduce makes the software reduction of cfg (a Maker).
+func SoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) {
 	if cfg.Network.Topology != config.TopologyFatTree {
 		return nil, fmt.Errorf("network.topology: a software reduction runs on fattree only; allowed: fattree")
 	}
@@ -116,7 +95,7 @@ func newSoftReduce(cfg config.Config, tm config.Timing) (*SoftReduceNet, error) 
 func (n *SoftReduceNet) Done() bool { return n.Hosts[0].Done }
 
 // Conservation is the credit invariant on every link of the tree.
-func (n *SoftReduceNet) Conservation() error { return n.Net.CheckCredits(nil) }
+func (n *SoftReduceNet) Conservation() error { return n.Net.CheckCredits() }
 
 // Err is the first protocol error of the switches, receivers or hosts.
 func (n *SoftReduceNet) Err() error {
@@ -223,15 +202,15 @@ func buildNIC(cfg config.Config, tm config.Timing) (Network, error) {
 	sw := cfg.Traffic.Multicast == config.MulticastSoftware
 	switch {
 	case IsNICMulticast(cfg):
-		return asNetwork(buildNICMulticast(cfg, tm))
+		return asNetwork(Elaborated(NICMulticast)(cfg, tm))
 	case sw && pat == config.PatternReduce:
-		return asNetwork(buildSoftReduce(cfg, tm))
+		return asNetwork(Elaborated(SoftReduce)(cfg, tm))
 	case sw:
 		return nil, fmt.Errorf("traffic.multicast: software is built on a fattree for traffic.pattern multicast | namd | reduce; allowed for %s: hardware", pat)
 	case cfg.NIC.Model == config.NICOverhead && IsCollective(pat):
 		return nil, fmt.Errorf("nic.model: overhead NICs are built for point-to-point, multicast and namd load runs and software collectives; allowed for hardware %s: none", pat)
 	case cfg.NIC.Model == config.NICOverhead:
-		return asNetwork(buildFatTreeNIC(cfg, tm))
+		return asNetwork(Elaborated(FatTreeNIC)(cfg, tm))
 	}
 	return nil, nil
 }

@@ -70,14 +70,14 @@ func TestNICCollectivesDeterministic(t *testing.T) {
 		for i, par := range []int{1, 4} {
 			var r experiment.Result
 			if cfg.Traffic.Pattern == "reduce" {
-				n, err := experiment.NewSoftReduce(cfg)
+				n, err := experiment.Unbuilt(experiment.SoftReduce, cfg)
 				require.NoError(t, err)
 				n.Sim.SetParallel(par)
 				n.Sim.SetParallelThreshold(1)
 				require.NoError(t, n.Sim.Build())
 				r = n.Run()
 			} else {
-				n, err := experiment.NewNICMulticast(cfg)
+				n, err := experiment.Unbuilt(experiment.NICMulticast, cfg)
 				require.NoError(t, err)
 				n.Sim.SetParallel(par)
 				n.Sim.SetParallelThreshold(1)

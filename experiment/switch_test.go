@@ -64,7 +64,7 @@ func drawSwitch(t *rapid.T, maxPorts int) config.Config {
 func TestSwitchProperties(t *testing.T) {
 	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		cfg := drawSwitch(rt, 64)
-		n, err := experiment.BuildSwitch(cfg)
+		n, err := experiment.Build(experiment.Switch, cfg)
 		require.NoError(rt, err)
 		c := scenario.NewSwitchCheck(n)
 		env.Run(rt, c.Harness(), c.Budget())
@@ -122,7 +122,7 @@ func TestZeroLoadLatency(t *testing.T) {
 			require.Equal(t, tc.l0, l0)
 
 			for _, d := range []dest{to(3), toAll(ports(0, 5, 7))} {
-				n, err := experiment.BuildSwitch(cfg)
+				n, err := experiment.Build(experiment.Switch, cfg)
 				require.NoError(t, err)
 				for i, s := range n.Srcs {
 					s.Proc = nil
@@ -169,7 +169,7 @@ func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
 			tm := cfg.Timing()
 			d, p := tm.LinkDelayCycles, tm.PacketCycles
 			capacity := uint16(cfg.Network.XPBufferPackets)
-			n, err := experiment.BuildSwitch(cfg)
+			n, err := experiment.Build(experiment.Switch, cfg)
 			require.NoError(t, err)
 			const born = 200
 			for i, s := range n.Srcs {
@@ -259,7 +259,7 @@ func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
 // monitor; this test must pass once n.Conservation is fixed.
 func TestConservationCountsCreditsNotTokens(t *testing.T) {
 	cfg := configWith(t, "network.ports=4", "traffic.load=0.7", "run.warmup_cycles=0", "run.measure_cycles=3000")
-	n, err := experiment.BuildSwitch(cfg)
+	n, err := experiment.Build(experiment.Switch, cfg)
 	require.NoError(t, err)
 	fixed := scenario.NewSwitchCheck(n)
 	for n.Sim.Now() < 400 {
@@ -288,7 +288,7 @@ func TestMinFreeReturnsCreditBehindFullerCrosspoint(t *testing.T) {
 			tm := cfg.Timing()
 			d, p, sw := tm.LinkDelayCycles, tm.PacketCycles, tm.SwitchDelayCycles
 			capacity := uint16(cfg.Network.XPBufferPackets)
-			n, err := experiment.BuildSwitch(cfg)
+			n, err := experiment.Build(experiment.Switch, cfg)
 			require.NoError(t, err)
 			born1 := uint64(200)
 			born2 := born1 + p // the source's link is busy with the first packet until then

@@ -55,7 +55,7 @@ func TestSwitchedNetworksDrain(t *testing.T) {
 			return
 		}
 		require.NoError(t, err, "%v", sets)
-		n := built.(*experiment.TorusNet)
+		n := built.(*experiment.RoutedNet)
 		for _, s := range n.Srcs {
 			s.StopAt = n.Win.End
 		}

@@ -23,28 +23,8 @@ type SwitchNet struct {
 	ins  []*link.Sender // the sources' link ends, for Conservation
 }
 
-// BuildSwitch elaborates the single-switch netlist of cfg.
-func BuildSwitch(cfg config.Config) (*SwitchNet, error) {
-	return keyedNet(buildSwitch(cfg, cfg.Timing()))
-}
-
-func buildSwitch(cfg config.Config, tm config.Timing) (*SwitchNet, error) {
-	n, err := newSwitch(cfg, tm)
-	if err != nil {
-		return nil, err
-	}
-	if err := build(cfg, n.Sim); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
-// NewSwitch makes the single-switch netlist of cfg without elaborating it,
-// so a caller can still choose kernel modes (SetParallel) before Build.
-func NewSwitch(cfg config.Config) (*SwitchNet, error) { return keyedNet(newSwitch(cfg, cfg.Timing())) }
-
-// newSwitch is NewSwitch with the config's timing converted once by the caller.
-func newSwitch(cfg config.Config, tm config.Timing) (*SwitchNet, error) {
+// Switch makes the single-switch netlist of cfg (a Maker).
+func Switch(cfg config.Config, tm config.Timing) (*SwitchNet, error) {
 	k := cfg.Network.Ports
 	mode, err := credit.ParseMode(cfg.Network.CreditMode)
 	if err != nil {
@@ -154,9 +134,9 @@ func init() {
 				return nil, err
 			}
 			if IsCollective(cfg.Traffic.Pattern) {
-				return asNetwork(buildCollective(cfg, tm))
+				return asNetwork(Elaborated(Collective)(cfg, tm))
 			}
-			return asNetwork(buildSwitch(cfg, tm))
+			return asNetwork(Elaborated(Switch)(cfg, tm))
 		},
 		Describe: func(r Result) string {
 			return fmt.Sprintf("%d-port %s (%s credits, %d-packet buffers)", r.Ports, r.Organization, r.CreditMode, r.XPBuffer)

@@ -21,24 +21,26 @@ import (
 const SwitchedNote = "open-loop packet sources and sinks at the hosts (no NIC overheads); each host joins its switch through an adapter, a 2-port router (the injection and consumption channels), so a route crosses both adapters; injection FIFO of 4 packets per host"
 
 // minNetlist is the netlist of cfg's multistage network.
-func minNetlist(cfg config.Config) (netlist, error) {
+func minNetlist(cfg config.Config) (RouterNetlist, error) {
 	kind, err := multistage.ParseKind(cfg.Network.MinKind)
 	if err != nil {
-		return nil, fmt.Errorf("network.min_kind: %v", err)
+		return RouterNetlist{}, fmt.Errorf("network.min_kind: %v", err)
 	}
 	if k := cfg.Network.Ports; k > multistage.MaxRadix(kind) {
-		return nil, fmt.Errorf("network.ports: %d; the switches of a %s MIN have 2..%d ports a side (the router block has %d ports, one its local)", k, kind, multistage.MaxRadix(kind), routing.MaxPorts)
+		return RouterNetlist{}, fmt.Errorf("network.ports: %d; the switches of a %s MIN have 2..%d ports a side (the router block has %d ports, one its local)", k, kind, multistage.MaxRadix(kind), routing.MaxPorts)
 	}
 	m, err := multistage.New(kind, cfg.Network.Ports, cfg.Network.Nodes, cfg.Router.VCs)
 	if err != nil {
-		return nil, fmt.Errorf("network.nodes: %v", err)
+		return RouterNetlist{}, fmt.Errorf("network.nodes: %v", err)
 	}
 	spec, err := m.Spec(cfg.Router.Routing)
 	if err != nil {
-		return nil, fmt.Errorf("router.routing: %v", err)
+		return RouterNetlist{}, fmt.Errorf("router.routing: %v", err)
 	}
 	shape := fmt.Sprintf("%s MIN of %d hosts, %d stages of %d×%d switches", kind, m.Hosts, m.Stages, m.K, m.K)
-	return switchedNet(&spec, m.Header, &routernet.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: shape}), nil
+	nl := switchedNet(&spec, m.Header, &routernet.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: shape})
+	nl.Result = func(r *Result) { r.MinKind, r.Ports = cfg.Network.MinKind, cfg.Network.Ports } // k, as configured
+	return nl, nil
 }
 
 // irregularGraph is cfg's irregular network: read from network.irregular_file,
@@ -65,21 +67,21 @@ func irregularGraph(cfg config.Config) (*irregular.Graph, error) {
 }
 
 // irregularNetlist is the netlist of cfg's irregular network.
-func irregularNetlist(cfg config.Config) (netlist, error) {
+func irregularNetlist(cfg config.Config) (RouterNetlist, error) {
 	g, err := irregularGraph(cfg)
 	if err != nil {
-		return nil, err
+		return RouterNetlist{}, err
 	}
 	nw, err := irregular.NewNetwork(g, cfg.Router.VCs)
 	if err != nil {
-		return nil, fmt.Errorf("network.irregular_file: %v", err)
+		return RouterNetlist{}, fmt.Errorf("network.irregular_file: %v", err)
 	}
 	spec, err := nw.Spec(cfg.Router.Routing)
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "the routing table") { // the file's route lines
-			return nil, fmt.Errorf("network.irregular_file: %s: %v", cfg.Network.IrregularFile, err)
+			return RouterNetlist{}, fmt.Errorf("network.irregular_file: %s: %v", cfg.Network.IrregularFile, err)
 		}
-		return nil, fmt.Errorf("router.routing: %v", err)
+		return RouterNetlist{}, fmt.Errorf("router.routing: %v", err)
 	}
 	shape := fmt.Sprintf("irregular network of %d switches (%d cables), %d hosts", g.Switches, len(g.Cables), nw.Hosts())
 	return switchedNet(&spec, nw.Header, &routernet.Graph{Net: nw.Net, Hosts: nw.Hosts(), Name: nw.RouterName, Hops: nw.Hops, Shape: shape}), nil
@@ -87,21 +89,20 @@ func irregularNetlist(cfg config.Config) (netlist, error) {
 
 // switchedNet is the netlist of a switch-based network; source routing
 // has the sources write the route into the header.
-func switchedNet(spec *routing.Spec, header func(*packet.Packet), g *routernet.Graph) netlist {
+func switchedNet(spec *routing.Spec, header func(*packet.Packet), g *routernet.Graph) RouterNetlist {
 	if spec.Name != "source" {
 		header = nil
 	}
-	return func(sim *rtl.Sim, p routernet.Params) (*routernet.Net, func(*packet.Packet), error) {
+	return RouterNetlist{Make: func(sim *rtl.Sim, p routernet.Params) (*routernet.Net, error) {
 		p.Spec = *spec
-		net, err := routernet.New(sim.Top(), "net", *g, p)
-		return net, header, err
-	}
+		return routernet.New(sim.Top(), "net", *g, p)
+	}, Header: header}
 }
 
 func init() {
 	for _, t := range []struct {
 		name    string
-		netlist func(config.Config) (netlist, error)
+		netlist func(config.Config) (RouterNetlist, error)
 		reads   func(config.Config) []string
 		kinds   string // for a sweep's report
 		weight  func(config.Config) float64
@@ -122,14 +123,10 @@ func init() {
 				if !program && !slices.Contains(traffic.NodePatterns, cfg.Traffic.Pattern) {
 					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s | program", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
 				}
-				nl, err := t.netlist(cfg)
-				if err != nil {
-					return nil, err
-				}
 				if program {
-					return asNetwork(buildProgram(cfg, tm, nl))
+					return asNetwork(Elaborated(RoutedProgram(t.netlist))(cfg, tm))
 				}
-				return asNetwork(buildRouted(cfg, tm, nl))
+				return asNetwork(Elaborated(RoutedLoad(t.netlist))(cfg, tm))
 			},
 			Describe: func(r Result) string {
 				return fmt.Sprintf("%s: %s routing, %s, %d VCs of %d flits, %d-flit packets",

@@ -26,10 +26,10 @@ const TorusNote = "open-loop packet sources and sinks at the nodes (no NIC overh
 // injectPackets is the injection FIFO of a direct-network node, in packets.
 const injectPackets = 4
 
-// TorusNet is a point-to-point load run on a direct network (package
+// RoutedNet is a point-to-point load run on a direct network (package
 // torus): an open-loop source and a sink at every node, joined to its
 // router's port 0 by links of link.delay_ns.
-type TorusNet struct {
+type RoutedNet struct {
 	loadNet
 	Net     *routernet.Net
 	Watch   *Watchdog
@@ -37,8 +37,9 @@ type TorusNet struct {
 	linkHop []uint64 // per sink: links crossed by the packets it received
 	pcap    *ibmesh.Capture
 	pcapErr error
-	traced  bool   // a waveform is written: injection is not deferred
-	flushAt uint64 // the next cycle the capture takes the routers' records
+	extra   func(*Result) // RouterNetlist.Result
+	traced  bool          // a waveform is written: injection is not deferred
+	flushAt uint64        // the next cycle the capture takes the routers' records
 }
 
 // pcapFlush is how often (in cycles) a capture writes what the routers
@@ -53,13 +54,13 @@ const pcapFlush = 1024
 // source (24 bits), DestQP and SrcQP 2 (QP 1 is the GSI, whose packets
 // are management datagrams), a payload of packet.bytes zero bytes (at
 // most 4096), timestamp = the cycle the head left × the clock period.
-func (n *TorusNet) Capture(w io.Writer, links string) error {
+func (n *RoutedNet) Capture(w io.Writer, links string) error {
 	c, err := tapRouters(w, links, n.Timing.PeriodPS, n.Net)
 	n.pcap = c
 	return err
 }
 
-func (n *TorusNet) header(t *router.TapRecord) ibmesh.Header {
+func (n *RoutedNet) header(t *router.TapRecord) ibmesh.Header {
 	p := &t.Pkt
 	return ibmesh.Header{VL: t.VC, DLID: uint16(p.Dst + 1), SLID: uint16(p.Src + 1), PKey: ibmesh.DefaultPKey,
 		DestQP: 2, PSN: uint32(p.ID & 0xFFFFFF), QKey: 0x11111111, SrcQP: 2}
@@ -126,52 +127,51 @@ func flushCapture(c *ibmesh.Capture, net *routernet.Net, before uint64, header f
 	return first
 }
 
-// BuildTorus elaborates the torus or mesh netlist of cfg.
-func BuildTorus(cfg config.Config) (*TorusNet, error) {
-	return keyedNet(buildTorus(cfg, cfg.Timing()))
-}
-
-func buildTorus(cfg config.Config, tm config.Timing) (*TorusNet, error) {
-	nl, err := torusNetlist(cfg)
-	if err != nil {
-		return nil, err
+// torusNetlist is the netlist of a config's torus (wrap) or mesh.
+func torusNetlist(wrap bool) func(config.Config) (RouterNetlist, error) {
+	return func(cfg config.Config) (RouterNetlist, error) {
+		esc, err := routing.ParseEscape(cfg.Router.Escape)
+		if err != nil {
+			return RouterNetlist{}, fmt.Errorf("router.escape: %v", err)
+		}
+		return RouterNetlist{Make: func(sim *rtl.Sim, rp routernet.Params) (*routernet.Net, error) {
+			tp := torus.Params{Dims: cfg.Network.Dims, Torus: wrap, Escape: esc,
+				Routing: cfg.Router.Routing, Router: rp.Router, LinkDelay: rp.LinkDelay}
+			return torus.New(sim.Top(), "net", tp)
+		}}, nil
 	}
-	return buildRouted(cfg, tm, nl)
 }
 
-// torusNetlist is the netlist of cfg's torus or mesh.
-func torusNetlist(cfg config.Config) (netlist, error) {
-	esc, err := routing.ParseEscape(cfg.Router.Escape)
-	if err != nil {
-		return nil, fmt.Errorf("router.escape: %v", err)
-	}
-	return func(sim *rtl.Sim, rp routernet.Params) (*routernet.Net, func(*packet.Packet), error) {
-		tp := torus.Params{Dims: cfg.Network.Dims, Torus: cfg.Network.Topology == config.TopologyTorus, Escape: esc,
-			Routing: cfg.Router.Routing, Router: rp.Router, LinkDelay: rp.LinkDelay}
-		net, err := torus.New(sim.Top(), "net", tp)
-		return net, nil, err
-	}, nil
+// RouterNetlist is how a topology of router blocks builds its network for
+// a run (RoutedLoad, RoutedProgram): the runner makes the simulator and
+// the routers' and links' parameters from the config, the topology the
+// graph.
+type RouterNetlist struct {
+	// Make builds the network under sim (instance "net") from the routers'
+	// and links' parameters p (routernet.New on the topology's graph).
+	Make func(sim *rtl.Sim, p routernet.Params) (*routernet.Net, error)
+	// Header, when set, completes every packet's header at its source (a
+	// source route).
+	Header func(*packet.Packet)
+	// Result, when set, adds what the topology reports of its network to
+	// a result (after the router fields are filled in).
+	Result func(r *Result)
 }
-
-// netlist builds a router network of cfg under sim from the routers' and
-// links' parameters tp; header, when not nil, completes every packet's
-// header at its source (a source route).
-type netlist func(sim *rtl.Sim, p routernet.Params) (net *routernet.Net, header func(*packet.Packet), err error)
 
 // routed is a network of router blocks built for a run: its simulation,
 // netlist, timing (PacketCycles the full packet's link time) and flits
 // per full packet.
 type routed struct {
-	sim    *rtl.Sim
-	net    *routernet.Net
-	header func(*packet.Packet)
-	tm     config.Timing
-	flits  int
-	P      uint64 // link cycles of a flit
+	sim   *rtl.Sim
+	net   *routernet.Net
+	nl    RouterNetlist
+	tm    config.Timing
+	flits int
+	P     uint64 // link cycles of a flit
 }
 
-// buildNet builds cfg's network of router blocks with makeNet.
-func buildNet(cfg config.Config, tm config.Timing, makeNet netlist) (routed, error) {
+// buildNet builds cfg's network of router blocks with nl.
+func buildNet(cfg config.Config, tm config.Timing, nl RouterNetlist) (routed, error) {
 	sw, err := router.ParseSwitching(cfg.Router.Switching)
 	if err != nil {
 		return routed{}, err
@@ -186,7 +186,7 @@ func buildNet(cfg config.Config, tm config.Timing, makeNet netlist) (routed, err
 		return routed{}, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
 	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
-	net, header, err := makeNet(sim, routernet.Params{
+	net, err := nl.Make(sim, routernet.Params{
 		LinkDelay: max(tm.LinkDelayCycles, 1),
 		Router: router.Params{VCs: cfg.Router.VCs, BufFlits: cfg.Router.VCBufferFlits, Switching: sw,
 			FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets,
@@ -195,24 +195,42 @@ func buildNet(cfg config.Config, tm config.Timing, makeNet netlist) (routed, err
 	if err != nil {
 		return routed{}, err
 	}
-	return routed{sim: sim, net: net, header: header, tm: tm, flits: flits, P: P}, nil
+	return routed{sim: sim, net: net, nl: nl, tm: tm, flits: flits, P: P}, nil
 }
 
-// buildRouted is a point-to-point load run on a network of router blocks
-// (package torus's netlist): a source and a sink at every node.
-func buildRouted(cfg config.Config, tm config.Timing, makeNet netlist) (*TorusNet, error) {
-	rt, err := buildNet(cfg, tm, makeNet)
+// RoutedLoad makes point-to-point load runs on the networks of router
+// blocks netlist says how to build: an open-loop source and a sink at
+// every node, the credit invariant and the deadlock watchdog checked, link
+// faults and packet capture available.
+func RoutedLoad(netlist func(config.Config) (RouterNetlist, error)) Maker[*RoutedNet] {
+	return func(cfg config.Config, tm config.Timing) (*RoutedNet, error) {
+		nl, err := netlist(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return routedLoad(cfg, tm, nl)
+	}
+}
+
+// Torus and Mesh make a load run on cfg's k-ary n-cube or n-mesh (Makers).
+var (
+	Torus = RoutedLoad(torusNetlist(true))
+	Mesh  = RoutedLoad(torusNetlist(false))
+)
+
+func routedLoad(cfg config.Config, tm config.Timing, nl RouterNetlist) (*RoutedNet, error) {
+	rt, err := buildNet(cfg, tm, nl)
 	if err != nil {
 		return nil, err
 	}
-	sim, net, header, flits := rt.sim, rt.net, rt.header, rt.flits
+	sim, net, header, flits := rt.sim, rt.net, nl.Header, rt.flits
 	tm = rt.tm
 	nodes := net.Nodes()
 	pat, err := traffic.NewNodePattern(cfg.Traffic.Pattern, nodes)
 	if err != nil {
 		return nil, err
 	}
-	n := &TorusNet{loadNet: loadNet{Sim: sim, Cfg: cfg, Timing: tm}, Net: net, flits: flits, linkHop: make([]uint64, nodes)}
+	n := &RoutedNet{loadNet: loadNet{Sim: sim, Cfg: cfg, Timing: tm}, Net: net, flits: flits, linkHop: make([]uint64, nodes), extra: nl.Result}
 	w := uint64(cfg.Run.WarmupCycles)
 	n.Win = traffic.Window{Start: w, End: w + uint64(cfg.Run.MeasureCycles)}
 	rate := cfg.Traffic.Load / float64(tm.PacketCycles)
@@ -234,23 +252,14 @@ func buildRouted(cfg config.Config, tm config.Timing, makeNet netlist) (*TorusNe
 		n.Srcs, n.Sinks = append(n.Srcs, src), append(n.Sinks, snk)
 	}
 	n.conserve, n.netErr, n.report = net.CheckCredits, net.Err, n.result
-	if len(cfg.Faults) > 0 {
-		if n.faults.links, err = parseFaults(cfg); err != nil {
-			return nil, err
-		}
-		if err := net.Fail(n.faults.links); err != nil {
-			return nil, fmt.Errorf("faults: %v", err)
-		}
-		n.faults.logs = net.Dropped()
-	}
-	n.Watch = newWatchdog(net, uint64(cfg.Run.WatchdogCycles))
-	if err := build(cfg, sim); err != nil {
+	if err := n.faults.install(cfg, net); err != nil {
 		return nil, err
 	}
+	n.Watch = newWatchdog(net, uint64(cfg.Run.WatchdogCycles))
 	return n, nil
 }
 
-func (n *TorusNet) flush(before uint64) {
+func (n *RoutedNet) flush(before uint64) {
 	if err := flushCapture(n.pcap, n.Net, before, n.header); err != nil && n.pcapErr == nil {
 		n.pcapErr = err
 	}
@@ -259,12 +268,12 @@ func (n *TorusNet) flush(before uint64) {
 // Run drives the run like every load run, with the deadlock watchdog.
 // Trace records the selected signals into w; a traced run delivers
 // injected packets as they arrive, so the waveform shows them then.
-func (n *TorusNet) Trace(w io.Writer, globs string) error {
+func (n *RoutedNet) Trace(w io.Writer, globs string) error {
 	n.traced = true
 	return n.loadNet.Trace(w, globs)
 }
 
-func (n *TorusNet) Run() Result {
+func (n *RoutedNet) Run() Result {
 	if !n.traced {
 		n.Net.DeferInjection()
 	}
@@ -289,12 +298,12 @@ func (n *TorusNet) Run() Result {
 	return r
 }
 
-func (n *TorusNet) result(wall float64) Result {
+func (n *RoutedNet) result(wall float64) Result {
 	cfg := n.Cfg
 	r := Result{Inputs: len(n.Srcs), Nodes: len(n.Srcs), Note: TorusNote}
 	hops := func(s *traffic.Sink) uint64 { return n.linkHop[s.Node] }
 	loadResult(&r, cfg, n.Timing, n.Sim, n.Win, n.Srcs, n.Sinks, n.copies, n.faults.measuredLost(), hops, wall, nil)
-	routedResult(&r, cfg, n.Net, n.flits)
+	routedResult(&r, cfg, n.Net, n.flits, n.extra)
 	if n.Net.Routing.Graph() {
 		r.Note = SwitchedNote
 		r.Organization, r.CreditMode, r.XPBuffer = "", "", 0 // no crossbar switches here
@@ -309,15 +318,15 @@ func (n *TorusNet) result(wall float64) Result {
 
 // routedResult fills what a run on a network of router blocks reports of
 // the network: its shape, routing, switching and buffers.
-func routedResult(r *Result, cfg config.Config, net *routernet.Net, flits int) {
+func routedResult(r *Result, cfg config.Config, net *routernet.Net, flits int, extra func(*Result)) {
 	r.Topology, r.Ports, r.Dims = cfg.Network.Topology, net.Routing.Ports(), cfg.Network.Dims
 	r.Switching, r.Routing, r.Escape = cfg.Router.Switching, cfg.Router.Routing, cfg.Router.Escape
 	r.VCs, r.VCBufferFlits, r.PacketFlits = cfg.Router.VCs, cfg.Router.VCBufferFlits, flits
 	if net.Routing.Graph() {
 		r.Shape, r.Dims, r.Escape = net.String(), nil, ""
-		if cfg.Network.Topology == config.TopologyMIN {
-			r.MinKind, r.Ports = cfg.Network.MinKind, cfg.Network.Ports // k, as configured
-		}
+	}
+	if extra != nil {
+		extra(r)
 	}
 }
 
@@ -351,9 +360,12 @@ func canDeposit(cfg config.Config, other string) error {
 const directNodeBytes = 48 << 10
 
 func init() {
-	for _, name := range []string{config.TopologyTorus, config.TopologyMesh} {
+	for _, t := range []struct {
+		name string
+		wrap bool
+	}{{config.TopologyTorus, true}, {config.TopologyMesh, false}} {
 		Register(Topology{
-			Name:  name,
+			Name:  t.name,
 			Reads: always(torusKeys),
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if cfg.Traffic.Pattern == config.PatternBroadcast {
@@ -373,16 +385,12 @@ func init() {
 					}
 				}
 				if cfg.Traffic.Pattern == config.PatternProgram || cfg.Traffic.Pattern == config.PatternBroadcast {
-					nl, err := torusNetlist(cfg)
-					if err != nil {
-						return nil, err
-					}
-					return asNetwork(buildProgram(cfg, tm, nl))
+					return asNetwork(Elaborated(RoutedProgram(torusNetlist(t.wrap)))(cfg, tm))
 				}
 				if IsCollective(cfg.Traffic.Pattern) || cfg.Traffic.Pattern == config.PatternMulticast || cfg.Traffic.Pattern == config.PatternNAMD {
 					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s | program", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
 				}
-				return asNetwork(buildTorus(cfg, tm))
+				return asNetwork(Elaborated(RoutedLoad(torusNetlist(t.wrap)))(cfg, tm))
 			},
 			Describe: func(r Result) string {
 				dims := make([]string, len(r.Dims))
@@ -403,4 +411,4 @@ func init() {
 	}
 }
 
-func (n *TorusNet) LinkStats() link.RetryStats { return n.Net.LinkStats() }
+func (n *RoutedNet) LinkStats() link.RetryStats { return n.Net.LinkStats() }

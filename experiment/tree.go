@@ -30,18 +30,15 @@ type TreeNet struct {
 	Coll   *tree.Collective
 }
 
-// BuildTree elaborates the bgltree experiment of cfg.
-func BuildTree(cfg config.Config) (*TreeNet, error) {
-	return keyedNet(buildTree(cfg, cfg.Timing()))
-}
-
 // treeBufPackets is the buffer of a tree VC: router.vc_buffer_flits flits
 // of packet.flit_bytes, in whole tree packets, at least one.
 func treeBufPackets(cfg config.Config) int {
 	return max(1, cfg.Router.VCBufferFlits*cfg.Packet.FlitBytes/tree.PacketBytes)
 }
 
-func buildTree(cfg config.Config, tm config.Timing) (*TreeNet, error) {
+// Tree makes the bgltree experiment of cfg: one collective on the
+// collective tree (a Maker).
+func Tree(cfg config.Config, tm config.Timing) (*TreeNet, error) {
 	if err := refuseNIC(cfg); err != nil {
 		return nil, err
 	}
@@ -89,9 +86,6 @@ func buildTree(cfg config.Config, tm config.Timing) (*TreeNet, error) {
 			}
 			c.IODst = shape.IONode(i)
 		}
-	}
-	if err := build(cfg, sim); err != nil {
-		return nil, err
 	}
 	return &TreeNet{Sim: sim, Cfg: cfg, Timing: tm, Net: net, Coll: coll}, nil
 }
@@ -173,7 +167,7 @@ func init() {
 		Name:  config.TopologyBGLTree,
 		Reads: always(bglTreeKeys),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
-			return asNetwork(buildTree(cfg, tm))
+			return asNetwork(Elaborated(Tree)(cfg, tm))
 		},
 		Describe: func(r Result) string {
 			return fmt.Sprintf("BG/L collective tree: %d compute nodes and their I/O nodes, %d levels, 2 VCs, class-routed ALU combining", r.Nodes, r.Levels)

@@ -175,7 +175,10 @@ func allowed(k, near int) string {
 // Net is a built fat-tree: the switches and their links; the endpoints
 // (sources, sinks, NICs) are the caller's and attach at NodeIn / NodeOut.
 type Net struct {
-	P    Params
+	P Params
+	// Held, when set, is the packets node i holds for its leaf's credits
+	// (CheckCredits; nil: none, as a traffic.Sink).
+	Held func(node int) int
 	k, n int
 	per  int                  // switches per level, k^(n−1)
 	sw   [][]*crossbar.Switch // [level][index]
@@ -469,9 +472,11 @@ func (net *Net) LinkStats() link.RetryStats {
 
 // CheckCredits checks the credit invariant on every link: node → leaf (for
 // nodes attached with ConnectNode), every switch–switch link both ways,
-// leaf → node with held(i) the packets node i still holds for the leaf's
-// credits (nil: none, as a traffic.Sink), and every crossbar's own errors.
-func (net *Net) CheckCredits(held func(node int) int) error {
+// leaf → node with Held(i) the packets node i still holds for the leaf's
+// credits (nil Held: none, as a traffic.Sink), and every crossbar's own
+// errors.
+func (net *Net) CheckCredits() error {
+	held := net.Held
 	k := net.k
 	for i, tx := range net.node {
 		if tx == nil {

@@ -117,7 +117,7 @@ func newFaultBench(rt *rapid.T, late bool) *faultBench {
 func (b *faultBench) drain(rt *rapid.T) []fault.Drop {
 	for b.sim.Now() < 300_000 {
 		b.sim.Step()
-		require.NoError(rt, b.net.CheckCredits(nil))
+		require.NoError(rt, b.net.CheckCredits())
 		require.NoError(rt, b.err)
 		var born, got uint64
 		for _, s := range b.srcs {

@@ -83,7 +83,7 @@ func TestUnicastExactlyOnceAndDrains(t *testing.T) {
 		h := &tb.Harness{
 			Sim:      sim,
 			Done:     done,
-			Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits(nil) }}},
+			Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits() }}},
 			Check: func() error {
 				seen := map[uint64]bool{}
 				for i, s := range sinks {
@@ -154,7 +154,7 @@ func TestMulticastOverTree(t *testing.T) {
 				}
 				return got >= want
 			},
-			Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits(nil) }}},
+			Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits() }}},
 			Check: func() error {
 				for i, s := range sinks {
 					var from []int
@@ -231,7 +231,7 @@ func TestZeroLoadLatency(t *testing.T) {
 						}
 						return got == q
 					},
-					Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits(nil) }}},
+					Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits() }}},
 					Check:    net.Err,
 				}
 				tb.Run(t, h, uint64(q+1)*gap)
@@ -269,7 +269,7 @@ func TestUpwardRoutingSpreads(t *testing.T) {
 		snk := traffic.NewSink(sim.Top(), rtl.Idx("dst", i), uint32(i))
 		net.ConnectNode(i, src.Tx, snk.Rx)
 	}
-	tb.Run(t, &tb.Harness{Sim: sim, Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits(nil) }}}}, 20_000)
+	tb.Run(t, &tb.Harness{Sim: sim, Monitors: []tb.Monitor{{Name: "credit conservation", Check: func() error { return net.CheckCredits() }}}}, 20_000)
 	for w := 0; w < net.PerLevel(); w++ {
 		var sent []uint64
 		for j := 0; j < net.Arity(); j++ {

@@ -41,7 +41,7 @@ func init() {
 			if err := cfg.Validate(); err != nil {
 				return nil, err
 			}
-			c, err := experiment.NewCollective(cfg)
+			c, err := experiment.Unbuilt(experiment.Collective, cfg)
 			if err != nil {
 				return nil, err
 			}

@@ -43,7 +43,7 @@ func TestNewSwitchNetMatchesBuildSwitch(t *testing.T) {
 			"network.xp_buffer_packets=1", "packet.bytes=100", "link.delay_ns=33", "run.warmup_cycles=0", "run.measure_cycles=2000"},
 	} {
 		cfg := switchConfig(t, sets...)
-		a, err := experiment.BuildSwitch(cfg)
+		a, err := experiment.Build(experiment.Switch, cfg)
 		require.NoError(t, err)
 		b, err := NewSwitchNet(cfg)
 		require.NoError(t, err)

@@ -16,7 +16,7 @@ func NewSwitchNet(cfg config.Config) (*experiment.SwitchNet, error) {
 // when not 0, overrides the clock period written to traces (cycle counts
 // are unchanged).
 func newSwitchNet(cfg config.Config, periodPS uint64) (*experiment.SwitchNet, error) {
-	n, err := experiment.NewSwitch(cfg)
+	n, err := experiment.Unbuilt(experiment.Switch, cfg)
 	if err != nil {
 		return nil, err
 	}
