@@ -109,6 +109,16 @@ func Register(t Topology) {
 	order = append(order, t.Name)
 }
 
+// Unregister removes a registered topology: for a test that registers one
+// of its own (and must leave the registry as it found it).
+func Unregister(name string) {
+	if _, ok := topologies[name]; !ok {
+		return
+	}
+	delete(topologies, name)
+	order = slices.DeleteFunc(order, func(n string) bool { return n == name })
+}
+
 // TopologyOf returns the registered topology of cfg, or an error naming
 // network.topology and the topologies built.
 func TopologyOf(cfg config.Config) (Topology, error) {
