@@ -11,6 +11,7 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/sweep"
+	"github.com/hwcoll/hwcoll/tb/scenario"
 )
 
 const defaultDemoDir = "hwcoll-demo"
@@ -121,38 +122,13 @@ func (a *app) demo(args []string) error {
 	}
 
 	a.demoHeading("1. Testbench scenarios (seed 1, each traced)")
-	var outs []outcome
-	var stop error
-	for _, s := range all {
-		out, err := a.runScenario(s, runOpts{seed: defaultSeed, vcd: filepath.Join(*dir, s.Name+".vcd")})
-		if err != nil {
-			return err
-		}
-		outs = append(outs, out)
-		if out.signal != nil {
-			stop = runStatus(out)
-			break
-		}
-	}
-	failed := a.scenarioTable(outs)
-	if stop != nil {
-		return stop
-	}
-
-	a.demoHeading(fmt.Sprintf("2. Fat-tree sweep: 256 nodes, 32-port switches, uniform traffic (warm-up 3000 + window 10000 cycles, %d jobs)", runtime.GOMAXPROCS(0)))
-	base, err := demoConfig(demoSweep...)
+	outs, failed, err := a.demoScenarios(all, *dir)
 	if err != nil {
 		return err
 	}
-	var cfgs []config.Config
-	for _, l := range demoLoads {
-		c := base
-		if err := c.Set("traffic.load=" + fmtFloat(l)); err != nil {
-			return &internalError{msg: fmt.Sprintf("demo config: %v", err)}
-		}
-		cfgs = append(cfgs, c)
-	}
-	if err := a.runSweep(cfgs, runtime.GOMAXPROCS(0), false, *dir); err != nil {
+
+	a.demoHeading(fmt.Sprintf("2. Fat-tree sweep: 256 nodes, 32-port switches, uniform traffic (warm-up 3000 + window 10000 cycles, %d jobs)", runtime.GOMAXPROCS(0)))
+	if err := a.demoSweep(*dir); err != nil {
 		return err
 	}
 
@@ -176,13 +152,60 @@ func (a *app) demo(args []string) error {
 		return err
 	}
 
+	a.demoWhere(*dir, vcdPath, outs)
+	if failed > 0 {
+		return exitStatus(exitFail)
+	}
+	return nil
+}
+
+// demoScenarios runs every scenario traced into dir and prints the summary
+// table; it returns the outcomes and how many failed. A Ctrl-C ends the
+// demo after the table, with the interrupted run's exit status.
+func (a *app) demoScenarios(all []scenario.Scenario, dir string) ([]outcome, int, error) {
+	var outs []outcome
+	var stop error
+	for _, s := range all {
+		out, err := a.runScenario(s, runOpts{seed: defaultSeed, vcd: filepath.Join(dir, s.Name+".vcd")})
+		if err != nil {
+			return nil, 0, err
+		}
+		outs = append(outs, out)
+		if out.signal != nil {
+			stop = runStatus(out)
+			break
+		}
+	}
+	failed := a.scenarioTable(outs)
+	return outs, failed, stop
+}
+
+// demoSweep is the fat-tree load sweep, its files and plots in dir.
+func (a *app) demoSweep(dir string) error {
+	base, err := demoConfig(demoSweep...)
+	if err != nil {
+		return err
+	}
+	var cfgs []config.Config
+	for _, l := range demoLoads {
+		c := base
+		if err := c.Set("traffic.load=" + fmtFloat(l)); err != nil {
+			return &internalError{msg: fmt.Sprintf("demo config: %v", err)}
+		}
+		cfgs = append(cfgs, c)
+	}
+	return a.runSweep(cfgs, runtime.GOMAXPROCS(0), false, dir)
+}
+
+// demoWhere says where the demo's files are and how to open them.
+func (a *app) demoWhere(dir, vcdPath string, outs []outcome) {
 	show := outs[0]
 	for _, o := range outs {
 		if o.report.Name == "creditlink" {
 			show = o
 		}
 	}
-	d := filepath.Clean(*dir)
+	d := filepath.Clean(dir)
 	fmt.Fprintf(a.stdout, "\nEverything is in %s/.\n", d)
 	fmt.Fprintf(a.stdout, "Open the leaf switch trace in GTKWave with:\n  gtkwave %s %s\n",
 		shellQuote(vcdPath), shellQuote(gtkwPath(vcdPath)))
@@ -191,10 +214,6 @@ func (a *app) demo(args []string) error {
 		shellQuote(filepath.Join(d, sweep.CSVFile)), shellQuote(filepath.Join(d, sweep.JSONLFile)))
 	fmt.Fprintf(a.stdout, "Scenario traces (VCD + GTKWave save file) are there too, e.g.:\n  gtkwave %s %s\n",
 		shellQuote(show.vcd), shellQuote(show.gtkw))
-	if failed > 0 {
-		return exitStatus(exitFail)
-	}
-	return nil
 }
 
 func (a *app) demoHeading(s string) {

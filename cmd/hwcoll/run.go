@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
@@ -16,91 +15,24 @@ import (
 // runExperiment is `hwcoll run` once the config is valid: build, trace when
 // asked, run, print the result.
 func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace string) error {
-	var opt experiment.Options
-	var f *os.File
-	var sigs []rtl.TracedSignal
-	if vcdPath != "" {
-		var err error
-		if f, err = os.Create(vcdPath); err != nil {
-			return usagef("--vcd: %v", err)
-		}
-		defer func() {
-			if f != nil {
-				f.Close()
-			}
-		}()
-		opt.VCD, opt.Trace = f, trace
-		opt.Traced = func(s []rtl.TracedSignal) error {
-			if len(s) == 0 && trace != "" {
-				return usagef("--trace %q selects no signal (names look like top.sw.out(3).xp(1).occupancy; '*' matches dots too)", trace)
-			}
-			sigs = s
-			return nil
-		}
-	}
-	var pf *os.File
-	if a.pcapPath != "" {
-		var err error
-		if pf, err = os.Create(a.pcapPath); err != nil {
-			return usagef("--pcap: %v", err)
-		}
-		defer func() {
-			if pf != nil {
-				pf.Close()
-			}
-		}()
-		opt.Pcap, opt.PcapLinks = pf, a.pcapLinks
-	}
-	var stopped atomic.Bool
-	sigCh, stopSignals := a.interrupts()
-	defer stopSignals()
-	quit := make(chan struct{})
-	defer close(quit)
-	opt.Started = func(sim *rtl.Sim) {
-		go func() {
-			select {
-			case <-sigCh:
-				stopped.Store(true)
-				sim.Stop()
-				stopSignals()
-			case <-quit:
-			}
-		}()
-	}
-	r, err := experiment.Run(cfg, opt)
-	if pf != nil {
-		cerr := pf.Close()
-		pf = nil
-		if err != nil {
-			os.Remove(a.pcapPath)
-		} else if cerr != nil {
-			err = usagef("--pcap %s: %v", a.pcapPath, cerr)
-		}
-	}
-	if f != nil {
-		cerr := f.Close()
-		f = nil
-		if err == nil && cerr != nil {
-			err = usagef("--vcd %s: %v", vcdPath, cerr)
-		}
-	}
+	files, err := a.openRunFiles(vcdPath, trace)
 	if err != nil {
-		if f == nil && vcdPath != "" {
-			os.Remove(vcdPath)
-		}
-		if _, ok := err.(*usageError); ok {
-			return err
-		}
-		return usagef("%s", oneLine(err.Error()))
+		return err
 	}
-	if vcdPath != "" {
-		groups := experiment.Groups(cfg, sigs)
-		_, period := rtl.Timescale(cfg.Timing().PeriodPS)
-		if err := writeGTKW(gtkwPath(vcdPath), filepath.Base(vcdPath), groups, vcd.FitTime(r.Cycles*period)); err != nil {
-			return usagef("--vcd: %v", err)
-		}
+	defer files.abandon()
+	iw := a.catchInterrupts()
+	defer iw.release()
+	opt := files.opt
+	opt.Started = func(sim *rtl.Sim) { iw.watch(sim.Stop) }
+	r, err := experiment.Run(cfg, opt)
+	if err := files.close(err); err != nil {
+		return err
 	}
-	if stopped.Load() {
+	if err := files.writeGTKW(cfg, r.Cycles); err != nil {
+		return err
+	}
+	interrupted := iw.fired()
+	if interrupted {
 		r.Error = fmt.Sprintf("interrupted at cycle %d", r.Cycles)
 		r.Stable = false
 	}
@@ -111,12 +43,113 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 	} else {
 		a.printRun(r, vcdPath)
 	}
+	return a.runExit(r, interrupted)
+}
+
+// runFiles are the files `hwcoll run` writes besides stdout: the VCD
+// (--vcd) and the packet capture (--pcap), with the options that hand them
+// to the experiment.
+type runFiles struct {
+	vcdPath, pcapPath string
+	vcd, pcap         *os.File
+	sigs              []rtl.TracedSignal // traced, for the .gtkw
+	opt               experiment.Options
+}
+
+// openRunFiles creates the files asked for before anything is built, so
+// that a bad path fails at once.
+func (a *app) openRunFiles(vcdPath, trace string) (*runFiles, error) {
+	o := &runFiles{vcdPath: vcdPath, pcapPath: a.pcapPath}
+	var err error
+	if vcdPath != "" {
+		if o.vcd, err = os.Create(vcdPath); err != nil {
+			return nil, usagef("--vcd: %v", err)
+		}
+		o.opt.VCD, o.opt.Trace = o.vcd, trace
+		o.opt.Traced = func(s []rtl.TracedSignal) error {
+			if len(s) == 0 && trace != "" {
+				return usagef("--trace %q selects no signal (names look like top.sw.out(3).xp(1).occupancy; '*' matches dots too)", trace)
+			}
+			o.sigs = s
+			return nil
+		}
+	}
+	if a.pcapPath != "" {
+		if o.pcap, err = os.Create(a.pcapPath); err != nil {
+			o.abandon()
+			return nil, usagef("--pcap: %v", err)
+		}
+		o.opt.Pcap, o.opt.PcapLinks = o.pcap, a.pcapLinks
+	}
+	return o, nil
+}
+
+// abandon closes what an early return or a panic left open, so that no
+// half-written file stays open.
+func (o *runFiles) abandon() {
+	for _, f := range []**os.File{&o.vcd, &o.pcap} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+}
+
+// close closes the files after a run that ended with err. A run that
+// failed leaves no VCD and no capture behind (a capture that only failed
+// to close is kept); the error becomes one usage line.
+func (o *runFiles) close(err error) error {
+	if o.pcap != nil {
+		cerr := o.pcap.Close()
+		o.pcap = nil
+		if err != nil {
+			os.Remove(o.pcapPath)
+		} else if cerr != nil {
+			err = usagef("--pcap %s: %v", o.pcapPath, cerr)
+		}
+	}
+	if o.vcd != nil {
+		cerr := o.vcd.Close()
+		o.vcd = nil
+		if err == nil && cerr != nil {
+			err = usagef("--vcd %s: %v", o.vcdPath, cerr)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	if o.vcdPath != "" {
+		os.Remove(o.vcdPath)
+	}
+	if _, ok := err.(*usageError); ok {
+		return err
+	}
+	return usagef("%s", oneLine(err.Error()))
+}
+
+// writeGTKW writes the GTKWave save file beside the VCD: the topology's
+// signal groups, zoomed to the whole run.
+func (o *runFiles) writeGTKW(cfg config.Config, cycles uint64) error {
+	if o.vcdPath == "" {
+		return nil
+	}
+	groups := experiment.Groups(cfg, o.sigs)
+	_, period := rtl.Timescale(cfg.Timing().PeriodPS)
+	if err := writeGTKW(gtkwPath(o.vcdPath), filepath.Base(o.vcdPath), groups, vcd.FitTime(cycles*period)); err != nil {
+		return usagef("--vcd: %v", err)
+	}
+	return nil
+}
+
+// runExit is the exit status of a printed run: 130 when interrupted, 3
+// with the wait-for cycle on stderr when the deadlock watchdog stopped it,
+// 1 when it failed its checks.
+func (a *app) runExit(r experiment.Result, interrupted bool) error {
 	switch {
-	case stopped.Load():
+	case interrupted:
 		return exitStatus(130)
 	case r.Deadlock:
-		// The watchdog stopped the run: the wait-for cycle on stderr,
-		// exit status 3 (docs/architecture.md §8).
+		// docs/architecture.md §8
 		fmt.Fprintln(a.stderr, "hwcoll: deadlock: wait-for cycle:")
 		for _, p := range r.WaitFor {
 			fmt.Fprintln(a.stderr, "  "+p)

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -46,47 +45,13 @@ func (a *app) sweep(args []string) error {
 	if err := noArgs("sweep", pos); err != nil {
 		return err
 	}
-	var x sweep.Axis
-	switch {
-	case *loadsFlag != "" && *xFlag != "":
-		return usagef("sweep: --loads and --x both give the x axis; use one (--x %s=... is --loads)", sweep.LoadKey)
-	case *loadsFlag != "":
-		loads, err := parseLoads(*loadsFlag)
-		if err != nil {
-			return usagef("sweep: --loads %q: %v", *loadsFlag, err)
-		}
-		x.Key = sweep.LoadKey
-		for _, l := range loads {
-			x.Values = append(x.Values, fmtFloat(l))
-		}
-	case *xFlag != "":
-		if x, err = sweep.ParseAxis(*xFlag); err != nil {
-			return usagef("sweep: --x %q: %v", *xFlag, err)
-		}
-	default:
-		return usagef("sweep: missing --loads (e.g. --loads 0.1,0.5,0.9 or --loads 0.1:0.9:0.1) or --x KEY=V1,V2,... (e.g. --x traffic.message_bytes=64,1024)")
+	x, err := sweepAxis(*loadsFlag, *xFlag)
+	if err != nil {
+		return err
 	}
-	if len(vary) > 0 && len(series) > 0 {
-		return usagef("sweep: --vary and --series both name the series; use one")
-	}
-	var ss []sweep.SeriesSpec
-	if len(vary) > 0 {
-		var axes []sweep.Axis
-		for _, v := range vary {
-			ax, err := sweep.ParseAxis(v)
-			if err != nil {
-				return usagef("sweep: --vary %q: %v", v, err)
-			}
-			axes = append(axes, ax)
-		}
-		ss = sweep.Product(axes)
-	}
-	for _, s := range series {
-		sp, err := sweep.ParseSeries(s)
-		if err != nil {
-			return usagef("sweep: --series: %v", err)
-		}
-		ss = append(ss, sp)
+	ss, err := sweepSeries(vary, series)
+	if err != nil {
+		return err
 	}
 	var shard sweep.Shard
 	if *shardFlag != "" {
@@ -98,18 +63,9 @@ func (a *app) sweep(args []string) error {
 	if err != nil {
 		return err
 	}
-	all, err := sweep.Plan(cfg, x, ss)
+	specs, err := planSweep(cfg, x, ss, shard)
 	if err != nil {
-		return usagef("sweep: %v", err)
-	}
-	if err := checkPoints(all); err != nil {
-		return usagef("sweep: %v", err)
-	}
-	var specs []sweep.Spec
-	for _, s := range all {
-		if shard.Has(s.Index) {
-			specs = append(specs, s)
-		}
+		return err
 	}
 	if *out != "" {
 		if err := prepareOut(*out); err != nil {
@@ -127,6 +83,79 @@ func (a *app) sweep(args []string) error {
 	}
 	a.prior = prior
 	return a.runSpecs("sweep", specs, int(jobs.get()), *asJSON, *out)
+}
+
+// sweepAxis is the x axis of --loads or --x (exactly one of them).
+func sweepAxis(loadsFlag, xFlag string) (sweep.Axis, error) {
+	var x sweep.Axis
+	switch {
+	case loadsFlag != "" && xFlag != "":
+		return x, usagef("sweep: --loads and --x both give the x axis; use one (--x %s=... is --loads)", sweep.LoadKey)
+	case loadsFlag != "":
+		loads, err := parseLoads(loadsFlag)
+		if err != nil {
+			return x, usagef("sweep: --loads %q: %v", loadsFlag, err)
+		}
+		x.Key = sweep.LoadKey
+		for _, l := range loads {
+			x.Values = append(x.Values, fmtFloat(l))
+		}
+		return x, nil
+	case xFlag != "":
+		x, err := sweep.ParseAxis(xFlag)
+		if err != nil {
+			return x, usagef("sweep: --x %q: %v", xFlag, err)
+		}
+		return x, nil
+	}
+	return x, usagef("sweep: missing --loads (e.g. --loads 0.1,0.5,0.9 or --loads 0.1:0.9:0.1) or --x KEY=V1,V2,... (e.g. --x traffic.message_bytes=64,1024)")
+}
+
+// sweepSeries is the series of --vary (every combination) or --series.
+func sweepSeries(vary, series []string) ([]sweep.SeriesSpec, error) {
+	if len(vary) > 0 && len(series) > 0 {
+		return nil, usagef("sweep: --vary and --series both name the series; use one")
+	}
+	var ss []sweep.SeriesSpec
+	if len(vary) > 0 {
+		var axes []sweep.Axis
+		for _, v := range vary {
+			ax, err := sweep.ParseAxis(v)
+			if err != nil {
+				return nil, usagef("sweep: --vary %q: %v", v, err)
+			}
+			axes = append(axes, ax)
+		}
+		ss = sweep.Product(axes)
+	}
+	for _, s := range series {
+		sp, err := sweep.ParseSeries(s)
+		if err != nil {
+			return nil, usagef("sweep: --series: %v", err)
+		}
+		ss = append(ss, sp)
+	}
+	return ss, nil
+}
+
+// planSweep is the points of the sweep that shard runs, after checking
+// every point of the whole sweep, so that all shards refuse the same bad
+// sweep.
+func planSweep(cfg config.Config, x sweep.Axis, ss []sweep.SeriesSpec, shard sweep.Shard) ([]sweep.Spec, error) {
+	all, err := sweep.Plan(cfg, x, ss)
+	if err != nil {
+		return nil, usagef("sweep: %v", err)
+	}
+	if err := checkPoints(all); err != nil {
+		return nil, usagef("sweep: %v", err)
+	}
+	var specs []sweep.Spec
+	for _, s := range all {
+		if shard.Has(s.Index) {
+			specs = append(specs, s)
+		}
+	}
+	return specs, nil
 }
 
 // resumeFrom reads the rows an interrupted sweep wrote to dir and returns
@@ -188,22 +217,10 @@ func (a *app) runSweep(cfgs []config.Config, jobs int, asJSON bool, out string) 
 // writes results.jsonl, results.csv and the plots there.
 func (a *app) runSpecs(cmd string, specs []sweep.Spec, jobs int, asJSON bool, out string) error {
 	prog := a.newProgress(cmd, len(specs))
-	sigCh, stopSignals := a.interrupts()
 	stop := make(chan struct{})
-	quit := make(chan struct{})
-	var interrupted atomic.Bool
-	go func() {
-		select {
-		case <-sigCh:
-			interrupted.Store(true)
-			close(stop)
-			stopSignals()
-		case <-quit:
-		}
-	}()
+	iw := a.watchInterrupts(func() { close(stop) })
 	all, ran, errs := sweep.RunStop(specs, jobs, prog.step, stop)
-	close(quit)
-	stopSignals()
+	iw.release()
 	prog.finish()
 	var rows []sweep.Row
 	for i, r := range all {
@@ -218,7 +235,7 @@ func (a *app) runSpecs(cmd string, specs []sweep.Spec, jobs int, asJSON bool, ou
 		rows = append(a.prior, rows...)
 		slices.SortStableFunc(rows, func(x, y sweep.Row) int { return cmp.Compare(x.Point, y.Point) })
 	}
-	if interrupted.Load() {
+	if iw.fired() {
 		defer func() {
 			fmt.Fprintf(a.stderr, "hwcoll: %s: interrupted after %d of %d points", cmd, len(rows), len(rows)+len(specs)-countTrue(ran))
 			if out != "" {
@@ -228,7 +245,7 @@ func (a *app) runSpecs(cmd string, specs []sweep.Spec, jobs int, asJSON bool, ou
 		}()
 	}
 	err := a.emitRows(cmd, rows, asJSON, out)
-	if err == nil && interrupted.Load() {
+	if err == nil && iw.fired() {
 		return exitStatus(130)
 	}
 	return err

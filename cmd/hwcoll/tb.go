@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -161,104 +160,152 @@ var errInterrupted = errors.New("interrupted")
 // Bad input (an unwritable file, a glob that selects nothing) is a
 // usageError; a design that does not build is an internalError.
 func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err error) {
-	cycles := o.cycles
-	if cycles == 0 {
-		cycles = s.DefaultCycles
-	}
-	if cycles == 0 {
-		cycles = 1_000_000
-	}
-	h, err := s.Build(scenario.Params{Seed: o.seed})
+	h, err := buildScenario(s, o.seed)
 	if err != nil {
-		return out, &internalError{msg: fmt.Sprintf("scenario %s does not build: %v", s.Name, err)}
-	}
-	if h == nil || h.Sim == nil {
-		return out, &internalError{msg: fmt.Sprintf("scenario %s built no simulator", s.Name)}
+		return out, err
 	}
 	sim := h.Sim
 	defer sim.Close()
-	if err := sim.Build(); err != nil {
-		return out, &internalError{msg: fmt.Sprintf("scenario %s does not elaborate: %v", s.Name, err)}
+	tr, err := startTrace(s, h, o)
+	if err != nil {
+		return out, err
 	}
+	defer tr.abandon()
+	out.vcd, out.gtkw, out.tracedCount = tr.path, tr.gtkw, tr.count
 
-	// Tracing.
-	var f *os.File
-	var groups []vcd.Group
-	if o.vcd != "" {
-		f, err = os.Create(o.vcd)
-		if err != nil {
-			return out, usagef("--vcd: %v", err)
-		}
-		defer func() {
-			if f != nil { // an early return or a panic: do not leave a half-written file open
-				f.Close()
-			}
-		}()
-		w, err := sim.NewTraceWriter(f)
-		if err != nil {
-			return out, &internalError{msg: fmt.Sprintf("trace writer: %v", err)}
-		}
-		if err := sim.Trace(w, o.trace); err != nil {
-			return out, usagef("--trace %q: %v", o.trace, err)
-		}
-		sigs := sim.TracedSignals()
-		if len(sigs) == 0 && o.trace != "" {
-			f.Close()
-			f = nil
-			os.Remove(o.vcd)
-			return out, usagef("--trace %q selects no signal of scenario %s (signal names look like top.link.producer.credits; '*' matches dots too)", o.trace, s.Name)
-		}
-		out.vcd, out.gtkw, out.tracedCount = o.vcd, gtkwPath(o.vcd), len(sigs)
-		groups = tb.GroupsFor(h, sigs)
-	}
-
+	iw := a.watchInterrupts(sim.Stop)
+	defer iw.release()
 	// Ctrl-C stops the run at the next cycle boundary; the monitor covers a
 	// signal that arrives before the kernel's run loop has started.
-	var got atomic.Value
-	sigCh, stopSignals := a.interrupts()
-	defer stopSignals()
-	quit := make(chan struct{})
-	defer close(quit)
-	go func() {
-		select {
-		case sig := <-sigCh:
-			got.Store(sig)
-			sim.Stop()
-			stopSignals() // a second Ctrl-C is not caught
-		case <-quit:
-		}
-	}()
 	h.Monitors = append(h.Monitors, tb.Monitor{Name: "interrupt", Check: func() error {
-		if got.Load() != nil {
+		if iw.fired() {
 			return errInterrupted
 		}
 		return nil
 	}})
-
 	start := time.Now()
-	res := tb.Exec(h, cycles)
+	res := tb.Exec(h, scenarioCycles(s, o))
 	wall := time.Since(start).Seconds()
 
-	if f != nil {
-		err := sim.EndTrace()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		f = nil
-		if err != nil {
-			return out, usagef("--vcd %s: %v", o.vcd, err)
-		}
-		_, period := rtl.Timescale(sim.PeriodPS())
-		if err := writeGTKW(out.gtkw, filepath.Base(o.vcd), groups, vcd.FitTime(res.Cycles*period)); err != nil {
-			return out, usagef("--vcd: %v", err)
-		}
+	if err := tr.finish(res.Cycles); err != nil {
+		return out, err
 	}
+	out.report = scenarioReport(h, s.Name, o.seed, res, wall)
+	if sig := iw.signal(); sig != nil {
+		out.signal = sig
+		out.report.Passed = false
+		out.report.Error = fmt.Sprintf("interrupted (%v) at cycle %d", sig, res.Cycles)
+	}
+	return out, nil
+}
 
-	r := &out.report
-	fillScenarioReport(h, r)
-	st := sim.Stats()
-	r.Name = s.Name
-	r.Seed = o.seed
+// scenarioCycles is the cycle budget: --cycles, else the scenario's own.
+func scenarioCycles(s scenario.Scenario, o runOpts) uint64 {
+	switch {
+	case o.cycles != 0:
+		return o.cycles
+	case s.DefaultCycles != 0:
+		return s.DefaultCycles
+	}
+	return 1_000_000
+}
+
+// buildScenario builds and elaborates s; a failure is a bug in the
+// scenario, not bad input.
+func buildScenario(s scenario.Scenario, seed uint64) (*tb.Harness, error) {
+	h, err := s.Build(scenario.Params{Seed: seed})
+	if err != nil {
+		return nil, &internalError{msg: fmt.Sprintf("scenario %s does not build: %v", s.Name, err)}
+	}
+	if h == nil || h.Sim == nil {
+		return nil, &internalError{msg: fmt.Sprintf("scenario %s built no simulator", s.Name)}
+	}
+	if err := h.Sim.Build(); err != nil {
+		h.Sim.Close()
+		return nil, &internalError{msg: fmt.Sprintf("scenario %s does not elaborate: %v", s.Name, err)}
+	}
+	return h, nil
+}
+
+// scenarioTrace is a scenario run's VCD (none when path is "") and what its
+// .gtkw save file needs.
+type scenarioTrace struct {
+	sim        *rtl.Sim
+	f          *os.File
+	path, gtkw string
+	groups     []vcd.Group
+	count      int // traced signals
+}
+
+// startTrace opens o.vcd and traces the signals o.trace selects.
+func startTrace(s scenario.Scenario, h *tb.Harness, o runOpts) (*scenarioTrace, error) {
+	t := &scenarioTrace{sim: h.Sim}
+	if o.vcd == "" {
+		return t, nil
+	}
+	f, err := os.Create(o.vcd)
+	if err != nil {
+		return nil, usagef("--vcd: %v", err)
+	}
+	t.f = f
+	w, err := t.sim.NewTraceWriter(f)
+	if err != nil {
+		t.abandon()
+		return nil, &internalError{msg: fmt.Sprintf("trace writer: %v", err)}
+	}
+	if err := t.sim.Trace(w, o.trace); err != nil {
+		t.abandon()
+		return nil, usagef("--trace %q: %v", o.trace, err)
+	}
+	sigs := t.sim.TracedSignals()
+	if len(sigs) == 0 && o.trace != "" {
+		t.abandon()
+		os.Remove(o.vcd)
+		return nil, usagef("--trace %q selects no signal of scenario %s (signal names look like top.link.producer.credits; '*' matches dots too)", o.trace, s.Name)
+	}
+	t.path, t.gtkw, t.count = o.vcd, gtkwPath(o.vcd), len(sigs)
+	t.groups = tb.GroupsFor(h, sigs)
+	return t, nil
+}
+
+// abandon closes the VCD after an early return or a panic, so that no
+// half-written file stays open.
+func (t *scenarioTrace) abandon() {
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
+	}
+}
+
+// finish ends the VCD of a run of the given cycles and writes its .gtkw,
+// zoomed to the whole run.
+func (t *scenarioTrace) finish(cycles uint64) error {
+	if t.f == nil {
+		return nil
+	}
+	err := t.sim.EndTrace()
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	t.f = nil
+	if err != nil {
+		return usagef("--vcd %s: %v", t.path, err)
+	}
+	_, period := rtl.Timescale(t.sim.PeriodPS())
+	if err := writeGTKW(t.gtkw, filepath.Base(t.path), t.groups, vcd.FitTime(cycles*period)); err != nil {
+		return usagef("--vcd: %v", err)
+	}
+	return nil
+}
+
+// scenarioReport is the report of a finished run: the scenario's counters
+// and the kernel's.
+func scenarioReport(h *tb.Harness, name string, seed uint64, res tb.Result, wall float64) tb.Report {
+	var r tb.Report
+	fillScenarioReport(h, &r)
+	st := h.Sim.Stats()
+	r.Name = name
+	r.Seed = seed
 	r.Cycles = res.Cycles
 	r.KernelEvals = st.Evals
 	r.SkippedCycles = st.Skipped
@@ -272,12 +319,7 @@ func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err erro
 	if res.Err != nil {
 		r.Error = oneLine(res.Err.Error())
 	}
-	if sig, ok := got.Load().(os.Signal); ok {
-		out.signal = sig
-		r.Passed = false
-		r.Error = fmt.Sprintf("interrupted (%v) at cycle %d", sig, res.Cycles)
-	}
-	return out, nil
+	return r
 }
 
 func writeGTKW(path, dumpfile string, groups []vcd.Group, opts ...vcd.GTKWOption) error {
