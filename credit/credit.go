@@ -81,7 +81,7 @@ func (m Mode) String() string {
 // (no Eval of its own), traced as <owner>.credit.avail(i).
 type Counter struct {
 	many       *[]rtl.Reg[uint16] // avail of several counters (nil: one, in one)
-	one        [1]rtl.Reg[uint16] // avail of a single counter, kept inline
+	one        [1]rtl.Reg[uint16] `rtl:"optional"` // avail of a single counter, kept inline
 	capacity   uint16
 	mode       Mode
 	rtl.Module // last: what Q reads comes first (link.Sender keeps the counter after its credit line)

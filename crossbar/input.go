@@ -49,7 +49,7 @@ type inPort struct {
 	rng     rtl.Stream                     // for ties (pickLeast)
 	doneIn  rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
 	// line 7: the granter's counts and probes (its module on line 8)
-	grant credit.Granter // min-free only
+	grant credit.Granter `rtl:"optional"` // min-free only
 	// line 8, cold
 	drops    *fault.Log // packets discarded for want of a route (WatchFaults; nil: none expected)
 	creditAt uint64

@@ -71,9 +71,9 @@ type qIn struct {
 	headPkt rtl.Probe[uint32] // tag of the FIFO head (voq: multicast FIFO head), 0 when empty
 	xfer    rtl.Probe[uint64] // outputs this input is driving
 	voqOcc  []rtl.Reg[uint16]
-	mcOcc   rtl.Reg[uint16]
-	aptr    rtl.Reg[uint8] // iSLIP accept pointer
-	rng     rtl.Stream     // for ties (pickLeast)
+	mcOcc   rtl.Reg[uint16] `rtl:"optional"` // voq only
+	aptr    rtl.Reg[uint8]  `rtl:"optional"` // voq only: iSLIP accept pointer
+	rng     rtl.Stream      // for ties (pickLeast)
 }
 
 // qOut is one output: its link sender, its pointers and probes.
@@ -83,7 +83,7 @@ type qOut struct {
 	ds     Downstream
 	freeAt uint64         // the link is busy until this cycle
 	ptr    rtl.Reg[uint8] // round-robin (iq-fifo) or iSLIP grant (voq) pointer
-	mptr   rtl.Reg[uint8] // voq: multicast round-robin pointer
+	mptr   rtl.Reg[uint8] `rtl:"optional"` // voq only: multicast round-robin pointer
 	grant  rtl.Probe[uint8]
 	stall  rtl.Probe[bool]
 	grants []uint64 // per input, the packets sent (Switch.TrackGrants; nil: not counted)

@@ -225,7 +225,7 @@ type Sender struct {
 	// hooking says one of its hooks is running (Port's check).
 	host    Host
 	hostAt  uint64
-	done    rtl.LineIn[Completion]
+	done    rtl.LineIn[Completion] `rtl:"optional"` // Attach only
 	fed     bool
 	hooking bool
 	hostq   []Completion
@@ -591,7 +591,7 @@ type Receiver struct {
 	// every node's Receiver.
 	Member func(node, addr uint32) bool
 
-	notify  rtl.LineOut[Completion] // to the Sender's Host (Attach)
+	notify  rtl.LineOut[Completion] `rtl:"optional"` // to the Sender's Host (Attach only)
 	pending []Completion
 	pendf   int
 

@@ -120,8 +120,8 @@ func (r *Router) outVCs() []outVC { return unsafe.Slice(r.vout, r.nvc) }
 // inPort is an input unit: its VC buffers and the credits it returns.
 type inPort struct {
 	rtl.Module
-	Data   rtl.LineIn[Flits]
-	Cred   rtl.LineOut[Credits]
+	Data   rtl.LineIn[Flits]    `rtl:"optional"` // not port 0's (Inject)
+	Cred   rtl.LineOut[Credits] `rtl:"optional"`
 	vcs    []inVC
 	busyTo uint64 // its crossbar input is held until then
 	arr    rtl.Array
@@ -137,8 +137,8 @@ func (ip *inPort) exists() bool { return ip.vcs != nil }
 // outPort is an output unit: the downstream VCs' credits and the link.
 type outPort struct {
 	rtl.Module
-	Data   rtl.LineOut[Flits]
-	Cred   rtl.LineIn[Credits]
+	Data   rtl.LineOut[Flits]  `rtl:"optional"` // not port 0's (Eject), nor its probes
+	Cred   rtl.LineIn[Credits] `rtl:"optional"`
 	vcs    []outVC
 	busyTo uint64 // the link is held until then
 	runEnd uint64 // the last flit of its run leaves then
@@ -150,12 +150,12 @@ type outPort struct {
 	eager  bool  // the downstream router is traced: tell it of heads at once
 	peerQ  uint8 // the downstream input's port
 	rr     uint8
-	more   *ring.Ring[seg] // its VCs' promises past their first (outVC.npend; nil until one has more)
-	peer   *inPort         // the downstream input (monitors)
-	peerR  *Router         // its router
-	valid  rtl.Probe[bool]
-	pkt    rtl.Probe[uint32]
-	vc     rtl.Probe[uint8]
+	more   *ring.Ring[seg]   // its VCs' promises past their first (outVC.npend; nil until one has more)
+	peer   *inPort           // the downstream input (monitors)
+	peerR  *Router           // its router
+	valid  rtl.Probe[bool]   `rtl:"optional"`
+	pkt    rtl.Probe[uint32] `rtl:"optional"`
+	vc     rtl.Probe[uint8]  `rtl:"optional"`
 	arr    rtl.Array
 	cred   rtl.ProbeArray[uint16]
 }

@@ -54,6 +54,8 @@ type arrayMember interface {
 	materialize(i, n int, meta *sigMeta, scope *Module)
 	// at is the ProbeArray of the same type at p.
 	at(p unsafe.Pointer) arrayMember
+	// addr is its address (Build looks for a ProbeArray field there).
+	addr() unsafe.Pointer
 }
 
 // NewArray declares n indexed scopes name(i) under owner, kept apart from
@@ -290,6 +292,8 @@ func (p *ProbeArray[T]) Traced() bool {
 }
 
 func (p *ProbeArray[T]) at(q unsafe.Pointer) arrayMember { return (*ProbeArray[T])(q) }
+
+func (p *ProbeArray[T]) addr() unsafe.Pointer { return unsafe.Pointer(p) }
 
 func (p *ProbeArray[T]) materialize(i, n int, meta *sigMeta, scope *Module) {
 	if p.el == nil {

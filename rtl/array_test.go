@@ -167,9 +167,10 @@ type vcPortApart struct {
 type portProbes struct {
 	id   int
 	occp *rtl.ProbeArray[uint16] // occ, or one kept outside the struct
-	occ  rtl.ProbeArray[uint16]
-	full rtl.ProbeArray[bool]
-	alt  rtl.ProbeArray[uint8]
+	// 0–2 of them declared (portSpec)
+	occ  rtl.ProbeArray[uint16] `rtl:"optional"`
+	full rtl.ProbeArray[bool]   `rtl:"optional"`
+	alt  rtl.ProbeArray[uint8]  `rtl:"optional"`
 }
 
 // portSpec is how one port declares its array: elements, a sub-block

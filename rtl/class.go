@@ -16,9 +16,13 @@ import (
 // different sequence) keeps the rest as records of its own, in order
 // (docs/architecture.md §10).
 type class struct {
-	modOff uintptr // where the Module sits in the struct
-	size   uintptr // the struct's size
-	decls  []decl
+	modOff uintptr      // where the Module sits in the struct
+	size   uintptr      // the struct's size
+	typ    reflect.Type // the struct
+	// Its fields that Init declares (fieldsOf), found at the first Build.
+	fields  []fieldCheck
+	planned bool
+	decls   []decl
 	// Where the first module of the class made its children, by their
 	// place in its list: a later module making the same one there (same
 	// name, same class) made it at the same site, which is then not
@@ -91,7 +95,7 @@ func (s *Sim) classOf(self any, m *Module) *class {
 		if s.classes == nil {
 			s.classes = map[reflect.Type]*class{}
 		}
-		c = &class{modOff: off, size: size}
+		c = &class{modOff: off, size: size, typ: t.Elem()}
 		s.classes[t] = c
 	}
 	if c.modOff != off {

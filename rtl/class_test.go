@@ -21,7 +21,7 @@ type unit struct {
 	apart *Probe[uint32] // outside the struct: the module's own record
 	b     Probe[uint16]
 	out   Out[uint16]
-	extra Probe[bool]
+	extra Probe[bool] `rtl:"optional"` // declared by some units only
 }
 
 func (u *unit) Eval() {
@@ -381,9 +381,7 @@ func hostsAndOuters(t *testing.T, n int, placed bool) (*Sim, []*host, []*outer) 
 		hs = append(hs, newHost(g, "h"))
 	}
 	for i := 0; i < n; i++ {
-		o := &outer{}
-		o.Init(sim.Top(), Idx("o", i), o)
-		os = append(os, o)
+		os = append(os, newOuter(sim.Top(), Idx("o", i)))
 	}
 	require.NoError(t, sim.Build())
 	return sim, hs, os

@@ -19,6 +19,17 @@
 //   - Randomness: every module draws from its own stream derived from the
 //     master seed and its hierarchical path.
 //
+// Declared fields: a component's ports, registers, probes, line and call
+// ends, arrays and sub-blocks held by value are fields of its struct, each
+// declared by its constructor with Init; so are those of plain structs,
+// Go arrays and slices among its fields (not what pointers, maps or
+// interfaces reach). Build refuses a field never Init'ed (it would fail at
+// its first use, or be missing from every trace), naming the component's
+// path, the line that declared the component, the field and its type. A
+// field some configurations leave unused on purpose (the link ends a
+// router's node port does without, a register of one switch organization)
+// is tagged `rtl:"optional"`.
+//
 // Speed (docs/architecture.md §10): timers live in a calendar of the next 1024 cycles
 // (a heap beyond), one per partition; a delay line whose two ends share a partition takes a
 // value at the send instead of at the commit (it cannot be seen before

@@ -40,7 +40,9 @@ func (s *Sim) elaborate() error {
 		probs = append(probs, Problem{Path: path, Where: where(pc), Msg: msg})
 	}
 	var seen names
+	fields := fieldChecker{sim: s, probs: &probs}
 	walk(&s.top, func(m *Module) {
+		fields.check(m)
 		seen.reset()
 		check := func(name string, pc uintptr) {
 			if !validName(name) {
@@ -67,6 +69,7 @@ func (s *Sim) elaborate() error {
 			}
 		})
 	})
+	fields.finish()
 	if len(probs) > 0 {
 		return &ElabError{Problems: probs}
 	}

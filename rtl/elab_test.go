@@ -37,6 +37,16 @@ func newBox(parent *rtl.Module, name string, opts ...rtl.Opt) *box {
 	return b
 }
 
+// initRest declares and closes b's B, Tx, Rx and Reg, for a box whose A
+// and In a test declares itself.
+func initRest(b *box) {
+	b.B.Init(&b.Module, "b").TieOff()
+	b.Tx.Init(&b.Module, "tx")
+	b.Rx.Init(&b.Module, "rx")
+	rtl.ConnectLine(&b.Tx, &b.Rx, 1)
+	b.Reg.Init(&b.Module, "r")
+}
+
 // wire closes every port of b except the ones a test leaves open on purpose.
 func wire(b *box) {
 	b.A.TieOff()
@@ -116,6 +126,8 @@ func TestElaborationErrors(t *testing.T) {
 		y := &box{}
 		y.Init(s.Top(), "y", y)
 		y.In.Init(&y.Module, "in", rtl.Width(12))
+		y.A.Init(&y.Module, "a").TieOff()
+		initRest(y)
 		x.B.TieOff()
 		x.In.Tie(1)
 		rtl.ConnectLine(&x.Tx, &x.Rx, 1)
@@ -195,6 +207,8 @@ func TestProblemsNameTheDeclaringLine(t *testing.T) {
 	z := &box{}
 	z.Init(s.Top(), "z", z)
 	z.A.Init(&z.Module, "a", rtl.Width(3)) // the other declaration of a, left driving nothing
+	z.In.Init(&z.Module, "in").Tie(0)
+	initRest(z)
 	p := elabProblems(t, s)
 	require.Len(t, p, 3)
 	want := lineOf(`b.In.Init(&b.Module, "in")`)

@@ -24,7 +24,7 @@ type Script struct {
 	// forwarded packet's tail arrived plus ReactDelay. ok false: nothing.
 	React      func(a Arrival) (p packet.Packet, ok bool)
 	ReactDelay uint64
-	fb         rtl.LineIn[Arrival]
+	fb         rtl.LineIn[Arrival] `rtl:"optional"` // Feedback only
 	fed        bool
 	next       int
 }
