@@ -17,7 +17,7 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -run 'Modes|Scenarios|Workers' ./rtl/ ./tb/scenario/ ./experiment/
+	$(GO) test -count=1 -race -run 'Modes|Scenarios|Workers' ./rtl/ ./scenario/ ./experiment/
 
 # Longer property runs: CHECKS cases per property. The flag goes only to
 # the packages whose tests link rapid (a test binary without it rejects

@@ -11,7 +11,6 @@ import (
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
-	"github.com/hwcoll/hwcoll/tb/scenario"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
@@ -84,7 +83,7 @@ func TestRunIsDeterministic(t *testing.T) {
 // goroutines, each until it has drained completely (sources stop at the end
 // of the window), and returns the results and traces. Parallel evaluation must
 // be chosen before Build, which experiment.BuildSwitch already calls, so
-// that run uses scenario.NewSwitchNet (the same netlist, unelaborated;
+// that run uses experiment.Unbuilt(experiment.Switch, …) (the same netlist, unelaborated;
 // min-free and per-link credits only).
 func runModes(t require.TestingT, cfg config.Config) (map[string]experiment.Result, map[string][]byte) {
 	res, traces := map[string]experiment.Result{}, map[string][]byte{}
@@ -100,7 +99,7 @@ func runModes(t require.TestingT, cfg config.Config) (map[string]experiment.Resu
 			if cfg.Network.CreditMode == config.CreditPerCrosspoint {
 				continue
 			}
-			n, err = scenario.NewSwitchNet(cfg)
+			n, err = experiment.Unbuilt(experiment.Switch, cfg)
 			require.NoError(t, err)
 			setup(n.Sim)
 			require.NoError(t, n.Sim.Build())
@@ -113,7 +112,7 @@ func runModes(t require.TestingT, cfg config.Config) (map[string]experiment.Resu
 		}
 		// Drain with the scoreboard's harness, whose end does not depend on
 		// the mode; n.Run then only computes the result.
-		c := scenario.NewSwitchCheck(n)
+		c := experiment.NewSwitchCheck(n)
 		var buf bytes.Buffer
 		require.NoError(t, n.Trace(&buf, ""))
 		done := tb.Exec(c.Harness(), c.Budget())

@@ -97,7 +97,7 @@ func TestBlockErrorsNameKeys(t *testing.T) {
 func TestBlocksDoNotImportConfig(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/hwcoll/hwcoll/...").Output()
 	require.NoError(t, err)
-	readers := map[string]bool{"experiment": true, "config": true, "sweep": true, "cmd/hwcoll": true, "tb/scenario": true}
+	readers := map[string]bool{"experiment": true, "config": true, "sweep": true, "cmd/hwcoll": true, "scenario": true}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)

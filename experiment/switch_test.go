@@ -10,7 +10,6 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/tb"
-	"github.com/hwcoll/hwcoll/tb/scenario"
 	"github.com/hwcoll/hwcoll/tb/tbtest"
 )
 
@@ -60,13 +59,13 @@ func drawSwitch(t *rapid.T, maxPorts int) config.Config {
 // output serves every waiting crosspoint within ports−1 other grants; every
 // unicast arrives once at its destination and every multicast once at each
 // port of its set and nowhere else, in order per (input, output); and the
-// switch always drains (scenario.SwitchCheck holds the monitors).
+// switch always drains (experiment.SwitchCheck holds the monitors).
 func TestSwitchProperties(t *testing.T) {
 	tbtest.Check(t, func(rt *rapid.T, env *tb.Env) {
 		cfg := drawSwitch(rt, 64)
 		n, err := experiment.Build(experiment.Switch, cfg)
 		require.NoError(rt, err)
-		c := scenario.NewSwitchCheck(n)
+		c := experiment.NewSwitchCheck(n)
 		env.Run(rt, c.Harness(), c.Budget())
 
 		packets, copies := c.Born()
@@ -131,7 +130,7 @@ func TestZeroLoadLatency(t *testing.T) {
 						s.Pat = &fixed{dsts: []dest{d}}
 					}
 				}
-				c := scenario.NewSwitchCheck(n)
+				c := experiment.NewSwitchCheck(n)
 				tb.Run(t, c.Harness(), c.Budget())
 				want := []uint64{3}
 				if d.op != 0 {
@@ -181,7 +180,7 @@ func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
 					s.Pat = &fixed{dsts: []dest{to(2)}}
 				}
 			}
-			c := scenario.NewSwitchCheck(n)
+			c := experiment.NewSwitchCheck(n)
 			h := c.Harness()
 			tx := n.Srcs[0].Tx
 			cr := tx.Credits
@@ -255,13 +254,13 @@ func TestMulticastCreditReturnsAfterLastCopy(t *testing.T) {
 //	src.Tx.Credit.Each(func(t credit.Token) { returning += int(t.N) })
 //
 // and use returning instead of src.Tx.Credit.Pending() (the per-crosspoint
-// branch already sums t.N). scenario.SwitchCheck.Conservation is the fixed
+// branch already sums t.N). experiment.SwitchCheck.Conservation is the fixed
 // monitor; this test must pass once n.Conservation is fixed.
 func TestConservationCountsCreditsNotTokens(t *testing.T) {
 	cfg := configWith(t, "network.ports=4", "traffic.load=0.7", "run.warmup_cycles=0", "run.measure_cycles=3000")
 	n, err := experiment.Build(experiment.Switch, cfg)
 	require.NoError(t, err)
-	fixed := scenario.NewSwitchCheck(n)
+	fixed := experiment.NewSwitchCheck(n)
 	for n.Sim.Now() < 400 {
 		n.Sim.Step()
 		require.NoError(t, fixed.Conservation(), "the corrected monitor")
@@ -301,7 +300,7 @@ func TestMinFreeReturnsCreditBehindFullerCrosspoint(t *testing.T) {
 					s.Pat = &fixed{dsts: []dest{to(2)}}
 				}
 			}
-			c := scenario.NewSwitchCheck(n)
+			c := experiment.NewSwitchCheck(n)
 			h := c.Harness()
 			tx := n.Srcs[0].Tx
 			var hist []uint16 // per cycle after commit: the source's counter

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hwcoll/hwcoll/sweep"
-	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/scenario"
 )
 
 // Exit statuses.

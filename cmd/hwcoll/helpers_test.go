@@ -15,7 +15,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
-	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/scenario"
 )
 
 // result is one in-process or subprocess invocation.

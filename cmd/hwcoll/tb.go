@@ -13,7 +13,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
-	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/scenario"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 

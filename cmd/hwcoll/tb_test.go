@@ -21,7 +21,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/sweep"
-	"github.com/hwcoll/hwcoll/tb/scenario"
+	"github.com/hwcoll/hwcoll/scenario"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 

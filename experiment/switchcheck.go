@@ -1,4 +1,4 @@
-package scenario
+package experiment
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hwcoll/hwcoll/config"
-	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -38,9 +37,9 @@ import (
 // packets at the end of the measurement window, so a run drains completely.
 // It models the oq-xp organization (Switch.Grants counts crosspoint
 // departures, Switch.Buffered the input's packet slots) with
-// experiment.BuildSwitch's routing (node d on port d).
+// Switch's routing (node d on port d).
 type SwitchCheck struct {
-	n *experiment.SwitchNet
+	n *SwitchNet
 	k int
 
 	logs      []*birthLog
@@ -82,7 +81,7 @@ func (b *birthLog) Fill(r *rand.Rand, src uint32, p *packet.Packet) {
 // deliveries, every source's pattern is wrapped to record its draws, and
 // births stop at the end of the measurement window (n.Win.End). Set
 // scripted patterns on the sources before calling it.
-func NewSwitchCheck(n *experiment.SwitchNet) *SwitchCheck {
+func NewSwitchCheck(n *SwitchNet) *SwitchCheck {
 	k := n.Sw.Ports()
 	n.Sw.TrackGrants()
 	c := &SwitchCheck{n: n, k: k,
@@ -103,7 +102,7 @@ func NewSwitchCheck(n *experiment.SwitchNet) *SwitchCheck {
 }
 
 // Net is the checked netlist.
-func (c *SwitchCheck) Net() *experiment.SwitchNet { return c.n }
+func (c *SwitchCheck) Net() *SwitchNet { return c.n }
 
 // Harness is n.Harness() with this scoreboard's monitors, done when
 // everything born has been delivered and every credit is home, and the
@@ -120,7 +119,7 @@ func (c *SwitchCheck) Harness() *tb.Harness {
 	h.Check = c.Final
 	h.Status = c.Status
 	h.Report = c.Report
-	h.Groups = func(sigs []rtl.TracedSignal) []vcd.Group { return experiment.SwitchGroups(c.k, sigs) }
+	h.Groups = func(sigs []rtl.TracedSignal) []vcd.Group { return SwitchGroups(c.k, sigs) }
 	return h
 }
 
@@ -145,7 +144,7 @@ func (c *SwitchCheck) Complete() uint64 { _, _, done := c.sb.Counts(); return do
 // or not the kernel skips idle time, and the run ends on the same cycle in
 // every kernel mode. (Now ≥ Win.End would end a run that drained early one
 // cycle later with skipping than without — see
-// TestRunEndsOnTheSameCycleWithAndWithoutSkipping in experiment.)
+// TestRunEndsOnTheSameCycleWithAndWithoutSkipping in )
 func (c *SwitchCheck) Drained() bool {
 	n := c.n
 	if n.Sim.Now() <= n.Win.End {

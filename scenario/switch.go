@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/traffic"
@@ -43,7 +44,7 @@ func switchScenario(p Params, pattern func(k int) traffic.Pattern, sets ...strin
 			s.Pat = pattern(cfg.Network.Ports)
 		}
 	}
-	return NewSwitchCheck(n).Harness(), nil
+	return experiment.NewSwitchCheck(n).Harness(), nil
 }
 
 // hotspot sends a fraction Hot of a source's packets to port Port and the
