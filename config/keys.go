@@ -129,8 +129,8 @@ type rule struct {
 	// allowedFunc, when set, is allowed worked out when asked (a list
 	// another package registers into).
 	allowedFunc func() string
-	cross   bool
-	check   func(c *Config, v reflect.Value) string
+	cross       bool
+	check       func(c *Config, v reflect.Value) string
 	// with, when set, is a check against other keys that Validate runs
 	// after check, and Set does not (a rule that is not cross otherwise).
 	with func(c *Config, v reflect.Value) string

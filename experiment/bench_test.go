@@ -213,7 +213,7 @@ func BenchmarkProgramTables(b *testing.B) {
 // BenchmarkBGLTorus64x32x32 is configs/bgl-torus.yaml as it stands: the
 // whole 65,536-node BG/L torus at uniform load 0.05 for 10^5 cycles
 // (20,000 warm-up + 80,000 measured, then the drain), built and run as
-// hwcoll run does. Goals (docs/architecture.md §10): the 10^5 cycles in
+// hwcoll run does. Goals (docs/performance.md): the 10^5 cycles in
 // under 60 s, peak RSS under 2 GiB, the build under 5 s. One op is one
 // whole run (about a minute).
 func BenchmarkBGLTorus64x32x32(b *testing.B) {

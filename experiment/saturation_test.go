@@ -27,7 +27,7 @@ var window = []string{"traffic.process=poisson", "run.warmup_cycles=20000", "run
 
 func sets(extra ...string) []string { return append(append([]string(nil), window...), extra...) }
 
-// Seed 002 §3: an output-queued switch under uniform traffic reaches high
+// The OQ-router paper §3: an output-queued switch under uniform traffic reaches high
 // throughput. With 16-packet crosspoints the 8- and 32-port switches carry
 // an offered 0.95 in full: the sources inject what they generate (measured
 // 0.943–0.958 accepted for generated 0.946–0.958 over seeds 1–3, both
@@ -98,7 +98,7 @@ func TestOQUniformMinFreeBetweenPerLinkAndPerCrosspoint(t *testing.T) {
 	}
 }
 
-// Seed 002 §3.1, 8×8 switch, multicast of mean fanout 4 (destinations among
+// The OQ-router paper §3.1, 8×8 switch, multicast of mean fanout 4 (destinations among
 // the 7 other ports), Poisson: "saturates at a load factor close to 0.25".
 //
 // The bound is the outputs': every source offers λ·F copies per packet time
@@ -123,7 +123,7 @@ func TestMulticast8x8SaturatesNearQuarterLoad(t *testing.T) {
 	require.InDelta(t, low.GeneratedLoad, low.AcceptedLoad, 0.002)
 }
 
-// Seed 002 §3.1, 2×8 switch (two active inputs), mean fanout 4: "saturates
+// The OQ-router paper §3.1, 2×8 switch (two active inputs), mean fanout 4: "saturates
 // at a load factor of 0.8" (VOQ in the literature: 0.65).
 //
 // Bound: source 0 multicasts among ports 1–7, source 1 among 0 and 2–7;

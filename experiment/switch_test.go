@@ -152,7 +152,7 @@ func TestZeroLoadLatency(t *testing.T) {
 	}
 }
 
-// Seed 002 §2: the credit of a multicast packet comes back only after its
+// The OQ-router paper §2: the credit of a multicast packet comes back only after its
 // last copy has left (min-free: the crosspoint still holding it is the
 // fullest of input 0 until then). Port 2 is congested (inputs 1–7 send it four packets
 // each at cycle 0); at cycle 200 input 0 sends one packet to ports 1 and 2.

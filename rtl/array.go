@@ -11,8 +11,8 @@ import (
 // and a signal per element. Until Trace selects an element its probes cost
 // nothing and Set on them does nothing (nobody can observe them); Trace
 // makes the selected elements' scopes and probes, with the reset value,
-// which is exact because tracing starts at cycle 0 (docs/architecture.md
-// §10: state sized from the config, trace-only state made when traced).
+// which is exact because tracing starts at cycle 0 (docs/performance.md:
+// state sized from the config, trace-only state made when traced).
 //
 // An Array kept inside its owner's struct (Init), with its probes beside
 // it, shares its declaration with the arrays the other modules of the

@@ -124,7 +124,7 @@ func BenchmarkParallelEval(b *testing.B) {
 // evaluation, which is why the wall time per packet-hop grows with the
 // network while the work per hop does not; on 4 KiB pages it also pays a
 // page walk once the state outgrows the TLB's reach, which huge pages
-// take away (docs/architecture.md §10, internal/osmem).
+// take away (docs/performance.md, internal/osmem).
 func BenchmarkMemoryLatency(b *testing.B) {
 	for _, pages := range []string{"4KiB", "2MiB"} {
 		for _, mb := range []int{1, 2, 4, 8, 16, 64, 256} {
@@ -166,7 +166,7 @@ var sink uint64
 // before (a hop follows pointers: component, line end, ring, entry,
 // slot, packet); spread: the addresses do not depend on each other, the
 // most the memory system can overlap. The model touches ~50 lines per
-// hop (cachegrind, docs/architecture.md §10).
+// hop (cachegrind, docs/performance.md).
 func BenchmarkHopFloor(b *testing.B) {
 	for _, kb := range []int{1536, 36 << 10} {
 		for _, lines := range []int{8, 16, 48} {

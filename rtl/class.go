@@ -14,7 +14,7 @@ import (
 // and value) is made when Trace selects the signal. A module whose
 // declarations stop matching its class (a value outside its struct, a
 // different sequence) keeps the rest as records of its own, in order
-// (docs/architecture.md §10).
+// (docs/performance.md).
 type class struct {
 	modOff uintptr      // where the Module sits in the struct
 	size   uintptr      // the struct's size

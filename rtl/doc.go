@@ -30,7 +30,7 @@
 // router's node port does without, a register of one switch organization)
 // is tagged `rtl:"optional"`.
 //
-// Speed (docs/architecture.md §10): timers live in a calendar of the next 1024 cycles
+// Speed (docs/performance.md): timers live in a calendar of the next 1024 cycles
 // (a heap beyond), one per partition; a delay line whose two ends share a partition takes a
 // value at the send instead of at the commit (it cannot be seen before
 // now+latency anyway), and may take one settled early for a later cycle

@@ -24,7 +24,7 @@ type Evaler interface {
 // sleep decision, its place in the awake lists) is a sched record, one per
 // component, made at Build in one array in evaluation order, so the
 // kernel walks dense memory and a sub-block (a link end, a counter) does
-// not carry scheduling state of its own (docs/architecture.md §10).
+// not carry scheduling state of its own (docs/performance.md).
 type Module struct {
 	s    *sched     // the component that evaluates this module (itself or the nearest ancestor with Eval)
 	part *partition // that component's partition, which commits this module's registers

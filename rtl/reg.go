@@ -49,7 +49,7 @@ const (
 // a trace) and a pointer to what every signal declared at the same line
 // with the same name, type and options shares (sigMeta, interned per Sim),
 // so that a network's thousands of identical ports hold 40 bytes each for
-// their declarations (docs/architecture.md §10).
+// their declarations (docs/performance.md).
 type signal struct {
 	*sigMeta
 	owner  *Module

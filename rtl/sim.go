@@ -217,7 +217,7 @@ func (s *Sim) CountComponents() int {
 // on average over the recent ones, for cycles to be evaluated on several
 // goroutines (default 32; 1 or less: every cycle). Below ~30 a cycle is a
 // few microseconds of work, and the two barriers of a parallel cycle cost
-// more than they save (docs/architecture.md §10).
+// more than they save (docs/performance.md).
 func (s *Sim) SetParallelThreshold(n int) { s.parMin = n }
 
 // Stop makes the running (or the next) Run or RunUntil return at the next

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hwcoll/hwcoll/sweep"
 	"github.com/hwcoll/hwcoll/scenario"
+	"github.com/hwcoll/hwcoll/sweep"
 )
 
 // Exit statuses.

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/config"
-	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/scenario"
+	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 

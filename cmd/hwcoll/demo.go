@@ -10,8 +10,8 @@ import (
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
-	"github.com/hwcoll/hwcoll/sweep"
 	"github.com/hwcoll/hwcoll/scenario"
+	"github.com/hwcoll/hwcoll/sweep"
 )
 
 const defaultDemoDir = "hwcoll-demo"

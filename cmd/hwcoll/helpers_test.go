@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/scenario"
+	"github.com/hwcoll/hwcoll/tb"
 )
 
 // result is one in-process or subprocess invocation.

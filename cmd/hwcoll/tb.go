@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hwcoll/hwcoll/rtl"
-	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/scenario"
+	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/config"
-	"github.com/hwcoll/hwcoll/sweep"
 	"github.com/hwcoll/hwcoll/scenario"
+	"github.com/hwcoll/hwcoll/sweep"
 	"github.com/hwcoll/hwcoll/vcd"
 )
 
