@@ -396,19 +396,34 @@ func highPriorityRule() rule {
 	}}
 }
 
-// faultsRule: every entry is PATH@CYCLE, with point-to-point traffic.
-// Whether the topology can fail links is for it to say (experiment.Check),
-// whether PATH names a link for the network when it is built.
+// faultsRule: every entry is PATH@CYCLE with CYCLE inside the run, each
+// output port named once, with point-to-point traffic. Whether the
+// topology can fail links is for it to say (experiment.Check), whether
+// PATH names a link for the network when it is built, and so whether two
+// entries name one link by its two ends (its Fail).
 func faultsRule() rule {
 	allowed := "a list of PATH@CYCLE (fattree, torus, mesh; point-to-point traffic)"
 	return rule{allowed: allowed, cross: true, check: func(c *Config, v reflect.Value) string {
 		if v.Len() == 0 {
 			return ""
 		}
-		for i := 0; i < v.Len(); i++ {
-			if _, err := fault.Parse(v.Index(i).String()); err != nil {
-				return fmt.Sprintf("entry %d: %v", i+1, err)
+		list := make([]string, v.Len())
+		for i := range list {
+			list[i] = v.Index(i).String()
+		}
+		links, err := fault.ParseAll(list)
+		if err != nil {
+			return err.Error()
+		}
+		// run.max_cycles comes earlier in the table, so Validate has
+		// checked it by now: the range below is a real one.
+		for i, f := range links {
+			if f.At >= uint64(c.Run.MaxCycles) {
+				return fmt.Sprintf("entry %d (%s): cycle %d is past the run; allowed 0..%d (run.max_cycles-1)", i+1, f, f.At, c.Run.MaxCycles-1)
 			}
+		}
+		if err := fault.Repeated(links); err != nil {
+			return err.Error()
 		}
 		switch c.Traffic.Pattern {
 		case PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD:

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
 	"github.com/hwcoll/hwcoll/routing"
 )
 
@@ -84,4 +86,93 @@ func TestLinkFaultsTorus(t *testing.T) {
 	require.Zero(t, clean.PacketsUnreachable)
 	require.Zero(t, clean.LinkFaults)
 	require.Equal(t, clean.MeasuredSent, dor.MeasuredSent, "faults change nothing the sources do")
+}
+
+// Faults that make no sense are refused in one line naming faults and
+// the entries: a cycle the run never reaches, one link named twice (by
+// one port, however spelled, which the config sees; or by its two ends,
+// which takes the network), a path whose parentheses do not balance.
+func TestFaultsThatMakeNoSenseAreRefused(t *testing.T) {
+	twice := "; a link goes down once: keep one entry"
+	ends := " from its two ends (a link dies both ways)"
+	torus := []string{"network.topology=torus", "network.dims=4,4", "run.warmup_cycles=100", "run.measure_cycles=400"}
+	fattree := []string{"network.topology=fattree", "network.ports=8", "network.nodes=64", "run.warmup_cycles=100", "run.measure_cycles=400"}
+	for _, c := range []struct {
+		name string
+		base []string
+		sets []string
+		err  string
+	}{
+		{"past the run", torus, []string{"faults=top.net.r(0)(0).out(1)@0,top.net.r(1)(0).out(1)@5000000"},
+			"faults: entry 2 (top.net.r(1)(0).out(1)@5000000): cycle 5000000 is past the run; allowed 0..4999999 (run.max_cycles-1)"},
+		{"past a short run", torus, []string{"run.max_cycles=1000", "faults=top.net.r(1,0).out(1)@1_000"},
+			"faults: entry 1 (top.net.r(1,0).out(1)@1000): cycle 1000 is past the run; allowed 0..999 (run.max_cycles-1)"},
+		{"past the run, set first", torus, []string{"faults=top.net.r(0)(0).out(1)@2000", "run.max_cycles=1500"},
+			"faults: entry 1 (top.net.r(0)(0).out(1)@2000): cycle 2000 is past the run; allowed 0..1499 (run.max_cycles-1)"},
+		{"one port twice", torus, []string{"faults=top.net.r(0)(0).out(1)@0,top.net.r(0)(0).out(1)@50"},
+			"faults: entries 1 (top.net.r(0)(0).out(1)@0) and 2 (top.net.r(0)(0).out(1)@50) name the same link" + twice},
+		{"one port, both spellings", torus, []string{"faults=top.net.r(1,0).out(1)@0,net.r(1)(0).out(1)@50"},
+			"faults: entries 1 (top.net.r(1,0).out(1)@0) and 2 (net.r(1)(0).out(1)@50) name the same link" + twice},
+		{"torus link by its two ends", torus, []string{"faults=top.net.r(0)(0).out(1)@0,top.net.r(1,0).out(2)@50"},
+			"faults: entries 1 (top.net.r(0)(0).out(1)@0) and 2 (top.net.r(1,0).out(2)@50) name the same link" + ends + twice},
+		{"mesh link by its two ends", append(torus, "network.topology=mesh"), []string{"faults=top.net.r(2)(1).out(3)@0,top.net.r(2)(2).out(4)@7"},
+			"faults: entries 1 (top.net.r(2)(1).out(3)@0) and 2 (top.net.r(2)(2).out(4)@7) name the same link" + ends + twice},
+		{"fat-tree link by its two ends", fattree, []string{"faults=top.leaf(0).out(4)@0,top.mid(1,0).out(0)@9"},
+			"faults: entries 1 (top.leaf(0).out(4)@0) and 2 (top.mid(1,0).out(0)@9) name the same link" + ends + twice},
+		{"unclosed coordinates", torus, []string{"faults=top.net.r(1.out(1)@0"},
+			"faults: entry 1: \"top.net.r(1.out(1)@0\": the '(' at byte 10 of the path is never closed (e.g. top.net.r(1)(0).out(1)@20000)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.Default()
+			for _, s := range append(append([]string{}, c.base...), c.sets...) {
+				require.NoError(t, cfg.Set(s), s)
+			}
+			err := cfg.Validate()
+			if err == nil {
+				_, err = experiment.Run(cfg, experiment.Options{})
+			}
+			require.EqualError(t, err, c.err)
+		})
+	}
+	// The last cycle of the run is one a link may go down at.
+	cfg := configWith(t, append(torus, "run.max_cycles=1000", "faults=top.net.r(1)(0).out(1)@999")...)
+	require.Equal(t, []string{"top.net.r(1)(0).out(1)@999"}, cfg.Faults)
+}
+
+// faultsRule reads run.max_cycles, which Validate must have checked
+// first: Validate goes in Keys() order.
+func TestFaultsAreValidatedAfterMaxCycles(t *testing.T) {
+	at := map[string]int{}
+	for i, k := range config.Keys() {
+		at[k.Key] = i
+	}
+	require.Less(t, at["run.max_cycles"], at["faults"])
+	cfg := config.Default()
+	require.NoError(t, cfg.Set("faults=top.net.r(0)(0).out(1)@10"))
+	require.NoError(t, cfg.Set("run.max_cycles=5"))
+	require.ErrorContains(t, cfg.Validate(), "run.max_cycles: 5 is out of range; allowed 60000..", "run.max_cycles's own message, not a faults range of 0..4")
+}
+
+// The coordinate form r(1,0) that --trace accepts fails the same link as
+// r(1)(0): the same result, byte for byte but for wall time, whether the
+// list comes from --set (cut at the comma and joined back) or from a
+// YAML file.
+func TestFaultCoordinateFormFailsTheSameLink(t *testing.T) {
+	base := []string{"network.topology=torus", "network.dims=4,4", "traffic.load=0.3", "run.warmup_cycles=500", "run.measure_cycles=3000"}
+	run := func(cfg config.Config) []byte {
+		r, err := experiment.Run(cfg, experiment.Options{})
+		require.NoError(t, err)
+		require.Empty(t, r.Error)
+		require.Equal(t, 2, r.LinkFaults)
+		b, err := json.Marshal(wallFree(r, false))
+		require.NoError(t, err)
+		return b
+	}
+	paren := run(configWith(t, append(base, "faults=top.net.r(1)(0).out(1)@0,top.net.r(2)(3).out(3)@1500")...))
+	require.Contains(t, string(paren), `"packets_unreachable"`, "the faults cut some pairs off")
+	comma := run(configWith(t, append(base, "faults=top.net.r(1,0).out(1)@0,top.net.r(2,3).out(3)@1500")...))
+	require.Equal(t, string(paren), string(comma))
+	file, err := config.Parse([]byte("network: {topology: torus, dims: [4, 4]}\ntraffic: {load: 0.3}\nrun: {warmup_cycles: 500, measure_cycles: 3000}\nfaults: [top.net.r(1,0).out(1)@0, \"top.net.r(2, 3).out(3)@1500\"]\n"))
+	require.NoError(t, err)
+	require.Equal(t, string(paren), string(run(file)))
 }

@@ -35,11 +35,19 @@ type upLink struct {
 // otherwise every destination is recomputed.
 func (net *Net) Fail(links []fault.Link) error {
 	var dead []upLink
-	for _, f := range links {
+	seen := make(map[upLink]int, len(links)) // a link (cycle 0): the entry naming it
+	for i, f := range links {
 		u, err := net.linkOf(f.Path)
 		if err != nil {
 			return err
 		}
+		// linkOf names a link by its lower end whichever end the path
+		// gives, so one key catches both a repeated port and the two ends
+		// (a link goes down once).
+		if first, dup := seen[u]; dup {
+			return fault.Twice(links, first, i)
+		}
+		seen[u] = i
 		u.at = f.At
 		dead = append(dead, u)
 	}
@@ -178,10 +186,11 @@ func (net *Net) routes(i int, dead []upLink, now uint64, r *reach) {
 }
 
 // linkOf finds the switch-to-switch link whose output port has path p
-// (with or without the top module's name): an up port below the top, or
-// a down port above the leaves.
+// (with or without the top module's name; a switch's indices as
+// mid(1)(2) or mid(1,2), fault.Canon): an up port below the top, or a
+// down port above the leaves.
 func (net *Net) linkOf(path string) (upLink, error) {
-	p := strings.TrimPrefix(path, "top.")
+	p := strings.TrimPrefix(fault.Canon(path), "top.")
 	k := net.k
 	for l := range net.sw {
 		for w, s := range net.sw[l] {

@@ -2,6 +2,7 @@ package fattree
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,6 +78,9 @@ func newFaultBench(rt *rapid.T, late bool) *faultBench {
 		var at uint64
 		if late {
 			at = rapid.Uint64Range(0, stop).Draw(rt, "at")
+		}
+		if slices.ContainsFunc(b.dead, func(u upLink) bool { return u.l == l && u.w == w && u.j == j }) {
+			continue // a link goes down once (Fail refuses it twice)
 		}
 		path := fmt.Sprintf("%s.out(%d)", net.Switch(l, w).Path(), k+j)
 		if rapid.Bool().Draw(rt, "name the upper end") {
@@ -206,6 +210,9 @@ func TestFailTablesMatchEveryRoute(t *testing.T) {
 		var links []fault.Link
 		var dead []upLink
 		kill := func(l, w, j int, at uint64) {
+			if slices.ContainsFunc(dead, func(u upLink) bool { return u.l == l && u.w == w && u.j == j }) {
+				return // a link goes down once (Fail refuses it twice): the first draw stands
+			}
 			links = append(links, fault.Link{Path: fmt.Sprintf("%s.out(%d)", net.Switch(l, w).Path(), k+j), At: at})
 			dead = append(dead, upLink{l: l, w: w, j: j, at: at})
 		}
@@ -238,4 +245,66 @@ func TestFailTablesMatchEveryRoute(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Two entries naming one switch-to-switch link are refused in one line
+// naming both as written: one port twice (however spelled), or the up
+// port at its lower end and the down port at its upper end. A switch's
+// indices may be written mid(1,0), as --trace accepts them.
+func TestFailRefusesALinkTwice(t *testing.T) {
+	twice := "; a link goes down once: keep one entry"
+	ends := " from its two ends (a link dies both ways)"
+	for _, c := range []struct {
+		name  string
+		paths []string
+		err   string
+	}{
+		{"one port twice", []string{"top.leaf(0).out(2)", "top.leaf(0).out(2)"},
+			"entries 1 (top.leaf(0).out(2)@0) and 2 (top.leaf(0).out(2)@10) name the same link" + twice},
+		{"one port, two spellings", []string{"top.mid(1)(0).out(3)", "top.leaf(3).out(3)", "mid(1,0).out(3)"},
+			"entries 1 (top.mid(1)(0).out(3)@0) and 3 (mid(1,0).out(3)@20) name the same link" + twice},
+		{"up and down ends", []string{"top.leaf(0).out(2)", "top.mid(1)(0).out(0)"},
+			"entries 1 (top.leaf(0).out(2)@0) and 2 (top.mid(1)(0).out(0)@10) name the same link" + ends + twice},
+		{"ends, coordinate form", []string{"top.mid(1,0).out(0)", "top.leaf(0).out(2)"},
+			"entries 1 (top.mid(1,0).out(0)@0) and 2 (top.leaf(0).out(2)@10) name the same link" + ends + twice},
+		{"ends below the top", []string{"top.mid(1)(0).out(2)", "top.top(0).out(0)"},
+			"entries 1 (top.mid(1)(0).out(2)@0) and 2 (top.top(0).out(0)@10) name the same link" + ends + twice},
+		{"distinct links", []string{"top.leaf(0).out(2)", "top.leaf(0).out(3)", "top.mid(1)(0).out(1)", "top.mid(1,2).out(0)"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			net := newNet(t, 2, 3)
+			var links []fault.Link
+			for i, p := range c.paths {
+				links = append(links, fault.Link{Path: p, At: uint64(10 * i)})
+			}
+			err := net.Fail(links)
+			if c.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, c.err)
+		})
+	}
+}
+
+// The coordinate form names the switch rtl.Idx names with separate
+// parentheses; a malformed one names no link.
+func TestLinkOfCoordinateForm(t *testing.T) {
+	net := newNet(t, 2, 3)
+	for comma, paren := range map[string]string{
+		"top.mid(1,2).out(0)":   "top.mid(1)(2).out(0)",
+		"mid(1, 3).out(3)":      "top.mid(1)(3).out(3)",
+		"top.leaf(2).out(2)":    "leaf(2).out(2)",
+		"top.mid( 1,0 ).out(1)": "top.mid(1)(0).out(1)",
+	} {
+		a, err := net.linkOf(comma)
+		require.NoError(t, err, comma)
+		b, err := net.linkOf(paren)
+		require.NoError(t, err, paren)
+		require.Equal(t, b, a, comma)
+	}
+	for _, p := range []string{"top.mid(1,2,0).out(0)", "top.mid(1,9).out(0)", "top.leaf(0,0).out(2)"} {
+		_, err := net.linkOf(p)
+		require.ErrorContains(t, err, "names no switch-to-switch link", p)
+	}
 }

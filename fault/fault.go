@@ -29,11 +29,20 @@ type Link struct {
 	At   uint64
 }
 
-// Parse reads "PATH@CYCLE" (the config's form of a fault).
+// Parse reads "PATH@CYCLE" (the config's form of a fault). PATH may give
+// a block's indices in one pair of parentheses, r(1,0), as --trace does
+// (Canon).
 func Parse(s string) (Link, error) {
 	path, at, ok := strings.Cut(strings.TrimSpace(s), "@")
 	if !ok || path == "" || at == "" {
 		return Link{}, fmt.Errorf("%q is not PATH@CYCLE (e.g. top.net.r(1)(0).out(1)@20000)", s)
+	}
+	if i := unbalanced(path); i >= 0 {
+		what := "closes nothing"
+		if path[i] == '(' {
+			what = "is never closed"
+		}
+		return Link{}, fmt.Errorf("%q: the %q at byte %d of the path %s (e.g. top.net.r(1)(0).out(1)@20000)", s, path[i], i+1, what)
 	}
 	c, err := strconv.ParseUint(strings.ReplaceAll(strings.TrimSpace(at), "_", ""), 10, 64)
 	if err != nil {
@@ -42,10 +51,16 @@ func Parse(s string) (Link, error) {
 	return Link{Path: strings.TrimSpace(path), At: c}, nil
 }
 
-// ParseAll reads every fault of the config's list.
+// ParseAll reads every fault of the config's list. An entry whose
+// parentheses stay open is joined to the next: a comma inside
+// parentheses separates a block's indices, not faults (as in --trace,
+// rtl.SplitGlobs), but the list arrives cut there when it was written
+// with commas (--set faults=top.net.r(1,0).out(1)@0, or the YAML flow
+// list [top.net.r(1,0).out(1)@0]). Entries are numbered as joined: the
+// faults the user wrote.
 func ParseAll(list []string) ([]Link, error) {
 	out := make([]Link, 0, len(list))
-	for i, s := range list {
+	for i, s := range rejoin(list) {
 		f, err := Parse(s)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %v", i+1, err)
@@ -53,6 +68,116 @@ func ParseAll(list []string) ([]Link, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// rejoin joins each entry that leaves a parenthesis open to the entries
+// after it, with the commas they were cut at, until it closes.
+func rejoin(list []string) []string {
+	var out []string
+	open := false
+	for _, s := range list {
+		if open {
+			out[len(out)-1] += "," + s
+		} else {
+			out = append(out, s)
+		}
+		open = depth(out[len(out)-1]) > 0
+	}
+	return out
+}
+
+// depth is how many parentheses s leaves open (negative: closes more
+// than it opened).
+func depth(s string) int {
+	d := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			d++
+		case ')':
+			d--
+		}
+	}
+	return d
+}
+
+// unbalanced is the index of the first parenthesis of p that has no
+// partner (a ')' closing nothing, or the last '(' left open), else -1.
+func unbalanced(p string) int {
+	var open []int
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '(':
+			open = append(open, i)
+		case ')':
+			if len(open) == 0 {
+				return i
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	if len(open) > 0 {
+		return open[len(open)-1]
+	}
+	return -1
+}
+
+// Canon is path as the networks name their blocks: each index in its own
+// parentheses, r(1)(0), the way rtl.Idx writes them. The coordinate form
+// r(1,0) that --trace accepts (rtl.SplitGlobs) is the same block, so a
+// comma inside parentheses becomes ")("; spaces inside them are dropped.
+func Canon(path string) string {
+	path = strings.TrimSpace(path)
+	if !strings.ContainsAny(path, ", ") {
+		return path
+	}
+	var b strings.Builder
+	d := 0
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '(':
+			d++
+		case c == ')' && d > 0:
+			d--
+		case c == ',' && d > 0:
+			b.WriteString(")(")
+			continue
+		case c == ' ' && d > 0:
+			continue
+		}
+		b.WriteByte(path[i])
+	}
+	return b.String()
+}
+
+// samePath is the key two paths naming one output port share: Canon,
+// without the top module's name (which the networks accept either way).
+func samePath(p string) string { return strings.TrimPrefix(Canon(p), "top.") }
+
+// Twice is the error for entries i and j of links (0-based, i < j) naming
+// one link: by one output port, however spelled, or by the output ports
+// at its two ends (a link dies both ways, so either names all of it).
+func Twice(links []Link, i, j int) error {
+	how := ""
+	if samePath(links[i].Path) != samePath(links[j].Path) {
+		how = " from its two ends (a link dies both ways)"
+	}
+	return fmt.Errorf("entries %d (%s) and %d (%s) name the same link%s; a link goes down once: keep one entry", i+1, links[i], j+1, links[j], how)
+}
+
+// Repeated is Twice for the first two entries of links naming the same
+// output port, or nil. That each end of a link is named at most once
+// needs the network (its Fail).
+func Repeated(links []Link) error {
+	seen := make(map[string]int, len(links))
+	for j, f := range links {
+		k := samePath(f.Path)
+		if i, ok := seen[k]; ok {
+			return Twice(links, i, j)
+		}
+		seen[k] = j
+	}
+	return nil
 }
 
 func (f Link) String() string { return fmt.Sprintf("%s@%d", f.Path, f.At) }

@@ -12,14 +12,37 @@ import (
 // Fail takes down, from their cycles on, the router-to-router links that
 // links name by one of their output ports (fault.Link), both ways, and has
 // every router route around them (router.Router.WatchFaults). A path that
-// names no such link is an error saying what would.
+// names no such link is an error saying what would; so are two entries
+// naming one link, by one port or by its two ends (fault.Twice), since a
+// link goes down once. Nothing is taken down unless every entry is good.
 func (n *Net) Fail(links []fault.Link) error {
-	for _, f := range links {
+	type end struct {
+		node int
+		q    routing.Port
+	}
+	ends := make([]end, len(links))
+	seen := make(map[end]int, len(links)) // a link, by the lesser of its two ends: the entry naming it
+	for i, f := range links {
 		node, q, ok := n.outputOf(f.Path)
 		if !ok {
 			return fmt.Errorf("%q names no router-to-router link of this %s; allowed: a router's network output, e.g. %s", f.Path, n.shape(), n.example())
 		}
-		if err := n.Routing.Fail(node, q, f.At); err != nil {
+		ends[i] = end{node, q}
+		key := ends[i]
+		if j, pj, ok := n.Routing.Link(node, q); ok {
+			// The far end's output back, when the link has one, names the
+			// same link (routing.Net.Fail takes both down).
+			if back, pb, ok := n.Routing.Link(j, pj); ok && back == node && pb == q && (j < node || j == node && pj < q) {
+				key = end{j, pj}
+			}
+		}
+		if first, dup := seen[key]; dup {
+			return fault.Twice(links, first, i)
+		}
+		seen[key] = i
+	}
+	for i, f := range links {
+		if err := n.Routing.Fail(ends[i].node, ends[i].q, f.At); err != nil {
 			return fmt.Errorf("%q: %v", f.Path, err)
 		}
 	}
@@ -41,9 +64,10 @@ func (n *Net) Dropped() []*fault.Log {
 }
 
 // outputOf finds the router and network port whose output has path p
-// (with or without the top module's name).
+// (with or without the top module's name; a router's coordinates as
+// r(1)(0) or r(1,0), fault.Canon).
 func (n *Net) outputOf(p string) (node int, q routing.Port, ok bool) {
-	p = strings.TrimPrefix(p, "top.")
+	p = strings.TrimPrefix(fault.Canon(p), "top.")
 	for i, r := range n.Routers {
 		rest, found := strings.CutPrefix(p, strings.TrimPrefix(r.Path(), "top.")+".out(")
 		if !found {

@@ -19,12 +19,15 @@ func faultSetup(t *rapid.T, late bool) (setup, []fault.Link) {
 	rn, err := routing.NewNet(s.p.Dims, s.p.Torus, s.p.Escape, s.p.Router.VCs)
 	require.NoError(t, err)
 	var links []fault.Link
+	named := map[[2]int]bool{} // the ends of the links drawn
 	for i, k := 0, rapid.IntRange(1, 3).Draw(t, "faults"); i < k; i++ {
 		node := rapid.IntRange(0, rn.Nodes()-1).Draw(t, "node")
 		q := rapid.IntRange(1, rn.Ports()-1).Draw(t, "port")
-		if _, ok := rn.Neighbor(node, routing.Port(q)); !ok {
-			continue
+		j, pj, ok := rn.Link(node, routing.Port(q))
+		if !ok || named[[2]int{node, q}] {
+			continue // a mesh edge, or a link drawn already (Fail refuses a link named twice, by either end)
 		}
+		named[[2]int{node, q}], named[[2]int{j, int(pj)}] = true, true
 		var at uint64
 		if late {
 			at = uint64(rapid.IntRange(0, int(s.stop)).Draw(t, "at"))
