@@ -3,8 +3,8 @@ package sweep
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -269,15 +269,10 @@ func (f Figure) Save(base string) ([]string, error) {
 		if err != nil {
 			return paths, fmt.Errorf("%s: %v", path, err)
 		}
-		out, err := os.Create(path)
-		if err != nil {
-			return paths, err
-		}
-		_, err = wt.WriteTo(out)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := writeFile(path, func(w io.Writer) error {
+			_, err := wt.WriteTo(w)
+			return err
+		}); err != nil {
 			return paths, fmt.Errorf("%s: %v", path, err)
 		}
 		paths = append(paths, path)

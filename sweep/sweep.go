@@ -252,19 +252,7 @@ func WriteDir(dir string, res []Row) ([]string, error) {
 	var paths []string
 	write := func(name string, fn func(io.Writer) error) error {
 		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		bw := bufio.NewWriter(f)
-		err = fn(bw)
-		if ferr := bw.Flush(); err == nil {
-			err = ferr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := writeFile(p, fn); err != nil {
 			return fmt.Errorf("%s: %v", p, err)
 		}
 		paths = append(paths, p)
@@ -284,4 +272,54 @@ func WriteDir(dir string, res []Row) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// writeFile writes path through fn under a temporary name beside it,
+// renamed into place once complete: a write that fails (a full disk)
+// leaves the file that was there, an earlier sweep's, as it was.
+func writeFile(path string, fn func(io.Writer) error) error {
+	dir, base := filepath.Split(path)
+	var f *os.File
+	var err error
+	for i := 0; ; i++ {
+		// 0o666 less the umask, as os.Create would have made it.
+		f, err = os.OpenFile(filepath.Join(dir, fmt.Sprintf(".%s.hwcoll-%d-%d", base, os.Getpid(), i)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) || i == 100 {
+			break
+		}
+	}
+	if err != nil {
+		return plainErr(err)
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriter(f)
+	err = fn(bw)
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return plainErr(err)
+	}
+	return nil
+}
+
+// plainErr is err without the temporary file's name, which the caller's
+// message replaces with the real one.
+func plainErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	}
+	return err
 }

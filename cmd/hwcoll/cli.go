@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -262,6 +263,18 @@ func (fs *flagSet) explain(err error) error {
 		return usagef("%s: bad flag syntax %q; flags: %s", fs.cmd, m[1], fs.names())
 	}
 	return usagef("%s: %s", fs.cmd, msg)
+}
+
+// refuseEmpty refuses a file flag given an empty value (--vcd=""), which
+// would otherwise read as the flag not given and silently write nothing.
+func (fs *flagSet) refuseEmpty(names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
+			err = usagef("%s: --%s needs a file name; it was given an empty one", fs.cmd, f.Name)
+		}
+	})
+	return err
 }
 
 // noArgs rejects positional arguments.

@@ -9,6 +9,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/rtl"
 )
 
 // configFlags are the flags every config-driven command takes.
@@ -158,15 +160,29 @@ func (a *app) runCmd(args []string) error {
 	if err := noArgs("run", pos); err != nil {
 		return err
 	}
+	// Everything that can be checked without building is checked before
+	// any output file is opened.
+	if err := fs.refuseEmpty("config", "vcd", "pcap"); err != nil {
+		return err
+	}
 	if err := checkTraceFlags(*vcdPath, *trace, "run"); err != nil {
 		return err
 	}
 	if *pcapLinks != "" && *pcap == "" {
 		return usagef("run: --pcap-links needs --pcap FILE")
 	}
+	if err := rtl.ValidateGlobs(*pcapLinks); err != nil {
+		return usagef("run: --pcap-links: %v", err)
+	}
+	if err := checkOutPath("run", "pcap", *pcap); err != nil {
+		return err
+	}
 	cfg, err := cf.load()
 	if err != nil {
 		return err
+	}
+	if err := experiment.Check(cfg); err != nil {
+		return usagef("%v", err)
 	}
 	a.pcapPath, a.pcapLinks = *pcap, *pcapLinks
 	return a.runExperiment(cfg, *asJSON, *vcdPath, *trace)

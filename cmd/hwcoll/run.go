@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -25,6 +25,10 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 	opt := files.opt
 	opt.Started = func(sim *rtl.Sim) { iw.watch(sim.Stop) }
 	r, err := experiment.Run(cfg, opt)
+	if errors.Is(err, errNoSignal) {
+		files.abandon()
+		return traceSelectsNothing(cfg, trace)
+	}
 	if err := files.close(err); err != nil {
 		return err
 	}
@@ -46,85 +50,100 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 	return a.runExit(r, interrupted)
 }
 
+// errNoSignal is a --trace that selected no signal of the network built:
+// the run stops before its first cycle and the message names signals of
+// that network (traceSelectsNothing).
+var errNoSignal = errors.New("--trace selects no signal")
+
 // runFiles are the files `hwcoll run` writes besides stdout: the VCD
 // (--vcd) and the packet capture (--pcap), with the options that hand them
-// to the experiment.
+// to the experiment. Each is written under a temporary name and placed
+// when the run ends (outFile), so bad input never costs the user a file.
 type runFiles struct {
-	vcdPath, pcapPath string
-	vcd, pcap         *os.File
-	sigs              []rtl.TracedSignal // traced, for the .gtkw
-	opt               experiment.Options
+	vcdPath   string
+	vcd, pcap *outFile
+	sigs      []rtl.TracedSignal // traced, for the .gtkw
+	opt       experiment.Options
 }
 
 // openRunFiles creates the files asked for before anything is built, so
 // that a bad path fails at once.
 func (a *app) openRunFiles(vcdPath, trace string) (*runFiles, error) {
-	o := &runFiles{vcdPath: vcdPath, pcapPath: a.pcapPath}
+	o := &runFiles{vcdPath: vcdPath}
 	var err error
 	if vcdPath != "" {
-		if o.vcd, err = os.Create(vcdPath); err != nil {
-			return nil, usagef("--vcd: %v", err)
+		if o.vcd, err = createOut("--vcd", vcdPath); err != nil {
+			return nil, err
 		}
 		o.opt.VCD, o.opt.Trace = o.vcd, trace
 		o.opt.Traced = func(s []rtl.TracedSignal) error {
 			if len(s) == 0 && trace != "" {
-				return usagef("--trace %q selects no signal (names look like top.sw.out(3).xp(1).occupancy; '*' matches dots too)", trace)
+				return errNoSignal
 			}
 			o.sigs = s
 			return nil
 		}
 	}
 	if a.pcapPath != "" {
-		if o.pcap, err = os.Create(a.pcapPath); err != nil {
+		if o.pcap, err = createOut("--pcap", a.pcapPath); err != nil {
 			o.abandon()
-			return nil, usagef("--pcap: %v", err)
+			return nil, err
 		}
 		o.opt.Pcap, o.opt.PcapLinks = o.pcap, a.pcapLinks
 	}
 	return o, nil
 }
 
-// abandon closes what an early return or a panic left open, so that no
-// half-written file stays open.
+// abandon discards what an early return or a panic left unplaced: the
+// temporary files go, the user's files stay as they were.
 func (o *runFiles) abandon() {
-	for _, f := range []**os.File{&o.vcd, &o.pcap} {
-		if *f != nil {
-			(*f).Close()
-			*f = nil
+	for _, f := range []*outFile{o.vcd, o.pcap} {
+		if f != nil {
+			f.discard()
 		}
 	}
 }
 
-// close closes the files after a run that ended with err. A run that
-// failed leaves no VCD and no capture behind (a capture that only failed
-// to close is kept); the error becomes one usage line.
+// close ends the files of a run that ended with err. A refused or failed
+// run places nothing; a run that ended (interrupted too: its VCD and
+// capture are valid up to where it stopped) places both, unless one could
+// not be written (a full disk), which discards both and is one usage line
+// naming the flag.
 func (o *runFiles) close(err error) error {
-	if o.pcap != nil {
-		cerr := o.pcap.Close()
-		o.pcap = nil
-		if err != nil {
-			os.Remove(o.pcapPath)
-		} else if cerr != nil {
-			err = usagef("--pcap %s: %v", o.pcapPath, cerr)
+	if err != nil {
+		// A file that could not be written explains the run's error (the
+		// VCD writer's, the capture's) naming its flag.
+		for _, f := range []*outFile{o.pcap, o.vcd} {
+			if f != nil && f.err != nil {
+				err = f.close()
+				break
+			}
+		}
+		o.abandon()
+		if _, ok := err.(*usageError); ok {
+			return err
+		}
+		return usagef("%s", oneLine(err.Error()))
+	}
+	for _, f := range []*outFile{o.pcap, o.vcd} {
+		if f == nil {
+			continue
+		}
+		if err := f.close(); err != nil {
+			o.abandon()
+			return err
 		}
 	}
-	if o.vcd != nil {
-		cerr := o.vcd.Close()
-		o.vcd = nil
-		if err == nil && cerr != nil {
-			err = usagef("--vcd %s: %v", o.vcdPath, cerr)
+	for _, f := range []*outFile{o.pcap, o.vcd} {
+		if f == nil {
+			continue
+		}
+		if err := f.place(); err != nil {
+			o.abandon()
+			return err
 		}
 	}
-	if err == nil {
-		return nil
-	}
-	if o.vcdPath != "" {
-		os.Remove(o.vcdPath)
-	}
-	if _, ok := err.(*usageError); ok {
-		return err
-	}
-	return usagef("%s", oneLine(err.Error()))
+	return nil
 }
 
 // writeGTKW writes the GTKWave save file beside the VCD: the topology's
@@ -135,10 +154,7 @@ func (o *runFiles) writeGTKW(cfg config.Config, cycles uint64) error {
 	}
 	groups := experiment.Groups(cfg, o.sigs)
 	_, period := rtl.Timescale(cfg.Timing().PeriodPS)
-	if err := writeGTKW(gtkwPath(o.vcdPath), filepath.Base(o.vcdPath), groups, vcd.FitTime(cycles*period)); err != nil {
-		return usagef("--vcd: %v", err)
-	}
-	return nil
+	return writeGTKW(gtkwPath(o.vcdPath), filepath.Base(o.vcdPath), groups, vcd.FitTime(cycles*period))
 }
 
 // runExit is the exit status of a printed run: 130 when interrupted, 3

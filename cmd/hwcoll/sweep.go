@@ -45,6 +45,9 @@ func (a *app) sweep(args []string) error {
 	if err := noArgs("sweep", pos); err != nil {
 		return err
 	}
+	if err := fs.refuseEmpty("config", "out"); err != nil {
+		return err
+	}
 	x, err := sweepAxis(*loadsFlag, *xFlag)
 	if err != nil {
 		return err
@@ -377,6 +380,9 @@ func (a *app) merge(args []string) error {
 	}
 	if len(pos) == 0 {
 		return usagef("merge: no input; usage: %s", synopsis("merge"))
+	}
+	if err := fs.refuseEmpty("out"); err != nil {
+		return err
 	}
 	var all []sweep.Row
 	for _, p := range pos {

@@ -98,6 +98,9 @@ func (a *app) tbRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := fs.refuseEmpty("vcd"); err != nil {
+		return err
+	}
 	o := runOpts{seed: seed.get(), cycles: cycles.get(), vcd: *vcdPath, trace: *trace}
 	if err := checkTraceFlags(o.vcd, o.trace, "tb run"); err != nil {
 		return err
@@ -124,9 +127,15 @@ func checkTraceFlags(vcdPath, trace, cmd string) error {
 	if err := rtl.ValidateGlobs(trace); err != nil {
 		return usagef("%s: --trace: %v", cmd, err)
 	}
-	if vcdPath != "" {
-		if info, err := os.Stat(vcdPath); err == nil && info.IsDir() {
-			return usagef("%s: --vcd %q is a directory; give a file name such as %s", cmd, vcdPath, filepath.Join(vcdPath, "trace.vcd"))
+	return checkOutPath(cmd, "vcd", vcdPath)
+}
+
+// checkOutPath refuses a directory given to a file flag, before anything
+// is built.
+func checkOutPath(cmd, flag, path string) error {
+	if path != "" {
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			return usagef("%s: --%s %q is a directory; give a file name such as %s", cmd, flag, path, filepath.Join(path, "out."+flag))
 		}
 	}
 	return nil
@@ -231,21 +240,22 @@ func buildScenario(s scenario.Scenario, seed uint64) (*tb.Harness, error) {
 // .gtkw save file needs.
 type scenarioTrace struct {
 	sim        *rtl.Sim
-	f          *os.File
+	f          *outFile
 	path, gtkw string
 	groups     []vcd.Group
 	count      int // traced signals
 }
 
-// startTrace opens o.vcd and traces the signals o.trace selects.
+// startTrace opens o.vcd (under a temporary name until finish places it:
+// outFile) and traces the signals o.trace selects.
 func startTrace(s scenario.Scenario, h *tb.Harness, o runOpts) (*scenarioTrace, error) {
 	t := &scenarioTrace{sim: h.Sim}
 	if o.vcd == "" {
 		return t, nil
 	}
-	f, err := os.Create(o.vcd)
+	f, err := createOut("--vcd", o.vcd)
 	if err != nil {
-		return nil, usagef("--vcd: %v", err)
+		return nil, err
 	}
 	t.f = f
 	w, err := t.sim.NewTraceWriter(f)
@@ -254,48 +264,55 @@ func startTrace(s scenario.Scenario, h *tb.Harness, o runOpts) (*scenarioTrace, 
 		return nil, &internalError{msg: fmt.Sprintf("trace writer: %v", err)}
 	}
 	if err := t.sim.Trace(w, o.trace); err != nil {
+		if f.err != nil { // the header could not be written
+			err = f.close()
+			t.abandon()
+			return nil, err
+		}
 		t.abandon()
 		return nil, usagef("--trace %q: %v", o.trace, err)
 	}
 	sigs := t.sim.TracedSignals()
 	if len(sigs) == 0 && o.trace != "" {
+		t.sim.EndTrace() // into the file discarded next; traceHint traces anew
 		t.abandon()
-		os.Remove(o.vcd)
-		return nil, usagef("--trace %q selects no signal of scenario %s (signal names look like top.link.producer.credits; '*' matches dots too)", o.trace, s.Name)
+		return nil, usagef("--trace %q selects no signal of scenario %s%s", o.trace, s.Name, traceHint(t.sim, o.trace))
 	}
 	t.path, t.gtkw, t.count = o.vcd, gtkwPath(o.vcd), len(sigs)
 	t.groups = tb.GroupsFor(h, sigs)
 	return t, nil
 }
 
-// abandon closes the VCD after an early return or a panic, so that no
-// half-written file stays open.
+// abandon discards the VCD after an early return or a panic; a file the
+// user had under its name stays as it was.
 func (t *scenarioTrace) abandon() {
 	if t.f != nil {
-		t.f.Close()
+		t.f.discard()
 		t.f = nil
 	}
 }
 
-// finish ends the VCD of a run of the given cycles and writes its .gtkw,
-// zoomed to the whole run.
+// finish ends the VCD of a run of the given cycles, places it and writes
+// its .gtkw, zoomed to the whole run.
 func (t *scenarioTrace) finish(cycles uint64) error {
 	if t.f == nil {
 		return nil
 	}
-	err := t.sim.EndTrace()
-	if cerr := t.f.Close(); err == nil {
-		err = cerr
+	eerr := t.sim.EndTrace()
+	err := t.f.close() // a write error, named --vcd, before EndTrace's own
+	if err == nil && eerr != nil {
+		t.f.discard()
+		err = t.f.fail(eerr)
+	}
+	if err == nil {
+		err = t.f.place()
 	}
 	t.f = nil
 	if err != nil {
-		return usagef("--vcd %s: %v", t.path, err)
+		return err
 	}
 	_, period := rtl.Timescale(t.sim.PeriodPS())
-	if err := writeGTKW(t.gtkw, filepath.Base(t.path), t.groups, vcd.FitTime(cycles*period)); err != nil {
-		return usagef("--vcd: %v", err)
-	}
-	return nil
+	return writeGTKW(t.gtkw, filepath.Base(t.path), t.groups, vcd.FitTime(cycles*period))
 }
 
 // scenarioReport is the report of a finished run: the scenario's counters
@@ -322,16 +339,18 @@ func scenarioReport(h *tb.Harness, name string, seed uint64, res tb.Result, wall
 	return r
 }
 
+// writeGTKW writes the .gtkw save file at path (the value of --vcd with
+// .gtkw for .vcd) for the VCD dumpfile.
 func writeGTKW(path, dumpfile string, groups []vcd.Group, opts ...vcd.GTKWOption) error {
-	f, err := os.Create(path)
+	o, err := createOut("--vcd", path)
 	if err != nil {
 		return err
 	}
-	if err := vcd.WriteGTKW(f, dumpfile, groups, opts...); err != nil {
-		f.Close()
-		return err
+	if err := vcd.WriteGTKW(o, dumpfile, groups, opts...); err != nil {
+		o.discard()
+		return o.fail(err)
 	}
-	return f.Close()
+	return o.commit()
 }
 
 // writeJSON prints v as exactly one JSON object on one line. Non-finite
