@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,6 +149,39 @@ func Product(axes []Axis) []SeriesSpec {
 	return out
 }
 
+// listKeys are the keys whose values are lists of numbers (network.dims).
+var listKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range config.Keys() {
+		if k.Type == "list of int" {
+			m[k.Key] = true
+		}
+	}
+	return m
+}()
+
+// reListValue is a list of numbers as a sweep writes it: 8x8, 64x32x32.
+var reListValue = regexp.MustCompile(`^[0-9]+(x[0-9]+)+$`)
+
+// listValue is the config value of v for key: a sweep writes a list of
+// numbers with x between the entries (network.dims=4x4,8x8), since the
+// comma separates the values; the series label keeps the x form.
+func listValue(key, v string) string {
+	if listKeys[key] && reListValue.MatchString(v) {
+		return strings.ReplaceAll(v, "x", ",")
+	}
+	return v
+}
+
+// listHint is what to add to an error about a value of key when the user
+// may have written a list the sweep way.
+func listHint(key string) string {
+	if !listKeys[key] {
+		return ""
+	}
+	return fmt.Sprintf(" (a sweep writes a list value with x between the entries: %s=4x4,8x8)", key)
+}
+
 // Spec is one point to run.
 type Spec struct {
 	Index  int // position in the whole sweep (before sharding)
@@ -181,7 +215,13 @@ func Plan(base config.Config, x Axis, series []SeriesSpec) ([]Spec, error) {
 			keys[a.Key] = true
 		}
 		if l := s.Label(); seen[l] {
-			return nil, fmt.Errorf("series %q is given twice", l)
+			hint := ""
+			for _, a := range s {
+				if hint == "" {
+					hint = listHint(a.Key)
+				}
+			}
+			return nil, fmt.Errorf("series %q is given twice%s", l, hint)
 		} else {
 			seen[l] = true
 		}
@@ -190,8 +230,8 @@ func Plan(base config.Config, x Axis, series []SeriesSpec) ([]Spec, error) {
 	for _, s := range series {
 		sc := base
 		for _, a := range s {
-			if err := sc.Set(a.Key + "=" + a.Value); err != nil {
-				return nil, err
+			if err := sc.Set(a.Key + "=" + listValue(a.Key, a.Value)); err != nil {
+				return nil, fmt.Errorf("%v%s", err, listHint(a.Key))
 			}
 		}
 		type xp struct {
@@ -201,7 +241,7 @@ func Plan(base config.Config, x Axis, series []SeriesSpec) ([]Spec, error) {
 		var xs []xp
 		for _, v := range x.Values {
 			c := sc
-			if err := c.Set(x.Key + "=" + v); err != nil {
+			if err := c.Set(x.Key + "=" + listValue(x.Key, v)); err != nil {
 				return nil, err
 			}
 			got, err := c.Get(x.Key)

@@ -101,3 +101,41 @@ func TestPlan(t *testing.T) {
 		require.Contains(t, err.Error(), tc.want, name)
 	}
 }
+
+// A list-valued key (network.dims) varies with x between a value's
+// entries, since the comma separates the values; the label keeps the x.
+func TestPlanVariesAListKey(t *testing.T) {
+	base := config.Default()
+	require.NoError(t, base.Set("network.topology=torus"))
+	ax, err := ParseAxis("network.dims=4x4, 8x8,16,4x4x4")
+	require.NoError(t, err)
+	specs, err := Plan(base, Axis{LoadKey, []string{"0.2"}}, Product([]Axis{ax}))
+	require.NoError(t, err)
+	var dims [][]int
+	var labels []string
+	for _, s := range specs {
+		dims = append(dims, s.Config.Network.Dims)
+		labels = append(labels, s.Series)
+	}
+	require.Equal(t, [][]int{{4, 4}, {8, 8}, {16}, {4, 4, 4}}, dims)
+	require.Equal(t, []string{"network.dims=4x4", "network.dims=8x8", "network.dims=16", "network.dims=4x4x4"}, labels)
+
+	series, err := ParseSeries("network.dims=8x4 router.vcs=4")
+	require.NoError(t, err)
+	specs, err = Plan(base, Axis{LoadKey, []string{"0.2"}}, []SeriesSpec{series})
+	require.NoError(t, err)
+	require.Equal(t, []int{8, 4}, specs[0].Config.Network.Dims)
+
+	// Not a list key: x is a value like any other, refused by the key.
+	_, err = Plan(base, Axis{LoadKey, []string{"0.2"}}, []SeriesSpec{{{"network.ports", "4x4"}}})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "4x4,8x8")
+	// The comma form of one list is two values; the error says how to
+	// write a list.
+	ax, err = ParseAxis("network.dims=8,8")
+	require.NoError(t, err)
+	_, err = Plan(base, Axis{LoadKey, []string{"0.2"}}, Product([]Axis{ax}))
+	require.ErrorContains(t, err, `series "network.dims=8" is given twice (a sweep writes a list value with x between the entries: network.dims=4x4,8x8)`)
+	_, err = Plan(base, Axis{LoadKey, []string{"0.2"}}, []SeriesSpec{{{"network.dims", "[4"}}})
+	require.ErrorContains(t, err, "network.dims=4x4,8x8")
+}

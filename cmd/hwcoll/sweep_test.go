@@ -227,3 +227,22 @@ func TestSweepInterruptAndResume(t *testing.T) {
 	r = runApp("sweep", "--loads", "0.1", "--resume")
 	requireOneLine(t, r, "hwcoll: ", "sweep: --resume needs --out DIR")
 }
+
+// --vary network.dims=4x4,8x8 runs one series per network size: a list
+// value has x between its entries.
+func TestSweepVariesDims(t *testing.T) {
+	r := runApp("sweep", "--loads", "0.2", "--json", "--jobs", "2", "--set", "network.topology=torus",
+		"--set", "run.warmup_cycles=200", "--set", "run.measure_cycles=1000", "--vary", "network.dims=4x4,3x3x3")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2)
+	for i, want := range []struct {
+		series string
+		nodes  float64
+	}{{"network.dims=4x4", 16}, {"network.dims=3x3x3", 27}} {
+		var row map[string]any
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &row), lines[i])
+		require.Equal(t, want.series, row["series"])
+		require.Equal(t, want.nodes, row["nodes"], lines[i])
+	}
+}

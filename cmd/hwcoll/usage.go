@@ -103,7 +103,8 @@ result's fields, then point (its index in the sweep), series, x_key, x.
                  e.g. --x traffic.message_bytes=64,1024,16384
   --vary KEY=VALUES
                  one series per value (repeated: every combination), e.g.
-                 --vary network.organization=oq-xp,iq-fifo,voq
+                 --vary network.organization=oq-xp,iq-fifo,voq; a list
+                 value has x between its entries: --vary network.dims=4x4,8x8
   --series "KEY=V KEY=V"
                  one series with these keys (repeatable; instead of --vary)
   --out DIR      also write DIR/results.jsonl (the JSON lines),
