@@ -153,7 +153,10 @@ func sortU64(a []uint64) {
 }
 
 // The error gap is geometric with mean (1−ber)/ber: flips over many bits
-// come at the bit error rate.
+// come at the bit error rate. The relative standard error of the rate
+// over 200k gaps is about sqrt((1−ber)/200k) ≈ 0.0022, so 0.02 is 9 of them;
+// measured over PCG seeds (1..20, 4): relative error at most 0.0054 at
+// every ber.
 func TestErrorGapMatchesBER(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, ber := range []float64{1e-2, 1e-3, 1e-5} {
