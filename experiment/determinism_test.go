@@ -216,15 +216,15 @@ func TestRunEndsOnTheSameCycleWithAndWithoutSkipping(t *testing.T) {
 // partition-mate without waking cannot for a component evaluated on another
 // goroutine.
 func TestRunWorkersAgree(t *testing.T) {
-	base := []string{"network.topology=fattree", "network.ports=8", "network.nodes=256", "traffic.load=0.6",
-		"run.warmup_cycles=500", "run.measure_cycles=2500"}
+	base := []string{"network.topology=fattree", "network.ports=8", "network.nodes=256"}
+	load := []string{"traffic.load=0.6", "run.warmup_cycles=500", "run.measure_cycles=2500"}
 	for _, extra := range [][]string{
-		{"network.credit_mode=min-free"},
-		{"network.credit_mode=per-link", "traffic.pattern=transpose"},
-		{"network.credit_mode=per-crosspoint", "traffic.pattern=complement"},
+		append([]string{"network.credit_mode=min-free"}, load...),
+		append([]string{"network.credit_mode=per-link", "traffic.pattern=transpose"}, load...),
+		append([]string{"network.credit_mode=per-crosspoint", "traffic.pattern=complement"}, load...),
 		{"traffic.pattern=allreduce", "traffic.message_bytes=2048", "network.combine_units=2"},
-		{"traffic.pattern=multicast", "traffic.multicast=software", "traffic.load=0.05", "network.nodes=64"},
-		{"link.ber=1e-4", "traffic.pattern=complement"},
+		append(load, "traffic.pattern=multicast", "traffic.multicast=software", "traffic.load=0.05", "network.nodes=64"),
+		append([]string{"link.ber=1e-4", "traffic.pattern=complement"}, load...),
 	} {
 		once := func(w string) (experiment.Result, string) {
 			cfg := configWith(t, append(append(append([]string{}, base...), extra...), "run.workers="+w)...)

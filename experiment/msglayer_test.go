@@ -152,11 +152,14 @@ func TestMsgLayerKernels(t *testing.T) {
 		leads := rapid.IntRange(0, 6).Draw(rt, "leads")
 		topo := rapid.SampledFrom([]string{"torus", "mesh"}).Draw(rt, "topology")
 		run := func(workers int) experiment.Result {
-			cfg := configWith(rt, append([]string{"network.topology=" + topo, "network.dims=4,3", "traffic.pattern=program",
-				"traffic.program=" + kernel, "traffic.sources=3", "traffic.fanout=5", "nic.model=msglayer",
-				"msglayer.protocol=" + proto, fmt.Sprintf("msglayer.leads=%d", leads),
+			sets := []string{"network.topology=" + topo, "network.dims=4,3", "traffic.pattern=program", "traffic.program=" + kernel}
+			if kernel == "multi-multicast" {
+				sets = append(sets, "traffic.sources=3", "traffic.fanout=5")
+			}
+			cfg := configWith(rt, append(append(sets, "nic.model=msglayer",
+				"msglayer.protocol="+proto, fmt.Sprintf("msglayer.leads=%d", leads),
 				"msglayer.eager_max_bytes=600", "msglayer.midsize_max_bytes=2000",
-				fmt.Sprintf("traffic.message_bytes=%d", bytes), fmt.Sprintf("run.workers=%d", workers), "run.max_cycles=100000000"}, dorSets...)...)
+				fmt.Sprintf("traffic.message_bytes=%d", bytes), fmt.Sprintf("run.workers=%d", workers), "run.max_cycles=100000000"), dorSets...)...)
 			r, err := experiment.Run(cfg, experiment.Options{})
 			require.NoError(rt, err)
 			return wallFree(r, true)

@@ -93,8 +93,12 @@ func TestProgramZeroContention(t *testing.T) {
 func TestProgramWorkersAgree(t *testing.T) {
 	for _, prog := range []string{"alltoall", "multi-multicast"} {
 		run := func(w string) experiment.Result {
-			cfg := configWith(t, "network.topology=mesh", "network.dims=4,4", "traffic.pattern=program", "traffic.program="+prog,
-				"traffic.fanout=8", "traffic.sources=6", "run.workers="+w, "run.max_cycles=10000000")
+			sets := []string{"network.topology=mesh", "network.dims=4,4", "traffic.pattern=program", "traffic.program=" + prog,
+				"run.workers=" + w, "run.max_cycles=10000000"}
+			if prog == "multi-multicast" {
+				sets = append(sets, "traffic.fanout=8", "traffic.sources=6")
+			}
+			cfg := configWith(t, sets...)
 			r, err := experiment.Run(cfg, experiment.Options{})
 			require.NoError(t, err)
 			require.Empty(t, r.Error)

@@ -49,10 +49,10 @@ func checkTopology(cfg config.Config) (Topology, error) {
 	if err != nil {
 		return Topology{}, err
 	}
-	if err := checkUnread(cfg, t); err != nil {
+	if err := checkAbilities(cfg, t); err != nil {
 		return Topology{}, err
 	}
-	if err := checkAbilities(cfg, t); err != nil {
+	if err := checkUnread(cfg, t); err != nil {
 		return Topology{}, err
 	}
 	if t.Check != nil {

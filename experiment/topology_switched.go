@@ -107,9 +107,9 @@ func init() {
 		kinds   string // for a sweep's report
 		weight  func(config.Config) float64
 	}{
-		{config.TopologyMIN, minNetlist, always(minKeys), "MINs",
+		{config.TopologyMIN, minNetlist, minReads, "MINs",
 			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) * 3 }},
-		{config.TopologyIrreg, irregularNetlist, irregularReads, "irregular networks",
+		{config.TopologyIrreg, irregularNetlist, irregularRunReads, "irregular networks",
 			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Switches) * 2 }},
 	} {
 		Register(Topology{

@@ -322,6 +322,12 @@ func routedResult(r *Result, cfg config.Config, net *routernet.Net, flits int, e
 	r.Topology, r.Ports, r.Dims = cfg.Network.Topology, net.Routing.Ports(), cfg.Network.Dims
 	r.Switching, r.Routing, r.Escape = cfg.Router.Switching, cfg.Router.Routing, cfg.Router.Escape
 	r.VCs, r.VCBufferFlits, r.PacketFlits = cfg.Router.VCs, cfg.Router.VCBufferFlits, flits
+	if !net.Routing.Torus {
+		r.Escape = "" // only a torus's rings need an escape
+	}
+	if cfg.Router.Switching == "wormhole" {
+		r.VCBufferFlits = 1 // what a wormhole router holds, whatever is set
+	}
 	if net.Routing.Graph() {
 		r.Shape, r.Dims, r.Escape = net.String(), nil, ""
 	}
@@ -366,7 +372,7 @@ func init() {
 	}{{config.TopologyTorus, true}, {config.TopologyMesh, false}} {
 		Register(Topology{
 			Name:  t.name,
-			Reads: always(torusKeys),
+			Reads: torusReads,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if cfg.Traffic.Pattern == config.PatternBroadcast {
 					kernel, err := torusBroadcast(cfg)
@@ -397,8 +403,12 @@ func init() {
 				for i, k := range r.Dims {
 					dims[i] = fmt.Sprint(k)
 				}
-				return fmt.Sprintf("%s %s: %s routing (escape %s), %s, %d VCs of %d flits, %d-flit packets",
-					strings.Join(dims, "×"), r.Topology, r.Routing, r.Escape, r.Switching, r.VCs, r.VCBufferFlits, r.PacketFlits)
+				escape := ""
+				if r.Escape != "" {
+					escape = " (escape " + r.Escape + ")"
+				}
+				return fmt.Sprintf("%s %s: %s routing%s, %s, %d VCs of %d flits, %d-flit packets",
+					strings.Join(dims, "×"), r.Topology, r.Routing, escape, r.Switching, r.VCs, r.VCBufferFlits, r.PacketFlits)
 			},
 			Weight:    func(cfg config.Config) float64 { return 4 * float64(dimsNodes(cfg.Network.Dims)) },
 			Abilities: Abilities{Retry: true, Faults: true, Pcap: true, Programs: true, MsgLayer: true},

@@ -326,7 +326,7 @@ func (n *IBNet) Run() Result {
 func init() {
 	Register(Topology{
 		Name:  config.TopologyIBMesh,
-		Reads: always(ibMeshKeys),
+		Reads: ibMeshReads,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			return asNetwork(buildIB(cfg, tm))
 		},

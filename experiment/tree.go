@@ -123,6 +123,9 @@ func (n *TreeNet) Run() Result {
 		VCs: tree.VCs, Note: TreeNote, Multicast: config.MulticastHardware, Algorithm: config.MulticastHardware,
 		OfferedLoad: cfg.Traffic.IOLoad, WallSeconds: wall,
 	}
+	if cfg.Traffic.IOLoad == 0 {
+		r.Process = "" // no I/O traffic, no injection process
+	}
 	var lat stats.Latency
 	for _, c := range n.Net.Clients {
 		r.PacketsInjected += uint64(c.Tx.Sent())
@@ -165,7 +168,7 @@ const treeNodeBytes = 32 << 10
 func init() {
 	Register(Topology{
 		Name:  config.TopologyBGLTree,
-		Reads: always(bglTreeKeys),
+		Reads: bglTreeReads,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			return asNetwork(Elaborated(Tree)(cfg, tm))
 		},

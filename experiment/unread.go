@@ -8,16 +8,16 @@ import (
 	"github.com/hwcoll/hwcoll/config"
 )
 
-// The keys of the network and router sections each topology's Build reads
-// (network.topology aside). A key of those sections that the topology does
-// not read and that is set away from its default is bad input: a torus
-// given network.nodes would otherwise run at its default network.dims, and
-// the user would read the results of a network they did not ask for.
+// The keys of the network and router sections the topologies' Builds read
+// (network.topology aside); their Reads add what their kinds of run read
+// of the other sections. A key a run does not read that is set away from
+// its default is bad input: a torus given network.nodes would otherwise
+// run at its default network.dims, a load run given traffic.program would
+// ignore it, and the user would read the results of a run they did not
+// ask for.
 var (
 	switchKeys = []string{"network.ports", "network.inputs", "network.organization", "network.xp_buffer_packets",
 		"network.credit_mode", "network.fanout_splitting", "network.iterations", "network.combine_units"}
-	fatTreeKeys = []string{"network.ports", "network.organization", "network.xp_buffer_packets", "network.credit_mode",
-		"network.fanout_splitting", "network.iterations", "network.combine_units", "network.nodes", "network.tree_builder"}
 	torusKeys = []string{"network.dims",
 		"router.switching", "router.vcs", "router.vc_buffer_flits", "router.routing", "router.escape"}
 	ibMeshKeys = []string{"network.dims", "network.vls", "network.vl_policy",
@@ -49,14 +49,26 @@ func irregularReads(cfg config.Config) []string {
 // shapeSections are the config sections whose keys depend on the topology.
 var shapeSections = []string{"network.", "router."}
 
-// checkUnread refuses a key of the network or router section that t does
-// not read and that cfg sets away from its default: one line naming the
-// key and what the topology reads instead.
+// alwaysRead are the keys every run reads, or that choose what runs; a
+// topology's Reads lists the others it reads of cfg.
+var alwaysRead = []string{"name", "seed", "clock_mhz", "network.topology", "link.gbps", "link.delay_ns",
+	"switch.delay_ns", "traffic.pattern", "run.max_cycles", "run.workers", "run.memory_limit"}
+
+// loadRunKeys are a load run's settings. A run to completion (a
+// collective, a program, a multicast on the InfiniBand mesh) has no load
+// and no window, and leaves them be rather than refusing them, so that one
+// config file serves a network's load runs and its collectives: they
+// cannot be mistaken for a setting of the collective.
+var loadRunKeys = []string{"traffic.load", "traffic.process", "run.warmup_cycles", "run.measure_cycles"}
+
+// checkUnread refuses a key that t does not read of cfg and that cfg sets
+// away from its default: one line naming the key, what was run and, for
+// the network and router sections, what the topology reads instead.
 func checkUnread(cfg config.Config, t Topology) error {
 	read := t.Reads(cfg)
+	toCompletion := !slices.Contains(read, "run.measure_cycles")
 	for _, k := range config.Keys() {
-		section := sectionOf(k.Key)
-		if section == "" || k.Key == "network.topology" || slices.Contains(read, k.Key) {
+		if slices.Contains(alwaysRead, k.Key) || slices.Contains(read, k.Key) || toCompletion && slices.Contains(loadRunKeys, k.Key) {
 			continue
 		}
 		v, err := cfg.Get(k.Key)
@@ -67,6 +79,11 @@ func checkUnread(cfg config.Config, t Topology) error {
 		// set away from the ports only when it differs from them.
 		if k.Key == "network.inputs" && cfg.Network.Inputs == cfg.Network.Ports {
 			continue
+		}
+		section := sectionOf(k.Key)
+		if section == "" {
+			return fmt.Errorf("%s: %s has no effect on %s on network.topology %s%s; leave it at its default (%s)",
+				k.Key, v, runKind(cfg), t.Name, readWhen(k.Key), k.Default)
 		}
 		var reads []string
 		for _, r := range read {
@@ -84,6 +101,121 @@ func checkUnread(cfg config.Config, t Topology) error {
 	return nil
 }
 
+// runKind names what cfg runs, for a message: "a uniform load run", "a
+// program run", "an allreduce".
+func runKind(cfg config.Config) string {
+	p := cfg.Traffic.Pattern
+	switch {
+	case p == config.PatternProgram:
+		return "a program run (traffic.pattern program)"
+	case IsCollective(p):
+		return article(p) + " " + p
+	}
+	return article(p) + " " + p + " load run"
+}
+
+// article is "a" or "an" before word.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeio", rune(word[0])) || strings.HasPrefix(word, "u") && !strings.HasPrefix(word, "uni") {
+		return "an"
+	}
+	return "a"
+}
+
+// readWhen says when a key of a run section is read, where that helps.
+func readWhen(key string) string {
+	switch {
+	case strings.HasPrefix(key, "msglayer."):
+		return " (read with nic.model msglayer)"
+	case key == "link.resend_buffer" || key == "link.retry_timeout":
+		return " (read when link.ber > 0)"
+	case key == "combine.float_mode":
+		return " (read with combine.type float64)"
+	case key == "traffic.program":
+		return " (read with traffic.pattern program)"
+	case key == "nic.send_packet_ns" || key == "nic.recv_packet_ns":
+		return " (read by the NICs of a program run)"
+	case key == "nic.send_overhead_ns" || key == "nic.recv_overhead_ns":
+		return " (read by NICs: nic.model overhead, namd, software collectives, program runs)"
+	case key == "traffic.multicast":
+		return " (read by fat-tree multicasts and collectives, torus and mesh broadcasts, the InfiniBand mesh)"
+	}
+	return ""
+}
+
+// The keys of the run sections families of runs read, for the
+// topologies' Reads.
+
+// loadKeys: an open-loop load run (traffic.pattern uniform and the other
+// point-to-point patterns; multicast with its fanout).
+func loadKeys(cfg config.Config) []string {
+	k := []string{"traffic.load", "traffic.process", "run.warmup_cycles", "run.measure_cycles", "packet.bytes"}
+	if cfg.Traffic.Pattern == config.PatternMulticast {
+		k = append(k, "traffic.fanout")
+	}
+	return k
+}
+
+// retryKeys: links that may have bit errors (Abilities.Retry).
+func retryKeys(cfg config.Config) []string {
+	if cfg.Link.BER > 0 {
+		return []string{"link.ber", "link.resend_buffer", "link.retry_timeout"}
+	}
+	return []string{"link.ber"}
+}
+
+// reduceKeys: a reduction's arithmetic (reduce, allreduce).
+func reduceKeys(cfg config.Config) []string {
+	p := cfg.Traffic.Pattern
+	if p != config.PatternReduce && p != config.PatternAllreduce {
+		return nil
+	}
+	k := []string{"combine.op", "combine.type"}
+	if cfg.Combine.Type == "float64" {
+		k = append(k, "combine.float_mode")
+	}
+	return k
+}
+
+// nicKeys: NICs with their overheads (nic.model overhead, namd, software
+// collectives).
+var nicKeys = []string{"nic.model", "nic.send_overhead_ns", "nic.recv_overhead_ns", "traffic.message_bytes"}
+
+// programKeys: a program run on a network of router blocks (a broadcast on
+// the torus is one): its kernel, its messages, and the NICs or the message
+// layer it runs on.
+func programKeys(cfg config.Config) []string {
+	k := []string{"traffic.message_bytes", "packet.bytes", "nic.model"}
+	if cfg.Traffic.Pattern == config.PatternProgram {
+		k = append(k, "traffic.program")
+		if cfg.Traffic.Program == "multi-multicast" {
+			k = append(k, "traffic.sources", "traffic.fanout")
+		}
+	}
+	if cfg.NIC.Model == config.NICMsgLayer {
+		return append(k, "msglayer.protocol", "msglayer.eager_max_bytes", "msglayer.midsize_max_bytes", "msglayer.leads", "msglayer.high_priority_lead")
+	}
+	return append(k, "nic.send_overhead_ns", "nic.recv_overhead_ns", "nic.send_packet_ns", "nic.recv_packet_ns")
+}
+
+// RoutedReads is the Reads of a topology of router blocks whose shape and
+// routing keys are shape: with flits, the watchdog, and the keys of its
+// load or program run (RoutedLoad, RoutedProgram).
+func RoutedReads(cfg config.Config, shape []string) []string { return routedKeys(cfg, shape) }
+
+// routedKeys: what every run on a network of router blocks reads besides
+// its shape and routing: flits, the watchdog, and load or program keys.
+func routedKeys(cfg config.Config, shape []string) []string {
+	k := append(slices.Clone(shape), "packet.flit_bytes", "run.watchdog_cycles")
+	switch cfg.Traffic.Pattern {
+	case config.PatternProgram:
+		return append(k, programKeys(cfg)...)
+	case config.PatternBroadcast: // a program of deposit-bit lines or messages
+		return append(append(k, programKeys(cfg)...), "traffic.multicast")
+	}
+	return append(append(k, loadKeys(cfg)...), "faults")
+}
+
 func sectionOf(key string) string {
 	for _, s := range shapeSections {
 		if strings.HasPrefix(key, s) {
@@ -91,4 +223,89 @@ func sectionOf(key string) string {
 		}
 	}
 	return ""
+}
+
+// switchReads: a single switch's shape; its combine units and arithmetic
+// for a collective, the load otherwise.
+func switchReads(cfg config.Config) []string {
+	k := slices.DeleteFunc(slices.Clone(switchKeys), func(k string) bool { return k == "network.combine_units" })
+	if IsCollective(cfg.Traffic.Pattern) {
+		k = append(k, "network.combine_units", "combine.elements_per_cycle", "traffic.message_bytes", "packet.bytes")
+		return append(k, reduceKeys(cfg)...)
+	}
+	return append(k, loadKeys(cfg)...)
+}
+
+// fatTreeReads: the fat-tree's shape and links; then what its kind of run
+// reads: NICs for namd and multicast through them, a software reduction,
+// a collective in the combine units, or an open-loop load.
+func fatTreeReads(cfg config.Config) []string {
+	k := append([]string{"network.ports", "network.organization", "network.xp_buffer_packets", "network.credit_mode",
+		"network.fanout_splitting", "network.iterations", "network.nodes"}, retryKeys(cfg)...)
+	pat, soft := cfg.Traffic.Pattern, cfg.Traffic.Multicast == config.MulticastSoftware
+	switch {
+	case IsNICMulticast(cfg):
+		k = append(append(k, loadKeys(cfg)...), nicKeys...)
+		k = append(k, "network.tree_builder", "traffic.fanout", "traffic.groups", "traffic.multicast")
+		if soft {
+			k = append(k, "traffic.software")
+		}
+	case soft && pat == config.PatternReduce:
+		k = append(append(append(k, nicKeys...), reduceKeys(cfg)...), "traffic.multicast", "packet.bytes")
+	case IsCollective(pat):
+		k = append(append(k, reduceKeys(cfg)...), "network.combine_units", "network.tree_builder",
+			"combine.elements_per_cycle", "traffic.message_bytes", "traffic.multicast", "packet.bytes")
+	case cfg.NIC.Model == config.NICOverhead:
+		k = append(append(k, loadKeys(cfg)...), nicKeys...)
+		k = append(k, "faults") // refused by the build, saying why
+	default:
+		k = append(append(k, loadKeys(cfg)...), "nic.model", "faults")
+		if pat == config.PatternMulticast {
+			k = append(k, "network.tree_builder", "traffic.groups", "traffic.multicast")
+		}
+	}
+	return k
+}
+
+// routerShape is a network of router blocks' shape keys less those its
+// switching or wrap make moot: wormhole VCs hold one flit, and only a
+// torus escapes its rings.
+func routerShape(cfg config.Config, keys []string) []string {
+	return slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
+		return k == "router.vc_buffer_flits" && cfg.Router.Switching == "wormhole" ||
+			k == "router.escape" && cfg.Network.Topology != config.TopologyTorus
+	})
+}
+
+// torusReads: a torus or mesh; its links may retry.
+func torusReads(cfg config.Config) []string {
+	return append(routedKeys(cfg, routerShape(cfg, torusKeys)), retryKeys(cfg)...)
+}
+
+// ibMeshReads: the InfiniBand mesh's one run, a multicast to completion.
+func ibMeshReads(cfg config.Config) []string {
+	k := append(routerShape(cfg, ibMeshKeys), retryKeys(cfg)...)
+	// traffic.software is checked whatever the multicast (its one
+	// software scheme is sequential), so that a config can name it for a
+	// --set traffic.multicast=software.
+	return append(k, "packet.bytes", "packet.flit_bytes", "traffic.message_bytes", "traffic.multicast", "traffic.software",
+		"traffic.sources", "traffic.group_percent")
+}
+
+// bglTreeReads: the collective tree's one collective, with I/O traffic
+// alongside when asked.
+func bglTreeReads(cfg config.Config) []string {
+	k := append(append(slices.Clone(bglTreeKeys), retryKeys(cfg)...), reduceKeys(cfg)...)
+	k = append(k, "packet.flit_bytes", "traffic.message_bytes", "traffic.io_load")
+	if cfg.Traffic.IOLoad > 0 {
+		k = append(k, "traffic.process")
+	}
+	return k
+}
+
+// minReads and irregularRunReads: the switch-based networks.
+func minReads(cfg config.Config) []string { return routedKeys(cfg, routerShape(cfg, minKeys)) }
+
+func irregularRunReads(cfg config.Config) []string {
+	return routedKeys(cfg, routerShape(cfg, irregularReads(cfg)))
 }

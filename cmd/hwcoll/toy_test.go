@@ -49,8 +49,8 @@ func toyRing() experiment.Topology {
 	load := experiment.Elaborated(experiment.RoutedLoad(netlist))
 	return experiment.Topology{
 		Name: "toyring",
-		Reads: func(config.Config) []string {
-			return []string{"network.switches", "router.switching", "router.vcs", "router.vc_buffer_flits"}
+		Reads: func(cfg config.Config) []string {
+			return experiment.RoutedReads(cfg, []string{"network.switches", "router.switching", "router.vcs", "router.vc_buffer_flits"})
 		},
 		Build: func(cfg config.Config, tm config.Timing) (experiment.Network, error) {
 			if cfg.Traffic.Pattern != "uniform" {
