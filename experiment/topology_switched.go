@@ -27,7 +27,7 @@ func minNetlist(cfg config.Config) (RouterNetlist, error) {
 		return RouterNetlist{}, fmt.Errorf("network.min_kind: %v", err)
 	}
 	if k := cfg.Network.Ports; k > multistage.MaxRadix(kind) {
-		return RouterNetlist{}, fmt.Errorf("network.ports: %d; the switches of a %s MIN have 2..%d ports a side (the router block has %d ports, one its local)", k, kind, multistage.MaxRadix(kind), routing.MaxPorts)
+		return RouterNetlist{}, fmt.Errorf("network.ports: %d; the switches of %s %s MIN have 2..%d ports a side (the router block has %d ports, one its local)", k, article(kind.String()), kind, multistage.MaxRadix(kind), routing.MaxPorts)
 	}
 	m, err := multistage.New(kind, cfg.Network.Ports, cfg.Network.Nodes, cfg.Router.VCs)
 	if err != nil {
@@ -64,6 +64,21 @@ func irregularGraph(cfg config.Config) (*irregular.Graph, error) {
 		return nil, fmt.Errorf("network.degree: %v", err)
 	}
 	return g, nil
+}
+
+// irregularCheck refuses a file's route lines where the routing does not
+// read them: only table and source routing take their routes from the
+// file.
+func irregularCheck(cfg config.Config) error {
+	if cfg.Network.IrregularFile == config.IrregularRandom || cfg.Router.Routing == "table" || cfg.Router.Routing == "source" {
+		return nil
+	}
+	g, err := irregularGraph(cfg)
+	if err != nil || len(g.Routes) == 0 {
+		return nil // a bad file is the build's to report
+	}
+	return fmt.Errorf("network.irregular_file: %s gives routes (line %d), which router.routing %s does not use; allowed: router.routing table | source, or a file without route lines",
+		cfg.Network.IrregularFile, g.Routes[0].Line, cfg.Router.Routing)
 }
 
 // irregularNetlist is the netlist of cfg's irregular network.
@@ -106,11 +121,12 @@ func init() {
 		reads   func(config.Config) []string
 		kinds   string // for a sweep's report
 		weight  func(config.Config) float64
+		check   func(config.Config) error
 	}{
 		{config.TopologyMIN, minNetlist, minReads, "MINs",
-			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) * 3 }},
+			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) * 3 }, nil},
 		{config.TopologyIrreg, irregularNetlist, irregularRunReads, "irregular networks",
-			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Switches) * 2 }},
+			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Switches) * 2 }, irregularCheck},
 	} {
 		Register(Topology{
 			Name:  t.name,
@@ -133,6 +149,7 @@ func init() {
 					r.Shape, r.Routing, r.Switching, r.VCs, r.VCBufferFlits, r.PacketFlits)
 			},
 			Weight:    t.weight,
+			Check:     t.check,
 			Abilities: Abilities{Programs: true},
 			Report:    func(rs []Result) string { return RoutersOf(rs, t.kinds) },
 		})

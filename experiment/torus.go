@@ -417,6 +417,15 @@ func init() {
 				return n * directNodeBytes, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
 			},
 			Report: func(rs []Result) string { return RoutersOf(rs, "") },
+			Summary: func(r Result) (string, bool) {
+				if r.Pattern != config.PatternBroadcast {
+					return "", false
+				}
+				if r.Program == "deposit-broadcast" {
+					return "deposit-bit lines from node 0, re-sent at the corners", true
+				}
+				return "a binomial tree of messages from node 0", true
+			},
 		})
 	}
 }

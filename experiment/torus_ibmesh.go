@@ -343,6 +343,9 @@ func init() {
 			if n := len(cfg.Network.Dims); n != 2 {
 				return fmt.Errorf("network.dims: %s has %d entries; ibmesh needs exactly 2 ([m,n])", fmtDims(cfg.Network.Dims), n)
 			}
+			if n := dimsNodes(cfg.Network.Dims); uint64(cfg.Traffic.Sources) > n {
+				return fmt.Errorf("traffic.sources: %d sources on %d nodes; allowed 0..%d (0 = every node)", cfg.Traffic.Sources, n, n)
+			}
 			return nil
 		},
 		Memory: func(cfg config.Config) (uint64, string, string) {

@@ -46,6 +46,14 @@ var kindNames = [...]string{"omega", "butterfly", "cube", "bmin"}
 
 func (k Kind) String() string { return kindNames[k] }
 
+// Article is the kind with its indefinite article: "an omega", "a cube".
+func (k Kind) Article() string {
+	if k == Omega {
+		return "an " + k.String()
+	}
+	return "a " + k.String()
+}
+
 // ParseKind returns the Kind of a name (network.min_kind).
 func ParseKind(s string) (Kind, error) {
 	for i, n := range kindNames {
@@ -85,7 +93,7 @@ func MaxRadix(kind Kind) int {
 // must be a power of k (at least k).
 func New(kind Kind, k, hosts, vcs int) (*Network, error) {
 	if k < 2 || k > MaxRadix(kind) {
-		return nil, fmt.Errorf("%d×%d switches; a %s MIN's have 2..%d ports a side (the router block has %d ports, one its local)", k, k, kind, MaxRadix(kind), routing.MaxPorts)
+		return nil, fmt.Errorf("%d×%d switches; %s MIN's have 2..%d ports a side (the router block has %d ports, one its local)", k, k, kind.Article(), MaxRadix(kind), routing.MaxPorts)
 	}
 	n := &Network{Kind: kind, K: k, Hosts: hosts, pow: []int{1}}
 	for x := 1; x < hosts; x *= k {

@@ -29,6 +29,7 @@ func TestBadInput(t *testing.T) {
 	emptyJSONL := writeFile(t, dir, "empty.jsonl", "\n")
 	badIrregular := writeFile(t, dir, "net.txt", "switches 4\n0 1\n0 9\n")
 	downward := writeFile(t, dir, "down.txt", "switches 4\n0 1\n1 2\n3 0\nroute 1 0 2\n") // found by FuzzParse: a panic before
+	routed := writeFile(t, dir, "routed.txt", "switches 4\n0 1\n1 2\n2 3\nroute 1 0 1\n")
 
 	cases := []struct {
 		name string
@@ -87,6 +88,29 @@ func TestBadInput(t *testing.T) {
 		{"fault on a node link", []string{"run", "--set", "network.topology=fattree", "--set", "faults=top.leaf(0).out(0)@0"}, []string{"faults", "node links cannot fail", "top.leaf(0).out(4)"}},
 		{"fault on a lone switch", []string{"run", "--set", "faults=top.sw.out(1)@0"}, []string{"faults", "fattree, torus and mesh", "not for switch"}},
 		{"fault under a collective", []string{"run", "--set", "network.topology=fattree", "--set", "traffic.pattern=allreduce", "--set", "faults=top.leaf(0).out(4)@0"}, []string{"faults", "point-to-point", "allreduce"}},
+		// Faults make sense.
+		{"fault past the run", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(1)(0).out(1)@5000000"}, []string{"faults", "cycle 5000000 is past the run", "0..4999999"}},
+		{"the same fault twice", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(1,0).out(1)@0,top.net.r(1)(0).out(1)@500"}, []string{"faults", "entries 1", "name the same link"}},
+		{"a fault from both ends", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(0)(0).out(1)@0,top.net.r(1)(0).out(2)@500"}, []string{"faults", "from its two ends"}},
+		{"a fault from both ends of a fat-tree link", []string{"run", "--set", "network.topology=fattree", "--set", "faults=top.leaf(0).out(4)@0,top.mid(1)(0).out(0)@0"}, []string{"faults", "from its two ends"}},
+		{"a fault path never closed", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(1.out(1)@0"}, []string{"faults", "never closed"}},
+		// Every key is read or refused, in every section.
+		{"program key on a load run", []string{"run", "--set", "network.topology=torus", "--set", "traffic.program=all-to-one"}, []string{"traffic.program", "no effect on a uniform load run on network.topology torus", "traffic.pattern program"}},
+		{"sources on uniform load", []string{"run", "--set", "network.topology=mesh", "--set", "traffic.sources=3"}, []string{"traffic.sources", "no effect on a uniform load run"}},
+		{"NIC overhead on an open-loop run", []string{"run", "--set", "network.topology=torus", "--set", "nic.send_overhead_ns=500"}, []string{"nic.send_overhead_ns", "read by NICs"}},
+		{"NIC work per packet on an open-loop run", []string{"run", "--set", "network.topology=fattree", "--set", "network.nodes=16", "--set", "nic.send_packet_ns=10"}, []string{"nic.send_packet_ns", "program run"}},
+		{"NIC overhead under the message layer", []string{"run", "--config", "../../configs/bgl-torus.yaml", "--set", "network.dims=4,4", "--set", "traffic.pattern=program", "--set", "nic.model=msglayer", "--set", "nic.recv_overhead_ns=100"}, []string{"nic.recv_overhead_ns", "program run"}},
+		{"msglayer key without the message layer", []string{"run", "--set", "network.topology=torus", "--set", "traffic.pattern=program", "--set", "msglayer.protocol=eager"}, []string{"msglayer.protocol", "read with nic.model msglayer"}},
+		{"combine rate on the collective tree", []string{"run", "--set", "network.topology=bgltree", "--set", "network.nodes=64", "--set", "traffic.pattern=allreduce", "--set", "combine.elements_per_cycle=4"}, []string{"combine.elements_per_cycle", "an allreduce on network.topology bgltree"}},
+		{"float mode with integers", []string{"run", "--set", "traffic.pattern=allreduce", "--set", "combine.float_mode=naive"}, []string{"combine.float_mode", "read with combine.type float64"}},
+		{"combine op on a barrier", []string{"run", "--set", "traffic.pattern=barrier", "--set", "combine.op=max"}, []string{"combine.op", "a barrier"}},
+		{"escape on a mesh", []string{"run", "--set", "network.topology=mesh", "--set", "router.escape=bubble"}, []string{"router.escape", "network.topology mesh", "router.routing"}},
+		{"buffer depth under wormhole", []string{"run", "--set", "network.topology=torus", "--set", "router.switching=wormhole", "--set", "router.vc_buffer_flits=8"}, []string{"router.vc_buffer_flits", "network.topology torus"}},
+		{"faults on a program run", []string{"run", "--set", "network.topology=torus", "--set", "traffic.pattern=program", "--set", "faults=top.net.r(0)(0).out(1)@5"}, []string{"faults", "program run"}},
+		{"retry settings on perfect links", []string{"run", "--set", "network.topology=torus", "--set", "link.resend_buffer=4"}, []string{"link.resend_buffer", "read when link.ber > 0"}},
+		{"sources past the nodes", []string{"run", "--set", "network.topology=ibmesh", "--set", "network.dims=4,4", "--set", "traffic.pattern=multicast", "--set", "traffic.sources=17"}, []string{"traffic.sources", "17 sources on 16 nodes", "0..16"}},
+		{"routes in a file under updown", []string{"run", "--set", "network.topology=irregular", "--set", "router.routing=updown", "--set", "network.irregular_file=" + routed}, []string{"network.irregular_file", "gives routes (line 5)", "router.routing updown does not use"}},
+		{"config prints nothing run refuses", []string{"config", "--set", "network.topology=torus", "--set", "traffic.program=all-to-one"}, []string{"traffic.program", "no effect"}},
 		{"fault with NICs", []string{"run", "--set", "network.topology=fattree", "--set", "nic.model=overhead", "--set", "faults=top.leaf(0).out(4)@0"}, []string{"faults", "nic.model none"}},
 		{"fault with look-ahead credits", []string{"run", "--set", "network.topology=fattree", "--set", "network.credit_mode=per-crosspoint", "--set", "faults=top.leaf(0).out(4)@0"}, []string{"faults", "per-crosspoint"}},
 		{"fault on a voq fat-tree", []string{"run", "--set", "network.topology=fattree", "--set", "network.organization=voq", "--set", "faults=top.leaf(0).out(4)@0"}, []string{"faults", "network.organization oq-xp"}},

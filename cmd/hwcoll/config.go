@@ -77,6 +77,10 @@ func (a *app) config(args []string) error {
 	if err != nil {
 		return err
 	}
+	// What run would refuse is not printed as a configuration to run.
+	if err := experiment.Check(cfg); err != nil {
+		return usagef("%s", oneLine(err.Error()))
+	}
 	t := cfg.Timing()
 	if *asJSON {
 		return writeJSON(a.stdout, struct {
