@@ -830,7 +830,7 @@ func valueNode(s *spec, raw string) (*yaml.Node, *Error) {
 		// "4,4,4", "4x4x4" or a single "8".
 		parts := []string{n.Value}
 		if s.typ.Elem().Kind() == reflect.String {
-			parts = strings.Split(n.Value, ",")
+			parts = splitOutside(n.Value)
 		} else if n.ShortTag() == "!!str" {
 			if strings.Contains(n.Value, ",") {
 				parts = strings.Split(n.Value, ",")
@@ -845,6 +845,27 @@ func valueNode(s *spec, raw string) (*yaml.Node, *Error) {
 		n = seq
 	}
 	return n, nil
+}
+
+// splitOutside splits s at the commas outside parentheses, so that a
+// fault path's coordinates (top.net.r(1,0).out(1)@5) stay one entry.
+func splitOutside(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
 }
 
 // format writes a field value the way Set reads it.

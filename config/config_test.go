@@ -562,3 +562,11 @@ func TestMsgLayerKeys(t *testing.T) {
 	_, err = Parse([]byte("msglayer: {high_priority_lead: [1]}\n"))
 	requireKeyError(t, err, "msglayer.high_priority_lead", "expected true or false")
 }
+
+// A list of fault paths splits at the commas between entries, not inside
+// a path's coordinates.
+func TestSetKeepsCoordinatesTogether(t *testing.T) {
+	c := Default()
+	require.NoError(t, c.Set("faults=top.net.r(1,0).out(1)@0,top.net.r(2)(0).out(1)@9"))
+	require.Equal(t, []string{"top.net.r(1,0).out(1)@0", "top.net.r(2)(0).out(1)@9"}, c.Faults)
+}
