@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"math/rand/v2"
@@ -459,7 +460,7 @@ func init() {
 		Weight:    func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) },
 		Abilities: Abilities{Retry: true, Faults: true},
 		Memory: func(cfg config.Config) (uint64, string, string) {
-			return uint64(cfg.Network.Nodes) * fatTreeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node fat-tree", cfg.Network.Nodes)
+			return uint64(cfg.Network.Nodes) * fatTreeNodeBytes, "network.nodes", fmt.Sprintf("%s %d-node fat-tree", param.A(uint64(cfg.Network.Nodes)), cfg.Network.Nodes)
 		},
 		Summary: combineSummary,
 		Report: func(rs []Result) string {

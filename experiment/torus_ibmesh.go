@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"math/rand/v2"
@@ -350,7 +351,7 @@ func init() {
 		},
 		Memory: func(cfg config.Config) (uint64, string, string) {
 			n := dimsNodes(cfg.Network.Dims) // and every switch's LFT: a byte per LID
-			return n*directNodeBytes + n*n, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
+			return n*directNodeBytes + n*n, "network.dims", fmt.Sprintf("%s %d-node %s", param.A(n), n, cfg.Network.Topology)
 		},
 		Summary: func(r Result) (string, bool) {
 			return fmt.Sprintf("%d source(s), %d packets delivered in all", r.Sources, r.PacketsDelivered), true

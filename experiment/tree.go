@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/link"
 	"io"
 	"math"
@@ -179,7 +180,7 @@ func init() {
 		Abilities: Abilities{Retry: true},
 		Memory: func(cfg config.Config) (uint64, string, string) {
 			nodes := uint64(cfg.Network.Nodes) // compute nodes, and an I/O node per 64
-			return (nodes + (nodes+63)/64) * treeNodeBytes, "network.nodes", fmt.Sprintf("a %d-node collective tree", nodes)
+			return (nodes + (nodes+63)/64) * treeNodeBytes, "network.nodes", fmt.Sprintf("%s %d-node collective tree", param.A(nodes), nodes)
 		},
 		Summary: func(r Result) (string, bool) {
 			how := "the routers' ALUs"

@@ -2,6 +2,7 @@ package router
 
 import (
 	"fmt"
+	"github.com/hwcoll/hwcoll/internal/param"
 	"math/bits"
 
 	"github.com/hwcoll/hwcoll/packet"
@@ -720,7 +721,7 @@ func (r *Router) CheckCredits() error {
 				return fmt.Errorf("%s vc %d: bubble padding %d with %d credits in hand and %d promised of %d", op.Path(), u, ov.pad, ov.credits, ov.promised(op, u), r.buf)
 			}
 			if occ := dv.occupancy(now, r.P) + landed; occ > uint64(r.buf) {
-				return fmt.Errorf("%s vc %d: %d flits in a %d-flit buffer", op.peer.Path(), u, occ, r.buf)
+				return fmt.Errorf("%s vc %d: %d flits in %s %d-flit buffer", op.peer.Path(), u, occ, param.A(uint64(r.buf)), r.buf)
 			}
 			if err := r.checkCutThrough(q, u); err != nil {
 				return err

@@ -67,3 +67,15 @@ func refs(msg string, f func(string) string) string {
 	b.WriteString(msg)
 	return b.String()
 }
+
+// A is "a" or "an" before the number n read aloud ("an 8-flit packet", "an
+// 11-node ring", "a 16-node mesh").
+func A(n uint64) string {
+	for n >= 1000 {
+		n /= 1000 // 8000, 18000: "eight thousand", "eighteen thousand"
+	}
+	if n == 8 || n == 11 || n == 18 || n >= 80 && n < 90 || n >= 800 && n < 900 {
+		return "an"
+	}
+	return "a"
+}
