@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"fmt"
 	"io"
+	"math/bits"
 	"time"
 
 	"github.com/hwcoll/hwcoll/config"
@@ -62,14 +64,46 @@ func (n *loadNet) measuredDone() bool {
 
 // Harness wraps the netlist for testbenches: done when drained, the credit
 // invariant as a monitor.
-func (n *loadNet) Harness() *tb.Harness { return harness(n.Sim, n.measuredDone, n.conserve, n.netErr) }
+func (n *loadNet) Harness() *tb.Harness {
+	n.boundQueues()
+	return harness(n.Sim, n.measuredDone, n.conserve, n.netErr)
+}
 
 // Trace records the selected signals of the run into w (a VCD stream).
 func (n *loadNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim, w, globs) }
 
 // Run drives warm-up, the measurement window and the drain, then reports.
 // A run that has not drained by run.max_cycles stops there and is unstable.
-func (n *loadNet) Run() Result { return runTimed(n.Sim, n.measuredDone, n.Cfg, n.report) }
+func (n *loadNet) Run() Result {
+	n.boundQueues()
+	return runTimed(n.Sim, n.measuredDone, n.Cfg, n.report)
+}
+
+// queuedPackets is the most packets all the sources of a load run hold
+// in their queues together (about 370 MB of 88-byte packets), whatever
+// the network's size; sourceQueue divides it among them.
+const queuedPackets = 1 << 22
+
+// sourceQueue is the queue bound of each of n sources (traffic.Source
+// QueueBound): queuedPackets shared out, rounded down to a power of two
+// (the size the queue's ring grows to), at most traffic.DefaultQueueBound
+// (2^16, what a network of up to 64 nodes gets) and at least 2^10 (a
+// source a thousand packets behind is far past saturation; the 65,536-node
+// torus's 2^26 queued packets are then 5.9 GB, its saturation not
+// measurable anyway at that size).
+func sourceQueue(n int) int {
+	b := queuedPackets / max(n, 1)
+	return max(min(1<<(bits.Len(uint(b))-1), traffic.DefaultQueueBound), 1<<10)
+}
+
+// boundQueues gives every source its queue bound (sourceQueue), before
+// the run.
+func (n *loadNet) boundQueues() {
+	b := sourceQueue(len(n.Srcs))
+	for _, s := range n.Srcs {
+		s.QueueBound = b
+	}
+}
 
 // What every experiment netlist does the same way.
 
@@ -123,10 +157,14 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 	r.WallSeconds = wall
 	var born, injected, delivered, recv, fanout, mcast uint64
 	var lat stats.Latency
+	var capped *traffic.Source // the first source its queue bound stopped
 	nsrc := float64(len(srcs))
 	for _, s := range srcs {
 		if sim.Now() > 0 && (s.Born > 0 || s.Injected > 0) {
 			s.CatchUp(sim.Now() - 1) // births a sleeping source has not generated yet
+		}
+		if s.Capped && (capped == nil || s.CappedAt < capped.CappedAt) {
+			capped = s
 		}
 		born += s.BornInWindow
 		injected += s.InjectedInWindow
@@ -162,7 +200,14 @@ func loadResult(r *Result, cfg config.Config, tm config.Timing, sim *rtl.Sim, wi
 		h += hops(s)
 	}
 	r.kernel(sim, wall, h)
-	if born == 0 {
+	switch {
+	case capped != nil:
+		// Past the bound the run no longer offers traffic.load: what it
+		// measured is not the configured experiment (a deadlock the
+		// watchdog caught says so instead, reported after this).
+		r.fail(fmt.Sprintf("source queue bound: node %d's queue reached %d packets at cycle %d and its source stopped generating (max_source_queue; the network did not take traffic.load %g); generated_load and the measured packets count the births until then",
+			capped.Node, capped.Bound(), capped.CappedAt, cfg.Traffic.Load))
+	case born == 0:
 		r.fail("no packet was born in the measurement window; raise traffic.load or run.measure_cycles")
 	}
 	if err != nil {

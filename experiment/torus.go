@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/credit"
@@ -287,7 +288,13 @@ func (n *RoutedNet) Run() Result {
 			return n.Watch.Stalled() || n.measuredDone()
 		}
 	}
-	r := runTimed(n.Sim, done, n.Cfg, n.report)
+	// Sliced at the watchdog's looks: a network that locks in the warm-up
+	// leaves nothing awake (its sources wait on its credits), and one
+	// RunUntil would skip to run.max_cycles past the watchdog.
+	n.boundQueues()
+	start := time.Now()
+	n.Watch.runUntil(n.Sim, done, uint64(n.Cfg.Run.MaxCycles))
+	r := n.report(time.Since(start).Seconds())
 	if n.pcap != nil {
 		n.flush(^uint64(0))
 		r.PcapPackets = n.pcap.Packets()

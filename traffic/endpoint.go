@@ -15,10 +15,14 @@ type Window struct{ Start, End uint64 }
 // In reports whether cycle t is inside the window.
 func (w Window) In(t uint64) bool { return t >= w.Start && t < w.End }
 
-// Source is an open-loop traffic source with an infinite queue: packets are
-// born by the process whatever the network does, wait in the queue, and go
-// on the link when it is idle and the downstream has a credit. Latency
-// counts from birth, so it includes source queueing.
+// Source is an open-loop traffic source: packets are born by the process
+// whatever the network does, wait in the queue, and go on the link when it
+// is idle and the downstream has a credit. Latency counts from birth, so it
+// includes source queueing. The queue is unbounded in the model's sense but
+// not in memory: a network that does not take the load (saturated, or
+// deadlocked with the watchdog off) would grow it for the whole run, so a
+// source whose queue holds QueueBound packets stops generating for good
+// (Capped) and the run reports it.
 type Source struct {
 	rtl.Module
 	Tx        *link.Sender
@@ -33,6 +37,17 @@ type Source struct {
 	// Header, when set, completes a packet's header at its birth with what
 	// the network reads there (a source route).
 	Header func(p *packet.Packet)
+	// QueueBound is the most packets the queue holds (0:
+	// DefaultQueueBound): the birth that would exceed it is not made, nor
+	// any after it. A power of two keeps the ring at that many entries.
+	QueueBound int
+	// Capped is set when the bound stopped the source; CappedAt is the
+	// birth cycle it refused. Both are the same with time skipping on or
+	// off: births are generated late only while no packet could leave, so
+	// the queue length at every birth is what an always-evaluated source
+	// sees.
+	Capped   bool
+	CappedAt uint64
 
 	queue ring.Ring[packet.Packet]
 	next  uint64     // next birth
@@ -46,6 +61,12 @@ type Source struct {
 	MeasuredCopies                                 uint64 // copies the measured packets will deliver
 	QueueAtStart, QueueAtEnd, MaxQueue             int
 }
+
+// DefaultQueueBound is a source's QueueBound unless set: 2^16 packets
+// (5.8 MB of 88-byte packets). The largest source queue in figures/ is
+// 8442 packets (an 8×8 mesh past saturation), so the bound stops only a
+// source whose network has long stopped taking its load.
+const DefaultQueueBound = 1 << 16
 
 // NewSource makes a source for node under parent; its link sender has
 // counters for the downstream input's credits.
@@ -99,7 +120,7 @@ func (s *Source) Eval() {
 	// A traced queue length wakes at every birth so the waveform is exact.
 	// A credit arrival wakes us when we wait for one (Settle).
 	wake := ^uint64(0)
-	births := s.Proc != nil && (s.StopAt == 0 || s.next < s.StopAt)
+	births := s.Proc != nil && !s.Capped && (s.StopAt == 0 || s.next < s.StopAt)
 	free, busy := s.Tx.Busy(now)
 	pending := births && busy && s.next < free // a birth will wait for the link
 	if births && (s.qlen.Traced() || s.queue.Len() == 0 && !pending) {
@@ -124,11 +145,27 @@ func (s *Source) Eval() {
 // would only wait in the queue is generated when the source next wakes, so
 // at the end of a run (c = the last cycle) the caller brings Born and
 // MaxQueue to what an always-evaluated source would show.
+//
+// A source whose queue is full (QueueBound) stops generating: the check
+// is per birth, not per cycle, and a run whose sources never fill their
+// queues makes exactly the births it did without it.
 func (s *Source) CatchUp(c uint64) {
-	for s.Proc != nil && s.next <= c && (s.StopAt == 0 || s.next < s.StopAt) {
+	for s.Proc != nil && !s.Capped && s.next <= c && (s.StopAt == 0 || s.next < s.StopAt) {
+		if s.queue.Len() >= s.Bound() {
+			s.Capped, s.CappedAt = true, s.next
+			return
+		}
 		s.birth(s.next)
 		s.next += s.Proc.Gap(s.rng.Of(&s.Module))
 	}
+}
+
+// Bound is the queue's capacity in packets (QueueBound, or its default).
+func (s *Source) Bound() int {
+	if s.QueueBound > 0 {
+		return s.QueueBound
+	}
+	return DefaultQueueBound
 }
 
 func (s *Source) birth(t uint64) {

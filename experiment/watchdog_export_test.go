@@ -1,0 +1,4 @@
+package experiment
+
+// SourceQueue is sourceQueue, for the external tests.
+var SourceQueue = sourceQueue
