@@ -83,6 +83,13 @@ type Topology struct {
 	// Report describes the network a sweep's results ran on, for its
 	// report (nil: SwitchesOf).
 	Report func(rs []Result) string
+	// Defaults resolves what cfg leaves to the topology (router.routing
+	// auto and the like) to what the topology and its routing need;
+	// Resolve calls it before anything is checked or built.
+	Defaults func(cfg *config.Config)
+	// Demo is the network's section of hwcoll demo (make run), nil for
+	// none.
+	Demo *Demo
 }
 
 // Abilities are what a topology's networks can do beyond a load run.
