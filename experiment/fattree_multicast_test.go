@@ -144,6 +144,12 @@ func TestFatTreeMulticastZeroLoadLatency(t *testing.T) {
 // packets at every output, and over a 3k + 12k-cycle window the tree still
 // absorbs the excess (accepted 0.149, latency 11× the zero-load value);
 // over 10k + 30k cycles it has saturated (accepted 0.11, as per-link).
+//
+// Over seeds 1..20: at 0.1 accepted 0.098–0.102 (asserted ± 0.01), mean
+// fanout 7.93–8.13 (± 0.2 left 0.07 past the extremes: asserted ± 0.3),
+// latency 268–366 cycles (< 1000), stable on every seed; at 0.15 accepted
+// 0.119–0.125 (< 0.135) and unstable on every seed. The default seed (1)
+// is used, so the test is deterministic.
 func TestFatTreeMulticastStableBelowEighth(t *testing.T) {
 	run := func(load string) experiment.Result {
 		cfg := configWith(t, "network.topology=fattree", "network.ports=32", "traffic.pattern=multicast", "traffic.fanout=8",
@@ -158,7 +164,7 @@ func TestFatTreeMulticastStableBelowEighth(t *testing.T) {
 		low.AcceptedLoad, low.DeliveredLoad, low.LatencyAvgCycles, high.AcceptedLoad, high.DeliveredLoad, high.LatencyAvgCycles)
 	require.True(t, low.Stable)
 	require.InDelta(t, 0.1, low.AcceptedLoad, 0.01)
-	require.InDelta(t, 8, low.Fanout, 0.2)
+	require.InDelta(t, 8, low.Fanout, 0.3)
 	require.Less(t, low.LatencyAvgCycles, 1000.0)
 	require.False(t, high.Stable)
 	require.Less(t, high.AcceptedLoad, 0.135)

@@ -17,7 +17,11 @@ var fatTreePatterns = []string{"uniform", "transpose", "bitrev", "complement", "
 
 // Every pattern at a low load on a 16-node 4-port and a 64-node 8-port
 // fat-tree: credits are conserved on every link every cycle, every packet
-// born arrives exactly once at its destination, the run is stable.
+// born arrives exactly once at its destination, the run is stable. The
+// accepted load over a 2000-cycle window is noisy: over seeds 1..20 it
+// was 0.084–0.113 on 16 nodes and 0.094–0.105 on 64 (every pattern), so
+// ±0.05 around the offered 0.1 leaves 0.034 below the lowest. The seed is
+// the default (1), so the test is deterministic.
 func TestFatTreePatternsExactlyOnce(t *testing.T) {
 	for _, sh := range []struct{ nodes, ports int }{{16, 4}, {64, 8}} {
 		for _, pat := range fatTreePatterns {
@@ -45,15 +49,17 @@ func TestFatTreePatternsExactlyOnce(t *testing.T) {
 
 // Complement on a 64-node fat-tree of 8-port switches at load 0.9: every
 // packet climbs to the top level, and the adaptive up routes spread it
-// without loss of throughput (measured 0.892–0.896 accepted over seeds 1–3; the OQ-router paper
-// reports ~100% for complement on 256 nodes of 32-port switches).
+// without loss of throughput (the OQ-router paper reports ~100% for
+// complement on 256 nodes of 32-port switches). Accepted over seeds 1..20:
+// 0.890–0.906 (seed 1: 0.896); asserted ≥ 0.87, the lowest less 0.02.
+// Seed 1, deterministic.
 func TestFatTreeComplementHighLoad(t *testing.T) {
 	cfg := configWith(t, "network.topology=fattree", "network.nodes=64", "network.ports=8",
-		"traffic.pattern=complement", "traffic.load=0.9", "run.warmup_cycles=5000", "run.measure_cycles=20000")
+		"traffic.pattern=complement", "traffic.load=0.9", "run.warmup_cycles=5000", "run.measure_cycles=20000", "seed=1")
 	r, err := experiment.Run(cfg, experiment.Options{})
 	require.NoError(t, err)
 	require.Empty(t, r.Error)
-	require.GreaterOrEqual(t, r.AcceptedLoad, 0.85, "%+v", r)
+	require.GreaterOrEqual(t, r.AcceptedLoad, 0.87, "%+v", r)
 	require.True(t, r.Stable, "%+v", r)
 }
 
@@ -102,17 +108,29 @@ func TestFatTreeErrors(t *testing.T) {
 // 1.0: complement 0.98, transpose and bit reversal 0.98, uniform 0.89–0.90
 // (10k + 50k cycles: 0.983, 0.979, 0.978, 0.895); per-link credits, which
 // cap an input at 4 packets in the next switch, 0.95, 0.84, 0.85, 0.79.
-// Asserted on a shorter window: min-free carries at least what per-link
-// does on every pattern, complement ≥ 0.95, transpose and bit reversal
-// ≥ 0.93, uniform ≥ 0.85.
+//
+// Asserted on the shorter window below (5k + 20k cycles), whose spread
+// over seeds 1..20 was, min-free / per-link / min-free less per-link:
+//
+//	complement  0.972–0.977  0.948–0.952  0.022–0.028
+//	transpose   0.958–0.969  0.840–0.848  0.114–0.126
+//	bitrev      0.958–0.968  0.841–0.847  0.114–0.127
+//	uniform     0.912–0.930  0.782–0.790  0.124–0.145
+//
+// So: min-free carries at least what per-link does (the smallest gap was
+// 0.022), and min-free reaches each pattern's lowest less 0.02, rounded
+// down: complement ≥ 0.95, transpose and bit reversal ≥ 0.93, uniform
+// ≥ 0.89. The seed is pinned (1: 0.977, 0.968, 0.965, 0.924), so the test
+// is deterministic (three runs gave the same figures); a failure is a
+// change in the model, not bad luck.
 func TestFatTreeMinFreeReachesPaperThroughput(t *testing.T) {
-	floor := map[string]float64{"complement": 0.95, "transpose": 0.93, "bitrev": 0.93, "uniform": 0.85}
+	floor := map[string]float64{"complement": 0.95, "transpose": 0.93, "bitrev": 0.93, "uniform": 0.89}
 	for _, pat := range []string{"complement", "transpose", "bitrev", "uniform"} {
 		t.Run(pat, func(t *testing.T) {
 			acc := map[string]float64{}
 			for _, mode := range []string{"min-free", "per-link"} {
 				cfg := configWith(t, "network.topology=fattree", "network.ports=32", "network.nodes=256", "traffic.load=1",
-					"traffic.pattern="+pat, "network.credit_mode="+mode, "run.warmup_cycles=5000", "run.measure_cycles=20000")
+					"traffic.pattern="+pat, "network.credit_mode="+mode, "run.warmup_cycles=5000", "run.measure_cycles=20000", "seed=1")
 				r, err := experiment.Run(cfg, experiment.Options{})
 				require.NoError(t, err)
 				require.Empty(t, r.Error)

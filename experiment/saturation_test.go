@@ -31,13 +31,16 @@ func sets(extra ...string) []string { return append(append([]string(nil), window
 // throughput. With 16-packet crosspoints the 8- and 32-port switches carry
 // an offered 0.95 in full: the sources inject what they generate (measured
 // 0.943–0.958 accepted for generated 0.946–0.958 over seeds 1–3, both
-// processes) and the run is stable.
+// processes) and the run is stable. Over seeds 1..20 (Poisson): accepted
+// 0.937–0.957 (8 ports) and 0.940–0.956 (32), accepted/generated ≥ 0.994,
+// stable on every seed; asserted ≥ 0.92 (the lowest less 0.017; 0.93 left
+// 0.007) and ≥ 0.99 of generated. Seed 1: deterministic.
 func TestOQUniformCarriesLoad095WithDeepCrosspoints(t *testing.T) {
 	for _, ports := range []int{8, 32} {
 		t.Run(fmt.Sprintf("%d ports", ports), func(t *testing.T) {
 			t.Parallel()
 			r := run(t, sets(fmt.Sprintf("network.ports=%d", ports), "network.xp_buffer_packets=16", "traffic.load=0.95", "seed=1")...)
-			require.GreaterOrEqual(t, r.AcceptedLoad, 0.93)
+			require.GreaterOrEqual(t, r.AcceptedLoad, 0.92)
 			require.GreaterOrEqual(t, r.AcceptedLoad, 0.99*r.GeneratedLoad, "the sources keep up with their arrivals")
 			require.True(t, r.Stable)
 		})
@@ -59,13 +62,19 @@ func TestOQUniformCarriesLoad095WithDeepCrosspoints(t *testing.T) {
 // for N → ∞. Saturated sources send in bursts, which makes the real waits
 // longer than M/D/1's, hence the measured 0.86–0.88.
 // Quadruple the credits (16) and the bound is far above 1 (previous test).
+//
+// Over seeds 1..20 (Poisson): accepted 0.869–0.884 (8 ports) and
+// 0.855–0.868 (32), inside 0.87 ± 0.03 by at least 0.015; accepted/generated
+// at most 0.943 (8 ports; 0.918 at 32), so "the sources fall behind" is
+// asserted as accepted < 0.96 of generated (0.95 left 0.007); unstable on
+// every seed. Seed 1: deterministic.
 func TestOQUniformSaturatesWithFourPacketCrosspoints(t *testing.T) {
 	for _, ports := range []int{8, 32} {
 		t.Run(fmt.Sprintf("%d ports", ports), func(t *testing.T) {
 			t.Parallel()
 			r := run(t, sets(fmt.Sprintf("network.ports=%d", ports), "network.credit_mode=per-link", "traffic.load=0.95", "seed=1")...)
 			require.InDelta(t, 0.87, r.AcceptedLoad, 0.03, "saturation throughput")
-			require.Less(t, r.AcceptedLoad, 0.95*r.GeneratedLoad, "the sources fall behind")
+			require.Less(t, r.AcceptedLoad, 0.96*r.GeneratedLoad, "the sources fall behind")
 			require.False(t, r.Stable)
 		})
 	}
@@ -81,6 +90,13 @@ func TestOQUniformSaturatesWithFourPacketCrosspoints(t *testing.T) {
 // 1–3): min-free 0.905–0.912 (8 ports), 0.914–0.926 (16), 0.932–0.936 (32);
 // per-link 0.855–0.880; per-crosspoint 0.916–0.945. The 32-port switch
 // carries the paper's "about 93%".
+//
+// Over seeds 1..20 (Poisson), min-free less per-link: 0.028–0.046 (8
+// ports), 0.068–0.080 (32); min-free less per-crosspoint: −0.017 to −0.007
+// (8), −0.012 to −0.005 (32); min-free at 32 ports 0.928–0.944. Asserted:
+// min-free > per-link + 0.015 (0.02 left 0.008), min-free ≤ per-crosspoint
+// + 0.005, and at 32 ports min-free ≥ 0.915 (the lowest less 0.013; 0.92
+// left 0.008). Seed 1: deterministic.
 func TestOQUniformMinFreeBetweenPerLinkAndPerCrosspoint(t *testing.T) {
 	for _, ports := range []int{8, 32} {
 		t.Run(fmt.Sprintf("%d ports", ports), func(t *testing.T) {
@@ -89,10 +105,10 @@ func TestOQUniformMinFreeBetweenPerLinkAndPerCrosspoint(t *testing.T) {
 			for _, mode := range []string{"min-free", "per-link", "per-crosspoint"} {
 				acc[mode] = run(t, sets(fmt.Sprintf("network.ports=%d", ports), "network.credit_mode="+mode, "traffic.load=0.95", "seed=1")...).AcceptedLoad
 			}
-			require.Greater(t, acc["min-free"], acc["per-link"]+0.02)
+			require.Greater(t, acc["min-free"], acc["per-link"]+0.015)
 			require.LessOrEqual(t, acc["min-free"], acc["per-crosspoint"]+0.005)
 			if ports == 32 {
-				require.GreaterOrEqual(t, acc["min-free"], 0.92, "the paper's about 93%")
+				require.GreaterOrEqual(t, acc["min-free"], 0.915, "the paper's about 93%")
 			}
 		})
 	}
@@ -109,6 +125,11 @@ func TestOQUniformMinFreeBetweenPerLinkAndPerCrosspoint(t *testing.T) {
 // [0.23, 0.26] is the bound with room for the sampled fanout (the measured
 // mean is 3.98–4.02) and for the window's edges. Below the bound, at 0.2,
 // the switch carries the offered load.
+//
+// Over seeds 1..20: fanout 3.989–4.062 (asserted 4 ± 0.1), accepted
+// 0.241–0.249 (asserted [0.23, 0.26]: 0.011 below the lowest), delivered
+// 0.980–0.993 (≥ 0.95), unstable on every seed; at 0.2 stable with
+// |generated − accepted| ≤ 0.0003 (asserted 0.002). Seed 1: deterministic.
 func TestMulticast8x8SaturatesNearQuarterLoad(t *testing.T) {
 	t.Parallel()
 	r := run(t, sets("traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=0.5", "seed=1")...)
@@ -143,6 +164,15 @@ func TestMulticast8x8SaturatesNearQuarterLoad(t *testing.T) {
 // crosspoints have filled (min-free lets an input hold 64 packets in each
 // of 8, per-link 64 in all), a source injects above the output bound and
 // the window would measure the filling, not the saturation.
+//
+// Over seeds 1..20: 4-packet accepted 0.804–0.826 (min-free) and 0.796–0.819
+// (per-link), inside [0.77, 0.85] by 0.024 or more; 64-packet 0.853–0.893
+// and 0.860–0.888, above the 4-packet figure by 0.038–0.082 and
+// 0.053–0.079. The 64-packet window reads above the 0.875 bound on some
+// seeds (its crosspoints are still absorbing a little of the excess), and
+// 0.875 + 0.01 failed on seeds 6, 17 and 18; asserted: 64-packet > 4-packet +
+// 0.025 (0.03 left 0.008) and ≤ 0.875 + 0.025 (0.007 above the highest).
+// Stability as asserted on every seed. Seed 1: deterministic.
 func TestMulticast2x8SaturatesNear08(t *testing.T) {
 	for _, mode := range []string{"min-free", "per-link"} {
 		t.Run(mode, func(t *testing.T) {
@@ -154,8 +184,8 @@ func TestMulticast2x8SaturatesNear08(t *testing.T) {
 			require.False(t, r.Stable)
 
 			deep := run(t, sets(cm, "run.warmup_cycles=300000", "network.inputs=2", "network.xp_buffer_packets=64", "traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=1", "seed=1")...)
-			require.Greater(t, deep.AcceptedLoad, r.AcceptedLoad+0.03)
-			require.LessOrEqual(t, deep.AcceptedLoad, 0.875+0.01)
+			require.Greater(t, deep.AcceptedLoad, r.AcceptedLoad+0.025)
+			require.LessOrEqual(t, deep.AcceptedLoad, 0.875+0.025)
 
 			low := run(t, sets(cm, "network.inputs=2", "traffic.pattern=multicast", "traffic.fanout=4", "traffic.load=0.6", "seed=1")...)
 			require.True(t, low.Stable)

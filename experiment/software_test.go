@@ -107,13 +107,26 @@ func TestNICCollectivesDeterministic(t *testing.T) {
 // 52/(16·325) = 0.01 (1 packet of 52 cycles per multicast) and binomial
 // (5 children at the source for up to 31 destinations) near 0.03, while
 // hardware (one message) runs to 52/325 = 0.16.
+//
+// Over seeds 1..20 (both radices; the default seed 1 is pinned, so the
+// test is deterministic): the measured mean fanout, over the few dozen
+// multicasts of 16 sources in the window, was 12.6–19.3 (seed 1:
+// 16.1–16.3), so ±2 failed on 5 seeds of 20 and the check is ±4.5 (1.1
+// past the extremes). Binomial's latency over hardware's was 3.10–3.82×
+// at 0.005 and 3.81–6.35× at 0.02: "3×" left 3%, so asserted 2.5×.
+// Sequential over binomial was 1.88–3.74× (0.005) and 4.06–6.01× (0.02).
+// Hardware was stable on every seed and load, binomial at 0.005 too, and
+// sequential unstable at 0.02; sequential at 0.005 — half its
+// saturation load — was unstable on seeds 5, 12 and 17 (a 20k-cycle window
+// judges the queue's trend on a few dozen multicasts), so its stability
+// is not asserted.
 func TestNAMDHardwareBeatsSoftware(t *testing.T) {
 	for _, ports := range []string{"8", "32"} {
 		lat := map[string]float64{}
 		for _, load := range []string{"0.005", "0.02"} {
 			for _, alg := range []string{"hardware", "sequential", "binomial"} {
 				sets := []string{"network.topology=fattree", "network.ports=" + ports, "traffic.pattern=namd",
-					"traffic.fanout=16", "traffic.load=" + load, "run.warmup_cycles=5000", "run.measure_cycles=20000"}
+					"traffic.fanout=16", "traffic.load=" + load, "run.warmup_cycles=5000", "run.measure_cycles=20000", "seed=1"}
 				if alg == "hardware" {
 					sets = append(sets, "traffic.multicast=hardware")
 				} else {
@@ -123,18 +136,18 @@ func TestNAMDHardwareBeatsSoftware(t *testing.T) {
 				require.NoError(t, err)
 				require.Empty(t, r.Error)
 				require.Equal(t, 16, r.Sources)
-				require.InDelta(t, 16, r.Fanout, 2)
+				require.InDelta(t, 16, r.Fanout, 4.5)
 				require.Equal(t, r.MulticastsMeasured, r.MulticastsCompleted)
 				t.Logf("%s ports, load %s, %s: latency %.0f cycles (p99 %.0f), stable %v", ports, load, alg, r.LatencyAvgCycles, r.LatencyP99Cycles, r.Stable)
 				lat[load+alg] = r.LatencyAvgCycles
 				switch {
-				case alg == "hardware" || load == "0.005":
+				case alg == "hardware" || load == "0.005" && alg == "binomial":
 					require.True(t, r.Stable, "%s at %s", alg, load)
-				case alg == "sequential":
+				case alg == "sequential" && load == "0.02":
 					require.False(t, r.Stable, "sequential past its saturation at %s", load)
 				}
 			}
-			require.Less(t, 3*lat[load+"hardware"], lat[load+"binomial"], "hardware vs binomial at %s", load)
+			require.Less(t, 2.5*lat[load+"hardware"], lat[load+"binomial"], "hardware vs binomial at %s", load)
 			require.Less(t, lat[load+"binomial"], lat[load+"sequential"], "binomial vs sequential at %s", load)
 		}
 	}
