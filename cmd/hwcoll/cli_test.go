@@ -213,7 +213,9 @@ func TestRunAndSweep(t *testing.T) {
 		require.Contains(t, res, k)
 	}
 	require.Equal(t, true, res["stable"])
-	require.InDelta(t, 0.3, res["accepted_load"], 0.05)
+	// A 5000-cycle window: over seeds 1..20 the switch at 0.3 accepted
+	// 0.251–0.347 (±0.05 left 0.001), so ±0.07. The default seed: deterministic.
+	require.InDelta(t, 0.3, res["accepted_load"], 0.07)
 
 	vcdFile := filepath.Join(dir, "sw.vcd")
 	r = runApp(append([]string{"run", "--vcd", vcdFile, "--trace", "top.sw.out(1)*"}, short...)...)
@@ -243,7 +245,9 @@ func TestRunAndSweep(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
 	require.Equal(t, true, res["stable"])
 	require.Equal(t, "fattree", res["topology"])
-	require.InDelta(t, 0.5, res["accepted_load"], 0.05)
+	// Over seeds 1..20 the 16-node fat-tree at 0.5 accepted 0.471–0.536
+	// (±0.05 left 0.014), so ±0.07.
+	require.InDelta(t, 0.5, res["accepted_load"], 0.07)
 	r = runApp("run", "--set", "network.topology=fattree", "--set", "network.nodes=48")
 	requireOneLine(t, r, "hwcoll: ", "network.nodes: 48 nodes cannot be a fat-tree")
 
