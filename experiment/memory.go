@@ -2,12 +2,14 @@ package experiment
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
 
 	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/internal/osmem"
+	"github.com/hwcoll/hwcoll/irregular"
 )
 
 // stateEstimate is the memory cfg's network needs, and the key that sizes
@@ -101,3 +103,84 @@ var quiet struct {
 }
 
 func gib(b uint64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+
+// The state of a switch-based network (min, irregular) is its routers':
+// every router of its routing.Net, the hosts' adapters included, has the
+// graph's port count, and a port's state grows with its VCs. Measured
+// after the build (runtime.MemStats.HeapAlloc, router.routing updown,
+// 2 VCs of 32 flits, vct): omega MINs of 1,024 and 16,384 hosts on 2×2,
+// 4×4 and 7×7 switches, butterfly and cube of 16,384 on 4×4, bmin of
+// 16,384 on 2×2 and 19,683 on 3×3, fit 1,220 bytes a router port and
+// ~2.4 KB a host (sources, sinks) within 10% (the 65,536-host omega on
+// 4×4 switches: 1,322 MB for 196,608 routers of 5 ports); 4 and 8 VCs
+// added ~160 bytes a VC a port (+78 MB, +205 MB on the 16,384-host omega's
+// 225,280 ports); the buffers' depth adds nothing until flits arrive. A
+// run then takes more (packets in flight, queues, the collector's
+// headroom): the 4,096-host omega on 4×4 switches peaked at 154 MB
+// resident at load 0.5 for a 70 MB build, 2.2×. The estimate is the
+// build's with a margin (1,024 + 160 a VC per port, 3 KB a host), times
+// switchedPeak.
+const (
+	switchedPortBytes  = 1024
+	switchedVCBytes    = 160
+	switchedHostBytes  = 3 << 10
+	switchedPeakTenths = 25 // 2.5× the built state
+)
+
+// switchedBytes is the estimated peak of a network of routers routers of
+// ports ports each, hosts hosts, and tables bytes of routing tables.
+func switchedBytes(cfg config.Config, routers, ports, hosts, tables uint64) uint64 {
+	port := switchedPortBytes + switchedVCBytes*uint64(max(cfg.Router.VCs, 1))
+	return (routers*ports*port + hosts*switchedHostBytes + tables) * switchedPeakTenths / 10
+}
+
+// minMemory is the Memory of a MIN of network.nodes hosts on
+// network.ports×network.ports switches: log_k N stages of N/k switches
+// (routing computes routes from the destination's digits; no tables).
+func minMemory(cfg config.Config) (uint64, string, string) {
+	n, k := uint64(max(cfg.Network.Nodes, 1)), uint64(max(cfg.Network.Ports, 2))
+	stages := uint64(0)
+	for x := uint64(1); x < n; x *= k {
+		stages++
+	}
+	ports := k + 1
+	if cfg.Network.MinKind == "bmin" {
+		ports = 2*k + 1
+	}
+	return switchedBytes(cfg, n+stages*(n/k), ports, n, 0), "network.nodes",
+		fmt.Sprintf("a %d-host %s MIN on %d×%d switches", n, cfg.Network.MinKind, k, k)
+}
+
+// irregularMemory is the Memory of an irregular network: its switches and
+// the hosts' adapters, 8 router ports each (irregular.MaxPorts and the
+// local), and its routing tables, which grow with switches²: UpDown's two
+// tables of 2-byte hop counts, table routing's 2 one-byte entries and, with
+// route lines, 2 bytes of hops per pair. The random 4,096-switch network of
+// degree 4 built 182 MB, ~100 MB of it tables (8 bytes × switches² is
+// 134 MB). A file is read for its size; one that cannot be is the build's
+// to refuse.
+func irregularMemory(cfg config.Config) (uint64, string, string) {
+	s, h, key := uint64(max(cfg.Network.Switches, 1)), uint64(1), "network.switches"
+	if f := cfg.Network.IrregularFile; f != config.IrregularRandom {
+		r, err := os.Open(f)
+		if err != nil {
+			return 0, "", ""
+		}
+		defer r.Close()
+		g, err := irregular.Parse(r)
+		if err != nil {
+			return 0, "", ""
+		}
+		s, h, key = uint64(g.Switches), uint64(g.Hosts), "network.irregular_file"
+	}
+	return switchedBytes(cfg, s*h+s, irregular.MaxPorts+1, s*h, 8*s*s), key,
+		fmt.Sprintf("an irregular network of %d switches and %d hosts", s, s*h)
+}
+
+// switchedMemory is the Memory of the switch-based topology name.
+func switchedMemory(name string) func(config.Config) (uint64, string, string) {
+	if name == config.TopologyMIN {
+		return minMemory
+	}
+	return irregularMemory
+}

@@ -151,6 +151,7 @@ func init() {
 			Weight:    t.weight,
 			Check:     t.check,
 			Abilities: Abilities{Programs: true},
+			Memory:    switchedMemory(t.name),
 			Report:    func(rs []Result) string { return RoutersOf(rs, t.kinds) },
 		})
 	}

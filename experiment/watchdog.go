@@ -56,7 +56,8 @@ func (w *Watchdog) runUntil(sim *rtl.Sim, pred func() bool, max uint64) {
 			}
 			n = min(n, w.next-sim.Now())
 		}
-		if sim.RunUntil(pred, n) || w.Stalled() {
+		// A stopped Sim (a SIGINT) runs no more: its stop ends the slices.
+		if sim.RunUntil(pred, n) || w.Stalled() || sim.Stopped() {
 			return
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/hwcoll/hwcoll/rtl"
 )
 
 // UpDown is Autonet's up*/down* routing on a graph: a breadth-first
@@ -33,6 +35,14 @@ const far = math.MaxUint16
 // NewUpDown orients g's cables from its root and computes the routing
 // tables (switches² entries each).
 func NewUpDown(g *Graph) *UpDown {
+	u, _ := newUpDown(g)
+	return u
+}
+
+// newUpDown is NewUpDown that gives up, tables half filled and false, when
+// the build is interrupted (rtl.Interrupt): it polls every
+// rtl.PollEvery/64 destinations, each a search over the whole graph.
+func newUpDown(g *Graph) (*UpDown, bool) {
 	n := g.Switches
 	u := &UpDown{g: g, Level: make([]int, n), legal: make([][]uint16, n), down: make([][]uint16, n)}
 	for s := range u.Level {
@@ -58,9 +68,12 @@ func NewUpDown(g *Graph) *UpDown {
 		return cmp.Or(cmp.Compare(u.Level[a], u.Level[b]), cmp.Compare(a, b))
 	})
 	for t := 0; t < n; t++ {
+		if t%(rtl.PollEvery/64) == 0 && rtl.Interrupted() {
+			return u, false
+		}
 		u.legal[t], u.down[t] = u.tables(t, order)
 	}
-	return u
+	return u, true
 }
 
 // Up reports whether the hop from switch a to its neighbour b goes up.

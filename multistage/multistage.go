@@ -159,8 +159,16 @@ func (n *Network) leave(s, i, q int) int {
 	return n.insert(i, n.pos(s), q)
 }
 
+// interrupted polls rtl.Interrupted every rtl.PollEvery steps i of a
+// loop over the hosts or a stage's switches (a 1,048,576-host MIN has
+// millions of links to join).
+func interrupted(i int) bool { return i%rtl.PollEvery == 0 && rtl.Interrupted() }
+
 func (n *Network) joinUnidirectional() error {
 	for h := 0; h < n.Hosts; h++ {
+		if interrupted(h) {
+			return rtl.ErrInterrupted
+		}
 		i, q := n.enter(0, h)
 		if err := n.Net.Join(h, 1, n.sw(0, i), routing.Port(q+1)); err != nil {
 			return err
@@ -168,6 +176,9 @@ func (n *Network) joinUnidirectional() error {
 	}
 	for s := 0; s < n.Stages; s++ {
 		for i := 0; i < n.width; i++ {
+			if interrupted(i) {
+				return rtl.ErrInterrupted
+			}
 			for q := 0; q < n.K; q++ {
 				x := n.leave(s, i, q)
 				var err error
@@ -197,12 +208,18 @@ func (n *Network) joinBidirectional() error {
 		return n.Net.Join(b, pb, a, pa)
 	}
 	for h := 0; h < n.Hosts; h++ {
+		if interrupted(h) {
+			return rtl.ErrInterrupted
+		}
 		if err := both(h, 1, n.sw(0, n.remove(h, 0)), routing.Port(1+n.digit(h, 0))); err != nil {
 			return err
 		}
 	}
 	for s := 0; s+1 < n.Stages; s++ {
 		for i := 0; i < n.width; i++ {
+			if interrupted(i) {
+				return rtl.ErrInterrupted
+			}
 			for q := 0; q < n.K; q++ {
 				x := n.insert(i, s, q)
 				if err := both(n.sw(s, i), n.up(q), n.sw(s+1, n.remove(x, s+1)), routing.Port(1+n.digit(x, s+1))); err != nil {

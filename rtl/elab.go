@@ -41,7 +41,11 @@ func (s *Sim) elaborate() error {
 	}
 	var seen names
 	fields := fieldChecker{sim: s, probs: &probs}
-	walk(&s.top, func(m *Module) {
+	var pl poller
+	if !walkWhile(&s.top, func(m *Module) bool {
+		if pl.stop() {
+			return false
+		}
 		fields.check(m)
 		seen.reset()
 		check := func(name string, pc uintptr) {
@@ -68,7 +72,10 @@ func (s *Sim) elaborate() error {
 				p.problems(add)
 			}
 		})
-	})
+		return true
+	}) {
+		return ErrInterrupted
+	}
 	fields.finish()
 	if len(probs) > 0 {
 		return &ElabError{Problems: probs}

@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"math/bits"
 	"reflect"
@@ -45,6 +46,7 @@ type Sim struct {
 	tracer     *tracer
 	traceEpoch uint64 // bumped by Trace and EndTrace
 	stop       atomic.Bool
+	broken     error // ErrInterrupted: Build gave up half way (Build)
 
 	order func([]*sched) // test hook: permutes each cycle's eval order
 
@@ -221,13 +223,25 @@ func (s *Sim) CountComponents() int {
 func (s *Sim) SetParallelThreshold(n int) { s.parMin = n }
 
 // Stop makes the running (or the next) Run or RunUntil return at the next
-// cycle boundary. It is safe to call from another goroutine (a signal
-// handler); a stop is consumed by the run it ends.
+// cycle boundary, and every later one return at once: the simulation is
+// over, however many runs its driver makes of it (a watchdog's slices, a
+// warm-up then a drain; when the stop was consumed by the run it ended, a
+// run sliced by the watchdog went on to run.max_cycles after a SIGTERM).
+// It is safe to call from another goroutine (a signal handler).
 func (s *Sim) Stop() { s.stop.Store(true) }
 
+// Stopped reports whether Stop was called.
+func (s *Sim) Stopped() bool { return s.stop.Load() }
+
 // Build elaborates the design: it checks the netlist, numbers the components
-// and wakes them all for cycle 0.
+// and wakes them all for cycle 0. Interrupt makes it give up with
+// ErrInterrupted (its walks poll Interrupted every PollEvery modules); a
+// Sim whose Build gave up after the checks is broken: Build returns the
+// error again and a run simulates nothing.
 func (s *Sim) Build() error {
+	if s.broken != nil {
+		return s.broken
+	}
 	if s.built {
 		return nil
 	}
@@ -235,6 +249,17 @@ func (s *Sim) Build() error {
 		return err
 	}
 	s.built = true
+	if err := s.number(); err != nil {
+		s.broken = err
+		return err
+	}
+	return nil
+}
+
+// number is Build after the checks: the components' records, partitions
+// and wake-ups.
+func (s *Sim) number() error {
+	var pl poller
 	s.parts = make([]*partition, s.workers)
 	for i := range s.parts {
 		s.parts[i] = &partition{sim: s, idx: uint16(i)}
@@ -242,7 +267,7 @@ func (s *Sim) Build() error {
 	// The components in tree order: their sched records, in one array,
 	// are the list from now on (no second slice of pointers per component).
 	var comps []*Module
-	walk(&s.top, func(m *Module) {
+	if !walkWhile(&s.top, func(m *Module) bool {
 		if m.isComp() {
 			comps = append(comps, m)
 		}
@@ -253,7 +278,10 @@ func (s *Sim) Build() error {
 		for k := range int(m.narr) {
 			m.array(k).settle()
 		}
-	})
+		return !pl.stop()
+	}) {
+		return ErrInterrupted
+	}
 	s.metas = nil // only declarations use it
 	for _, c := range s.classes {
 		c.kids = nil // sites of declarations to come: none now
@@ -273,6 +301,9 @@ func (s *Sim) Build() error {
 	home := s.homes(comps)
 	var assign func(m *Module, forced *partition)
 	assign = func(m *Module, forced *partition) {
+		if pl.stop() {
+			return
+		}
 		isComp := m.isComp()
 		if !isComp && m.parent != nil {
 			m.s = m.parent.s
@@ -310,13 +341,19 @@ func (s *Sim) Build() error {
 		}
 	}
 	assign(&s.top, nil)
-	walk(&s.top, func(m *Module) {
+	if pl.stopped || !walkWhile(&s.top, func(m *Module) bool {
+		if pl.stop() {
+			return false
+		}
 		m.decls(func(_ *signal, p port, _ *decl, _ unsafe.Pointer) {
 			if b, ok := p.(binder); ok {
 				b.bind()
 			}
 		})
-	})
+		return true
+	}) {
+		return ErrInterrupted
+	}
 	for i := range s.sched {
 		s.wake(&s.sched[i], s.now)
 	}
@@ -440,6 +477,20 @@ func walk(m *Module, f func(*Module)) {
 	}
 }
 
+// walkWhile is walk that stops at the first f that returns false, and
+// then returns false.
+func walkWhile(m *Module, f func(*Module) bool) bool {
+	if !f(m) {
+		return false
+	}
+	for j := range m.children {
+		if !walkWhile(m.kid(j), f) {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *Sim) wake(m *sched, c uint64) {
 	if m == nil || m.stamp == c+1 {
 		return
@@ -451,32 +502,44 @@ func (s *Sim) wake(m *sched, c uint64) {
 
 // Step evaluates exactly one cycle (no skipping).
 func (s *Sim) Step() {
-	s.mustBuild()
-	s.step()
+	if s.mustBuild() {
+		s.step()
+	}
 }
 
 // Run simulates n cycles, skipping idle stretches when skipping is on.
 func (s *Sim) Run(n uint64) {
-	s.mustBuild()
-	s.runTo(s.now+n, nil)
+	if s.mustBuild() {
+		s.runTo(s.now+n, nil)
+	}
 }
 
 // RunUntil simulates until pred returns true (checked after every evaluated
 // cycle) or max cycles have passed; it reports whether pred became true.
 func (s *Sim) RunUntil(pred func() bool, max uint64) bool {
-	s.mustBuild()
+	if !s.mustBuild() {
+		return false
+	}
 	if pred() {
 		return true
 	}
 	return s.runTo(s.now+max, pred)
 }
 
-func (s *Sim) mustBuild() {
+// mustBuild builds the design if it is not built yet: false if its build
+// was interrupted (nothing to simulate); any other problem is a panic.
+func (s *Sim) mustBuild() bool {
+	if s.broken != nil {
+		return false
+	}
 	if !s.built {
-		if err := s.Build(); err != nil {
+		if err := s.Build(); errors.Is(err, ErrInterrupted) {
+			return false
+		} else if err != nil {
 			panic("rtl: " + err.Error())
 		}
 	}
+	return true
 }
 
 func (s *Sim) runTo(end uint64, pred func() bool) bool {
@@ -486,7 +549,7 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 		defer s.pool.running.Store(false)
 	}
 	for s.now < end {
-		if s.stop.Load() && s.stop.CompareAndSwap(true, false) {
+		if s.stop.Load() {
 			return false
 		}
 		if s.skipping && !s.alwaysEval && s.idle() {

@@ -282,9 +282,6 @@ func TestSleepingCostsNothing(t *testing.T) {
 
 func TestStopEndsTheRunAtACycleBoundary(t *testing.T) {
 	s := buildTickers(3)
-	s.Stop() // before the run: the run ends at once, and the stop is consumed
-	s.Run(100)
-	require.Equal(t, uint64(0), s.Now())
 	s.Run(100)
 	require.Equal(t, uint64(100), s.Now())
 	n := 0
@@ -296,6 +293,17 @@ func TestStopEndsTheRunAtACycleBoundary(t *testing.T) {
 	}, 1000)
 	require.False(t, ok)
 	require.Equal(t, uint64(109), s.Now(), "pred runs once before the first cycle, then after each")
+	require.True(t, s.Stopped())
+	// Every later run ends at once: a driver that runs in slices (the
+	// watchdog's) stops too.
+	s.Run(100)
+	require.False(t, s.RunUntil(func() bool { return false }, 100))
+	require.Equal(t, uint64(109), s.Now())
+
+	s = buildTickers(3)
+	s.Stop() // before the run: the run ends at once
+	s.Run(100)
+	require.Equal(t, uint64(0), s.Now())
 }
 
 // ringSpec is n nodes acting every period cycles, each sending on a line

@@ -49,7 +49,9 @@ func (s *Sim) NewTraceWriter(out interface{ Write([]byte) (int, error) }) (*vcd.
 // matches a module selects everything under it; empty selects everything)
 // into w, starting now. Call it after Build and before the first cycle.
 func (s *Sim) Trace(w *vcd.Writer, globs string) error {
-	s.mustBuild()
+	if !s.mustBuild() {
+		return ErrInterrupted
+	}
 	if s.now != 0 {
 		return errors.New("rtl: Trace must start at cycle 0")
 	}

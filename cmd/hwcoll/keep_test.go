@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -172,12 +173,36 @@ func TestRunPlacesFilesWhenItEnds(t *testing.T) {
 	require.Greater(t, st.Size(), int64(24), "a capture header and packets")
 	requireNoTemporary(t, k.dir)
 
+	// A signal during the run: sent once the VCD being written has grown
+	// past its header (the run's window is far longer than the test).
 	k = newKeptFiles(t)
 	sigs := make(chan os.Signal, 1)
-	sigs <- os.Interrupt // held until the run starts, which it stops at once
-	r = runWith(nil, sigs, "run", "--set", "network.topology=torus", "--set", "network.dims=3,3", "--vcd", k.vcd)
+	go func() {
+		defer func() { sigs <- os.Interrupt }()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			es, _ := os.ReadDir(k.dir)
+			for _, e := range es {
+				if fi, err := e.Info(); err == nil && strings.Contains(e.Name(), ".hwcoll-") && fi.Size() > 64<<10 {
+					return
+				}
+			}
+		}
+	}()
+	r = runWith(nil, sigs, "run", "--set", "network.topology=torus", "--set", "network.dims=3,3", "--set", "run.measure_cycles=100000000",
+		"--set", "run.max_cycles=200000000", "--vcd", k.vcd)
 	require.Equal(t, 130, r.code, r.stderr)
 	requireVCD(t, k.vcd)
+	requireNoTemporary(t, k.dir)
+
+	// A signal before the run has started interrupts the build: exit 130,
+	// one line, and no file claimed valid.
+	k = newKeptFiles(t)
+	sigs = make(chan os.Signal, 1)
+	sigs <- os.Interrupt
+	r = runWith(nil, sigs, "run", "--set", "network.topology=torus", "--set", "network.dims=3,3", "--vcd", k.vcd)
+	require.Equal(t, 130, r.code, r.stderr)
+	require.Contains(t, r.stderr, "interrupted (interrupt) during the build")
+	k.requireKept(t)
 	requireNoTemporary(t, k.dir)
 }
 

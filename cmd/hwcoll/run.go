@@ -30,7 +30,7 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 		return traceSelectsNothing(cfg, trace)
 	}
 	if err := files.close(err); err != nil {
-		return err
+		return iw.buildInterrupted(err)
 	}
 	if err := files.writeGTKW(cfg, r.Cycles); err != nil {
 		return err
