@@ -177,6 +177,12 @@ type Run struct {
 
 // Allowed values of the enumerated keys (docs/architecture.md §8).
 const (
+	// Auto is router.routing's and router.escape's default, VCsAuto
+	// router.vcs': what the topology and its routing need, resolved by
+	// the topology (experiment.Resolve) before anything is built.
+	Auto    = "auto"
+	VCsAuto = 0
+
 	TopologySwitch  = "switch"
 	TopologyFatTree = "fattree"
 	TopologyTorus   = "torus"
@@ -273,7 +279,7 @@ func Default() Config {
 		},
 		Link:     Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
 		Switch:   Switch{DelayNS: 90},
-		Router:   Router{Switching: "vct", VCs: 2, VCBufferFlits: 32, Routing: "dor", Escape: "dateline"},
+		Router:   Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto},
 		Packet:   Packet{Bytes: 256, FlitBytes: 32},
 		NIC:      NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
 		MsgLayer: MsgLayer{Protocol: ProtoAuto, EagerMaxBytes: 1024, MidsizeMaxBytes: 16384, Leads: 4},

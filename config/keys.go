@@ -64,10 +64,10 @@ var table = []spec{
 	{key: "link.retry_timeout", doc: "link retry: cycles without an acknowledgement before the sender resends; 0 = auto (4 round trips of a packet)", rule: intIn(0, 1<<30)},
 	{key: "switch.delay_ns", doc: "switch delay in ns", rule: floatIn(0, maxNS, false)},
 	{key: "router.switching", doc: "direct networks' flow control: vct (a packet advances only when the next VC can hold all of it), wormhole (one-flit VC buffers; a blocked header holds its worm across routers), buffered-wormhole (router.vc_buffer_flits per VC, no guarantee a packet fits)", rule: oneOf("vct", "wormhole", "buffered-wormhole")},
-	{key: "router.vcs", doc: "virtual channels per router port (torus, mesh, min, irregular)", rule: intIn(1, 8)},
+	{key: "router.vcs", doc: "virtual channels per router port (torus, mesh, min, irregular); 0 = auto: what the routing needs (2; planar-adaptive and bgl 3; duato on a dateline torus 3)", rule: intIn(0, 8)},
 	{key: "router.vc_buffer_flits", doc: "flits per VC buffer (vct, buffered-wormhole; vct needs a whole packet, the bubble rule two)", rule: intIn(1, 16384)},
 	{key: "router.routing", doc: routingDoc(), rule: oneOf(routingNames()...)},
-	{key: "router.escape", doc: "deadlock avoidance on a torus's escape (deterministic) VCs: dateline VC classes, the bubble rule (enter a ring with room for two packets), or none (unsafe, to show deadlock)", rule: oneOf("dateline", "bubble", "none")},
+	{key: "router.escape", doc: "deadlock avoidance on a torus's escape (deterministic) VCs: dateline VC classes, the bubble rule (enter a ring with room for two packets), or none (unsafe, to show deadlock); auto = bubble under bgl, dateline otherwise", rule: oneOf(Auto, "dateline", "bubble", "none")},
 	{key: "packet.bytes", doc: "packet size in bytes; messages are split into packets of at most this size", rule: intIn(8, 65536)},
 	{key: "packet.flit_bytes", doc: "flit size in bytes (torus, mesh, min, irregular): the unit of flow control; a flit holds a link ceil(flit_bytes / link bytes per cycle) cycles", rule: intIn(1, 65536)},
 	{key: "nic.send_overhead_ns", doc: "NIC send overhead per message in ns", rule: floatIn(0, maxNS, false)},
@@ -319,7 +319,7 @@ func intOneOf(values ...int64) rule {
 // routing registry, whichever networks it serves (a network refuses one
 // it is not served by when it is built).
 func routingNames() []string {
-	var names []string
+	names := []string{Auto}
 	for _, e := range routing.Entries() {
 		names = append(names, e.Name)
 	}
@@ -343,7 +343,7 @@ func routingDoc() string {
 		}
 		groups = append(groups, "for "+strings.Join(on, ", ")+": "+strings.Join(fs, ", "))
 	}
-	return "routing function; " + strings.Join(groups, "; ")
+	return "routing function; auto = the topology's own (dor on torus and mesh, updown on min and irregular); " + strings.Join(groups, "; ")
 }
 
 // inputsRule: 1..network.ports (a 2x8 switch has 2 active inputs).

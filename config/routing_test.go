@@ -23,12 +23,14 @@ func TestRoutingReferenceIsTheRegistry(t *testing.T) {
 	require.Equal(t, "router.routing", info.Key)
 	require.NotContains(t, info.Doc, "\n")
 	groups := map[string]string{} // "for torus, mesh" → its functions
-	for _, g := range strings.Split(strings.TrimPrefix(info.Doc, "routing function; "), "; for ") {
+	const auto = "routing function; auto = the topology's own (dor on torus and mesh, updown on min and irregular); "
+	require.True(t, strings.HasPrefix(info.Doc, auto), info.Doc)
+	for _, g := range strings.Split(strings.TrimPrefix(info.Doc, auto), "; for ") {
 		on, fs, ok := strings.Cut(strings.TrimPrefix(g, "for "), ": ")
 		require.True(t, ok, g)
 		groups[on] = fs
 	}
-	var names []string
+	names := []string{Auto}
 	for _, e := range routing.Entries() {
 		names = append(names, e.Name)
 		var on []string

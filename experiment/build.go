@@ -12,6 +12,7 @@ type Maker[N Network] func(cfg config.Config, tm config.Timing) (N, error)
 // Build makes cfg's network with mk and elaborates it on run.workers
 // goroutines; a bad config is an error of one line naming the key.
 func Build[N Network](mk Maker[N], cfg config.Config) (N, error) {
+	cfg = Resolve(cfg)
 	return keyedNet(Elaborated(mk)(cfg, cfg.Timing()))
 }
 
@@ -19,6 +20,7 @@ func Build[N Network](mk Maker[N], cfg config.Config) (N, error) {
 // caller can still choose kernel modes (SetParallel) or hook blocks
 // before it calls the simulator's Build; errors name the key.
 func Unbuilt[N Network](mk Maker[N], cfg config.Config) (N, error) {
+	cfg = Resolve(cfg)
 	return keyedNet(mk(cfg, cfg.Timing()))
 }
 

@@ -75,7 +75,6 @@ func TestIBMeshBadInput(t *testing.T) {
 		sets []string
 		key  string
 	}{
-		{[]string{"traffic.pattern=uniform"}, "traffic.pattern"},
 		{[]string{"traffic.pattern=multicast", "network.dims=4,4,4"}, "network.dims"},
 		{[]string{"traffic.pattern=multicast", "router.switching=wormhole"}, "router.switching"},
 		{[]string{"traffic.pattern=multicast", "traffic.multicast=software"}, "traffic.software"},

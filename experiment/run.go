@@ -28,6 +28,7 @@ type Options struct {
 // line naming the key); a run that fails its own checks reports it in
 // Result.Error.
 func Run(cfg config.Config, opt Options) (Result, error) {
+	cfg = Resolve(cfg)
 	t, err := checkTopology(cfg)
 	if err != nil {
 		return Result{}, err
@@ -40,7 +41,7 @@ func Run(cfg config.Config, opt Options) (Result, error) {
 // default that the topology does not read, or an ability or a setting the
 // topology does not have (one line naming the key).
 func Check(cfg config.Config) error {
-	_, err := checkTopology(cfg)
+	_, err := checkTopology(Resolve(cfg))
 	return err
 }
 

@@ -112,6 +112,13 @@ func Register(t Topology) {
 	if _, dup := topologies[t.Name]; dup || t.Name == "" || t.Build == nil || t.Describe == nil || t.Weight == nil || t.Reads == nil {
 		panic(fmt.Sprintf("experiment: topology %q registered twice or incomplete (Build, Reads, Describe and Weight are required)", t.Name))
 	}
+	if t.Defaults != nil { // a Build called directly resolves as Run does
+		build, defaults := t.Build, t.Defaults
+		t.Build = func(cfg config.Config, tm config.Timing) (Network, error) {
+			defaults(&cfg)
+			return build(cfg, tm)
+		}
+	}
 	topologies[t.Name] = t
 	order = append(order, t.Name)
 }

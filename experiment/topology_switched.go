@@ -116,17 +116,18 @@ func switchedNet(spec *routing.Spec, header func(*packet.Packet), g *routernet.G
 
 func init() {
 	for _, t := range []struct {
-		name    string
-		netlist func(config.Config) (RouterNetlist, error)
-		reads   func(config.Config) []string
-		kinds   string // for a sweep's report
-		weight  func(config.Config) float64
-		check   func(config.Config) error
+		name     string
+		netlist  func(config.Config) (RouterNetlist, error)
+		reads    func(config.Config) []string
+		kinds    string // for a sweep's report
+		weight   func(config.Config) float64
+		check    func(config.Config) error
+		defaults func(*config.Config)
 	}{
 		{config.TopologyMIN, minNetlist, minReads, "MINs",
-			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) * 3 }, nil},
+			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Nodes) * 3 }, nil, minDefaults},
 		{config.TopologyIrreg, irregularNetlist, irregularRunReads, "irregular networks",
-			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Switches) * 2 }, irregularCheck},
+			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Switches) * 2 }, irregularCheck, switchedDefaults},
 	} {
 		Register(Topology{
 			Name:  t.name,
@@ -150,6 +151,7 @@ func init() {
 			},
 			Weight:    t.weight,
 			Check:     t.check,
+			Defaults:  t.defaults,
 			Abilities: Abilities{Programs: true},
 			Memory:    switchedMemory(t.name),
 			Report:    func(rs []Result) string { return RoutersOf(rs, t.kinds) },

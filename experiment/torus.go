@@ -131,7 +131,11 @@ func flushCapture(c *ibmesh.Capture, net *routernet.Net, before uint64, header f
 // torusNetlist is the netlist of a config's torus (wrap) or mesh.
 func torusNetlist(wrap bool) func(config.Config) (RouterNetlist, error) {
 	return func(cfg config.Config) (RouterNetlist, error) {
-		esc, err := routing.ParseEscape(cfg.Router.Escape)
+		escape := cfg.Router.Escape
+		if !wrap {
+			escape = "dateline" // a mesh has no rings to escape: unused
+		}
+		esc, err := routing.ParseEscape(escape)
 		if err != nil {
 			return RouterNetlist{}, fmt.Errorf("router.escape: %v", err)
 		}
@@ -378,8 +382,9 @@ func init() {
 		wrap bool
 	}{{config.TopologyTorus, true}, {config.TopologyMesh, false}} {
 		Register(Topology{
-			Name:  t.name,
-			Reads: torusReads,
+			Name:     t.name,
+			Reads:    torusReads,
+			Defaults: directDefaults,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if cfg.Traffic.Pattern == config.PatternBroadcast {
 					kernel, err := torusBroadcast(cfg)

@@ -326,8 +326,9 @@ func (n *IBNet) Run() Result {
 
 func init() {
 	Register(Topology{
-		Name:  config.TopologyIBMesh,
-		Reads: ibMeshReads,
+		Name:     config.TopologyIBMesh,
+		Reads:    ibMeshReads,
+		Defaults: patternDefault(config.PatternMulticast),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			return asNetwork(buildIB(cfg, tm))
 		},

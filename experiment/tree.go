@@ -168,8 +168,9 @@ const treeNodeBytes = 32 << 10
 
 func init() {
 	Register(Topology{
-		Name:  config.TopologyBGLTree,
-		Reads: bglTreeReads,
+		Name:     config.TopologyBGLTree,
+		Reads:    bglTreeReads,
+		Defaults: patternDefault(config.PatternAllreduce),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			return asNetwork(Elaborated(Tree)(cfg, tm))
 		},

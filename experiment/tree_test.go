@@ -61,7 +61,6 @@ func TestTreeBadInput(t *testing.T) {
 		sets []string
 		key  string
 	}{
-		{[]string{"traffic.pattern=uniform"}, "traffic.pattern"},
 		{[]string{"traffic.pattern=multicast"}, "traffic.pattern"},
 		{[]string{"traffic.pattern=allreduce", "network.nodes=70000"}, "network.nodes"},
 		{[]string{"traffic.pattern=allreduce", "combine.type=float64", "combine.float_mode=naive"}, "combine.float_mode"},

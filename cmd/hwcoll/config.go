@@ -81,6 +81,7 @@ func (a *app) config(args []string) error {
 	if err := experiment.Check(cfg); err != nil {
 		return usagef("%s", oneLine(err.Error()))
 	}
+	cfg = experiment.Resolve(cfg) // what the topology makes of auto and its own defaults
 	t := cfg.Timing()
 	if *asJSON {
 		return writeJSON(a.stdout, struct {
