@@ -224,7 +224,7 @@ func (r *Router) initIn(q int) {
 	ip.vcs = r.inVCs()[vcBase(q, r.p.VCs):][:nvc:nvc]
 	ip.arr.Init(&ip.Module, "vc", nvc)
 	ip.occ.Init(&ip.arr, "flits", rtl.Width(16))
-	ip.state.Init(&ip.arr, "state", rtl.Width(2))
+	ip.state.Init(&ip.arr, "state", rtl.Width(2), rtl.Named(vcStates))
 	ip.ovc.Init(&ip.arr, "out", rtl.Width(8))
 }
 

@@ -15,6 +15,9 @@ const (
 	Active  = 2 // the packet holds an output VC
 )
 
+// vcStates names the VC states in GTKWave (the VCD keeps the numbers).
+var vcStates = rtl.NewEnum("vc_state", "idle", "routing", "active")
+
 // inVC is one VC buffer of an input unit. Flits are numbered in arrival
 // order; ann counts those announced, dep those scheduled to leave, gone
 // those left by the last cleanup. segs holds the announced flits not gone,

@@ -9,7 +9,7 @@ import (
 )
 
 // Opt modifies a port, register or probe at declaration (Width,
-// NoTrace). A value, not a function: a network declares millions of
+// NoTrace, Named). A value, not a function: a network declares millions of
 // signals, and an option that is a closure, applied to the declaration,
 // put both on the heap every time (a quarter of the 64x32x32 torus's
 // build allocations).
@@ -17,6 +17,7 @@ type Opt struct {
 	width    int32
 	widthSet bool
 	noTrace  bool
+	enum     *vcd.Enum // Named's
 }
 
 // Width declares the bit width of an integer signal (for tracing and for the
@@ -86,6 +87,7 @@ type sigMeta struct {
 	widthSet bool
 	noTrace  bool
 	enc      encoding
+	enum     *vcd.Enum // names of the values, for the viewer (Named)
 }
 
 func (s *signal) path() string { return s.owner.Path() + "." + s.name }
@@ -148,6 +150,9 @@ func withOpts(m sigMeta, opts []Opt) sigMeta {
 			m.width, m.widthSet = o.width, true
 		}
 		m.noTrace = m.noTrace || o.noTrace
+		if o.enum != nil {
+			m.enum = o.enum
+		}
 	}
 	return m
 }

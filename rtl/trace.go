@@ -22,6 +22,7 @@ type TracedSignal struct {
 	Module string // path of the owning module
 	Width  int
 	Kind   vcd.Kind
+	Enum   *vcd.Enum // names of its values (Named), nil for numbers
 }
 
 // Timescale picks the coarsest VCD unit in which the clock period and its
@@ -175,7 +176,7 @@ func (s *Sim) TracedSignals() []TracedSignal {
 	out := make([]TracedSignal, 0, len(s.tracer.sigs))
 	for _, sig := range s.tracer.sigs {
 		k, w := sig.vcdKind()
-		out = append(out, TracedSignal{Path: vcdPath(sig), Module: vcdModPath(sig.owner), Width: w, Kind: k})
+		out = append(out, TracedSignal{Path: vcdPath(sig), Module: vcdModPath(sig.owner), Width: w, Kind: k, Enum: sig.enum})
 	}
 	return out
 }

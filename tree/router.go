@@ -40,6 +40,24 @@ const (
 	aluBusy    = 2 // combining: the result streams out
 )
 
+// aluStates and aluOps name the alu_state and alu_op values in GTKWave
+// (the VCD keeps the numbers); an op is the header's Opcode.
+var (
+	aluStates = rtl.NewEnum("tree_alu_state", "idle", "waiting", "busy")
+	aluOps    = rtl.NewEnum("tree_alu_op", opcodeNames()...)
+)
+
+// opcodeNames are the names of the opcodes an ALU combines with, and none.
+func opcodeNames() []string {
+	var names []string
+	for o := None; ; o++ {
+		if _, ok := o.Wide(); !ok && o != None {
+			return names
+		}
+		names = append(names, o.String())
+	}
+}
+
 // Params are a tree router's: its timing and buffers.
 type Params struct {
 	// Cycles a packet holds a link (PacketBytes at the link's rate).
@@ -214,8 +232,8 @@ func NewRouter(parent *rtl.Module, name string, node int, s Shape, p Params) (*R
 	for c := range Classes {
 		r.SetClass(c, s.Class(node, c))
 	}
-	r.aluState.Init(&r.Module, "alu_state")
-	r.aluOp.Init(&r.Module, "alu_op")
+	r.aluState.Init(&r.Module, "alu_state", rtl.Named(aluStates))
+	r.aluOp.Init(&r.Module, "alu_op", rtl.Named(aluOps))
 	r.aluInArr.Init(&r.Module, "alu_in", Ports)
 	r.aluIn.Init(&r.aluInArr, "a")
 	r.aluOut.Init(&r.Module, "alu_out")

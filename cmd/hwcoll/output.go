@@ -5,13 +5,19 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 
+	"github.com/hwcoll/hwcoll/config"
+	"github.com/hwcoll/hwcoll/experiment"
+	"github.com/hwcoll/hwcoll/fault"
+	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 // fillScenarioReport lets the scenario fill in its counters and latencies.
@@ -147,4 +153,91 @@ func table(w io.Writer, header []string, rows [][]string, right []bool, paint fu
 	for i, r := range rows {
 		line(i, r)
 	}
+}
+
+// writeGTKW writes the .gtkw save file at path (the value of --vcd with
+// .gtkw for .vcd) for the VCD dumpfile, and beside it, in
+// vcd.FilterDir(path), a GTKWave translate filter file for each kind of
+// enumerated signal it shows (rtl.Named), so that a VC's state reads
+// "routing" rather than 1. The VCD itself keeps the numbers.
+func writeGTKW(path, dumpfile string, groups []vcd.Group, opts ...vcd.GTKWOption) error {
+	if enums := vcd.Enums(groups); len(enums) > 0 {
+		dir := vcd.FilterDir(path)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usagef("--vcd %s: cannot make the directory of its GTKWave filters: %v", path, err)
+		}
+		for _, e := range enums {
+			o, err := createOut("--vcd", filepath.Join(dir, e.FilterFile()))
+			if err != nil {
+				return err
+			}
+			if err := e.WriteFilter(o); err != nil {
+				o.discard()
+				return o.fail(err)
+			}
+			if err := o.commit(); err != nil {
+				return err
+			}
+		}
+	}
+	o, err := createOut("--vcd", path)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, vcd.SaveFile(path))
+	if err := vcd.WriteGTKW(o, dumpfile, groups, opts...); err != nil {
+		o.discard()
+		return o.fail(err)
+	}
+	return o.commit()
+}
+
+// runMarkers are the .gtkw markers of a finished `hwcoll run`: where the
+// config's faults took links down, where the first packet was discarded
+// for want of a route, and where the watchdog declared the deadlock that
+// stopped the run (times in the VCD's units: cycle × period).
+func runMarkers(cfg config.Config, r experiment.Result) []vcd.GTKWOption {
+	_, period := rtl.Timescale(cfg.Timing().PeriodPS)
+	var out []vcd.GTKWOption
+	if faults, err := fault.ParseAll(cfg.Faults); err == nil {
+		for _, f := range faults {
+			if f.At <= r.Cycles {
+				out = append(out, vcd.Marker("fault "+fault.Canon(f.Path), f.At*period))
+			}
+		}
+	}
+	if len(r.Unreachable) > 0 {
+		u := r.Unreachable[0]
+		out = append(out, vcd.Marker(fmt.Sprintf("unreachable %d->%d", u.Src, u.Dst), u.Cycle*period))
+	}
+	if r.Deadlock {
+		// The watchdog stops the run in the cycle it sees the stall, so
+		// the run's last cycle is the detection's.
+		out = append(out, vcd.Marker("deadlock detected", r.Cycles*period))
+	}
+	return out
+}
+
+// tbMarkers is the .gtkw marker of a failed `hwcoll tb run`: the cycle the
+// run stopped at, where a monitor found its invariant broken (tb.Exec
+// stops there) or the final check failed.
+func tbMarkers(res tb.Result, period uint64) []vcd.GTKWOption {
+	if res.Err == nil {
+		return nil
+	}
+	c := res.Cycles
+	if c > 0 {
+		c-- // a monitor's failing cycle is the one before Now (tb.Exec)
+	}
+	name := oneLine(res.Err.Error())
+	if r := []rune(name); len(r) > 60 {
+		name = string(r[:60]) + "…"
+	}
+	return []vcd.GTKWOption{vcd.Marker("failed: "+name, c*period)}
+}
+
+// nameValues gives the groups' enumerated signals their value names.
+func nameValues(groups []vcd.Group, sigs []rtl.TracedSignal) []vcd.Group {
+	rtl.NameValues(groups, sigs)
+	return groups
 }

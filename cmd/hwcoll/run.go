@@ -32,7 +32,7 @@ func (a *app) runExperiment(cfg config.Config, asJSON bool, vcdPath, trace strin
 	if err := files.close(err); err != nil {
 		return iw.buildInterrupted(err)
 	}
-	if err := files.writeGTKW(cfg, r.Cycles); err != nil {
+	if err := files.writeGTKW(cfg, r); err != nil {
 		return err
 	}
 	interrupted := iw.fired()
@@ -146,15 +146,17 @@ func (o *runFiles) close(err error) error {
 	return nil
 }
 
-// writeGTKW writes the GTKWave save file beside the VCD: the topology's
-// signal groups, zoomed to the whole run.
-func (o *runFiles) writeGTKW(cfg config.Config, cycles uint64) error {
+// writeGTKW writes the GTKWave save file beside the VCD of the run r: the
+// topology's signal groups with their value names, zoomed to the whole
+// run, with markers where something happened (runMarkers).
+func (o *runFiles) writeGTKW(cfg config.Config, r experiment.Result) error {
 	if o.vcdPath == "" {
 		return nil
 	}
-	groups := experiment.Groups(cfg, o.sigs)
+	groups := nameValues(experiment.Groups(cfg, o.sigs), o.sigs)
 	_, period := rtl.Timescale(cfg.Timing().PeriodPS)
-	return writeGTKW(gtkwPath(o.vcdPath), filepath.Base(o.vcdPath), groups, vcd.FitTime(cycles*period))
+	opts := append(runMarkers(cfg, r), vcd.FitTime(r.Cycles*period))
+	return writeGTKW(gtkwPath(o.vcdPath), filepath.Base(o.vcdPath), groups, opts...)
 }
 
 // runExit is the exit status of a printed run: 130 when interrupted, 3

@@ -196,7 +196,7 @@ func (a *app) runScenario(s scenario.Scenario, o runOpts) (out outcome, err erro
 	res := tb.Exec(h, scenarioCycles(s, o))
 	wall := time.Since(start).Seconds()
 
-	if err := tr.finish(res.Cycles); err != nil {
+	if err := tr.finish(res); err != nil {
 		return out, err
 	}
 	out.report = scenarioReport(h, s.Name, o.seed, res, wall)
@@ -279,7 +279,7 @@ func startTrace(s scenario.Scenario, h *tb.Harness, o runOpts) (*scenarioTrace, 
 		return nil, usagef("--trace %q selects no signal of scenario %s%s", o.trace, s.Name, traceHint(t.sim, o.trace))
 	}
 	t.path, t.gtkw, t.count = o.vcd, gtkwPath(o.vcd), len(sigs)
-	t.groups = tb.GroupsFor(h, sigs)
+	t.groups = nameValues(tb.GroupsFor(h, sigs), sigs)
 	return t, nil
 }
 
@@ -292,9 +292,10 @@ func (t *scenarioTrace) abandon() {
 	}
 }
 
-// finish ends the VCD of a run of the given cycles, places it and writes
-// its .gtkw, zoomed to the whole run.
-func (t *scenarioTrace) finish(cycles uint64) error {
+// finish ends the VCD of a run that ended with res, places it and writes
+// its .gtkw, zoomed to the whole run, with a marker where it failed.
+func (t *scenarioTrace) finish(res tb.Result) error {
+	cycles := res.Cycles
 	if t.f == nil {
 		return nil
 	}
@@ -312,7 +313,7 @@ func (t *scenarioTrace) finish(cycles uint64) error {
 		return err
 	}
 	_, period := rtl.Timescale(t.sim.PeriodPS())
-	return writeGTKW(t.gtkw, filepath.Base(t.path), t.groups, vcd.FitTime(cycles*period))
+	return writeGTKW(t.gtkw, filepath.Base(t.path), t.groups, append(tbMarkers(res, period), vcd.FitTime(cycles*period))...)
 }
 
 // scenarioReport is the report of a finished run: the scenario's counters
@@ -337,20 +338,6 @@ func scenarioReport(h *tb.Harness, name string, seed uint64, res tb.Result, wall
 		r.Error = oneLine(res.Err.Error())
 	}
 	return r
-}
-
-// writeGTKW writes the .gtkw save file at path (the value of --vcd with
-// .gtkw for .vcd) for the VCD dumpfile.
-func writeGTKW(path, dumpfile string, groups []vcd.Group, opts ...vcd.GTKWOption) error {
-	o, err := createOut("--vcd", path)
-	if err != nil {
-		return err
-	}
-	if err := vcd.WriteGTKW(o, dumpfile, groups, opts...); err != nil {
-		o.discard()
-		return o.fail(err)
-	}
-	return o.commit()
 }
 
 // writeJSON prints v as exactly one JSON object on one line. Non-finite
