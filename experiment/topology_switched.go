@@ -26,6 +26,11 @@ func minNetlist(cfg config.Config) (RouterNetlist, error) {
 	if err != nil {
 		return RouterNetlist{}, fmt.Errorf("network.min_kind: %v", err)
 	}
+	if k := cfg.Network.Ports; k == config.Default().Network.Ports && k > multistage.MaxRadix(kind) {
+		// The default radix, left as it is by minDefaults: no switch
+		// radix of this kind has network.nodes for a power.
+		return RouterNetlist{}, fmt.Errorf("network.nodes: %d hosts is not a power of any switch radix %s %s MIN can have (2..%d); allowed: a power of network.ports, e.g. 256 (4^4)", cfg.Network.Nodes, article(kind.String()), kind, multistage.MaxRadix(kind))
+	}
 	if k := cfg.Network.Ports; k > multistage.MaxRadix(kind) {
 		return RouterNetlist{}, fmt.Errorf("network.ports: %d; the switches of %s %s MIN have 2..%d ports a side (the router block has %d ports, one its local)", k, article(kind.String()), kind, multistage.MaxRadix(kind), routing.MaxPorts)
 	}
@@ -131,6 +136,7 @@ func init() {
 	} {
 		Register(Topology{
 			Name:  t.name,
+			Demo:  switchedDemos[t.name],
 			Reads: t.reads,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if err := refuseNIC(cfg); err != nil {

@@ -93,11 +93,11 @@ func (p *Params) Check() error {
 	case p.PacketFlits < 1 || p.PacketFlits > 1<<14:
 		return param.Errorf("router.Params.PacketFlits", "%d flits per packet is out of range; allowed 1..16384", p.PacketFlits)
 	case p.Switching == VCT && p.BufFlits < p.PacketFlits:
-		return param.Errorf("router.Params.BufFlits", "%d flits cannot hold %s %d-flit packet, which vct needs; allowed: at least %d, or {router.Params.Switching} wormhole | buffered-wormhole", p.BufFlits, param.A(uint64(p.PacketFlits)), p.PacketFlits, p.PacketFlits)
+		return param.Errorf("router.Params.BufFlits", "%d flits cannot hold %s %d-flit packet ({router.Params.PacketFlits} / {router.Params.FlitCycles}), which vct needs; allowed: at least %d, or {router.Params.Switching} wormhole | buffered-wormhole", p.BufFlits, param.A(uint64(p.PacketFlits)), p.PacketFlits, p.PacketFlits)
 	case p.Bubble != 0 && p.Switching != VCT:
 		return param.Errorf("router.Params.Switching", "%s cannot keep the bubble rule (a bubble is a free packet buffer); allowed: vct, or {routing.Escape} dateline | none", p.Switching)
 	case p.Bubble != 0 && p.BufFlits < 2*p.PacketFlits:
-		return param.Errorf("router.Params.BufFlits", "%d flits cannot hold the two %d-flit packets the bubble rule asks of an escape VC; allowed: at least %d", p.BufFlits, p.PacketFlits, 2*p.PacketFlits)
+		return param.Errorf("router.Params.BufFlits", "%d flits cannot hold the two %d-flit packets ({router.Params.PacketFlits} / {router.Params.FlitCycles}) the bubble rule asks of an escape VC; allowed: at least %d", p.BufFlits, p.PacketFlits, 2*p.PacketFlits)
 	case p.FlitCycles < 1:
 		return param.Errorf("router.Params.FlitCycles", "%d; allowed: at least 1", p.FlitCycles)
 	case p.Delay < 1:

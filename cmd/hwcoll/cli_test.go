@@ -88,6 +88,9 @@ func TestBadInput(t *testing.T) {
 		{"fault on a node link", []string{"run", "--set", "network.topology=fattree", "--set", "faults=top.leaf(0).out(0)@0"}, []string{"faults", "node links cannot fail", "top.leaf(0).out(4)"}},
 		{"fault on a lone switch", []string{"run", "--set", "faults=top.sw.out(1)@0"}, []string{"faults", "fattree, torus and mesh", "not for switch"}},
 		{"fault under a collective", []string{"run", "--set", "network.topology=fattree", "--set", "traffic.pattern=allreduce", "--set", "faults=top.leaf(0).out(4)@0"}, []string{"faults", "point-to-point", "allreduce"}},
+		// Errors from a derived value name the keys the user set.
+		{"packet longer than the VC buffer", []string{"run", "--set", "network.topology=torus", "--set", "packet.bytes=2048"}, []string{"router.vc_buffer_flits", "64-flit packet (packet.bytes / packet.flit_bytes)"}},
+		{"MIN hosts no radix divides", []string{"run", "--set", "network.topology=min", "--set", "network.nodes=100"}, []string{"network.nodes", "100 hosts is not a power", "2..7"}},
 		// Faults make sense.
 		{"fault past the run", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(1)(0).out(1)@5000000"}, []string{"faults", "cycle 5000000 is past the run", "0..4999999"}},
 		{"the same fault twice", []string{"run", "--set", "network.topology=torus", "--set", "faults=top.net.r(1,0).out(1)@0,top.net.r(1)(0).out(1)@500"}, []string{"faults", "entries 1", "name the same link"}},
