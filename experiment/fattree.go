@@ -439,6 +439,7 @@ const fatTreeNodeBytes = 128 << 10
 func init() {
 	Register(Topology{
 		Name:  config.TopologyFatTree,
+		Demo:  fatTreeDemo,
 		Reads: fatTreeReads,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := faultsOnFatTree(cfg); err != nil {

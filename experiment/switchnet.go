@@ -128,6 +128,7 @@ func (n *SwitchNet) result(wall float64) Result {
 func init() {
 	Register(Topology{
 		Name:  config.TopologySwitch,
+		Demo:  switchDemo,
 		Reads: switchReads,
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 			if err := refuseNIC(cfg); err != nil {

@@ -383,6 +383,7 @@ func init() {
 	}{{config.TopologyTorus, true}, {config.TopologyMesh, false}} {
 		Register(Topology{
 			Name:     t.name,
+			Demo:     torusDemos[t.name],
 			Reads:    torusReads,
 			Defaults: directDefaults,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {

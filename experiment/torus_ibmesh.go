@@ -327,6 +327,7 @@ func (n *IBNet) Run() Result {
 func init() {
 	Register(Topology{
 		Name:     config.TopologyIBMesh,
+		Demo:     ibMeshDemo,
 		Reads:    ibMeshReads,
 		Defaults: patternDefault(config.PatternMulticast),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {

@@ -169,6 +169,7 @@ const treeNodeBytes = 32 << 10
 func init() {
 	Register(Topology{
 		Name:     config.TopologyBGLTree,
+		Demo:     treeDemo,
 		Reads:    bglTreeReads,
 		Defaults: patternDefault(config.PatternAllreduce),
 		Build: func(cfg config.Config, tm config.Timing) (Network, error) {

@@ -182,6 +182,7 @@ func TestDemoWritesTracesAndSummary(t *testing.T) {
 	require.Contains(t, r.stdout, "gtkwave "+filepath.Join(out, "creditlink.vcd")+" "+filepath.Join(out, "creditlink.gtkw"))
 	require.NotContains(t, r.stdout, "\x1b[", "no colour when stdout is not a terminal")
 	requireDemoFiles(t, r.stdout, out)
+	requireWholeDemoTour(t, r.stdout, out)
 }
 
 // requireDemoFiles checks the demo's experiments: the fat-tree sweep (table,
@@ -257,8 +258,12 @@ func requireDemoFiles(t *testing.T, stdout, out string) {
 	require.Contains(t, stdout, "Hardware vs software multicast")
 }
 
+// The default directory: the tour's first section (the OQ-router paper's,
+// which requireDemoFiles reads) is enough, and keeps the test to ~2 s
+// (the whole tour is TestDemoWritesTracesAndSummary's).
 func TestDemoDefaultDirectory(t *testing.T) {
 	t.Chdir(t.TempDir())
+	demoTourFirst(t, 1)
 	r := runApp("demo")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "gtkwave hwcoll-demo/creditlink.vcd hwcoll-demo/creditlink.gtkw")
