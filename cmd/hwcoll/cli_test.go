@@ -203,7 +203,7 @@ func TestBadInput(t *testing.T) {
 // not built yet are refused with one line and exit status 2.
 func TestRunAndSweep(t *testing.T) {
 	dir := t.TempDir()
-	torus := writeFile(t, dir, "torus.yaml", "network: {topology: ibmesh, dims: [4, 4]}\n")
+	torus := writeFile(t, dir, "torus.yaml", "network: {topology: ibmesh, dims: [4, 4]}\ntraffic: {pattern: transpose}\n")
 	short := []string{"--set", "run.warmup_cycles=1000", "--set", "run.measure_cycles=5000"}
 
 	r := runApp(append([]string{"run", "--json", "--set", "traffic.load=0.3"}, short...)...)
@@ -234,7 +234,7 @@ func TestRunAndSweep(t *testing.T) {
 	require.Contains(t, string(gtkw), "sw.vcd")
 
 	r = runApp("run", "--config", torus)
-	requireOneLine(t, r, "hwcoll: ", `traffic.pattern: uniform has no model on network.topology ibmesh; allowed: multicast`)
+	requireOneLine(t, r, "hwcoll: ", `traffic.pattern: transpose has no model on network.topology ibmesh; allowed: multicast`)
 	ft := append([]string{"run", "--set", "network.topology=fattree", "--set", "network.nodes=16", "--set", "network.ports=4",
 		"--set", "traffic.pattern=complement", "--set", "traffic.load=0.5"}, short...)
 	r = runApp(ft...)

@@ -113,7 +113,7 @@ func TestRefusalKeepsExistingFiles(t *testing.T) {
 			return append([]string{"run", "--set", "faults=top.net.r(0)(0).out(1)", "--vcd", k.vcd, "--pcap", k.pcap}, torus...)
 		}, []string{"faults", "PATH@CYCLE"}},
 		{"min routed by dor", func(k *keptFiles) []string {
-			return []string{"run", "--set", "network.topology=min", "--set", "network.ports=2", "--vcd", k.vcd}
+			return []string{"run", "--set", "network.topology=min", "--set", "network.ports=2", "--set", "router.routing=dor", "--vcd", k.vcd}
 		}, []string{"router.routing"}},
 		{"empty vcd", func(k *keptFiles) []string {
 			return append([]string{"run", "--vcd", "", "--pcap", k.pcap}, torus...)

@@ -62,6 +62,11 @@ func toyRing() experiment.Topology {
 			return fmt.Sprintf("%s: %s, %d VCs of %d flits", r.Shape, r.Switching, r.VCs, r.VCBufferFlits)
 		},
 		Weight: func(cfg config.Config) float64 { return 2 * float64(cfg.Network.Switches) },
+		Defaults: func(cfg *config.Config) { // what router.vcs auto is on a dateline ring
+			if cfg.Router.VCs == config.VCsAuto {
+				cfg.Router.VCs = 2
+			}
+		},
 		Report: func(rs []experiment.Result) string { return experiment.RoutersOf(rs, "toy rings") },
 	}
 }
