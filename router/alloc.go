@@ -117,6 +117,13 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 }
 
 // allocateVCs gives every waiting head whose route is computed an output VC.
+// The heads are offered the free VCs in input-port order, not round
+// robin: when two inputs wait for the one VC an output has, the lower
+// port wins it each time it frees (the node's injection port before the
+// transit ports). The router's block tests found it (a rapid case: port 0
+// took the VC three times while port 1's head waited); a round-robin
+// allocator would change every result, so it is left for a change of its
+// own.
 func (r *Router) allocateVCs(now uint64) {
 	for m := r.wait; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
