@@ -59,26 +59,12 @@ func (a *app) paint(s string, attrs []color.Attribute) string {
 	return c.Sprint(s)
 }
 
-// grouped writes n with thousands separators: 1234567 → 1,234,567.
-func grouped(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// num writes x with up to one decimal: 12, 12.5.
-func num(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'f', 1, 64)
-}
+// grouped and num are the tour's number formats, which every table of the
+// command shares: 1,234,567; 12 or 12.5.
+var (
+	grouped = experiment.DemoGrouped
+	num     = experiment.DemoNum
+)
 
 // si writes x with an SI suffix and three significant digits: 2.51M.
 func si(x float64) string {
