@@ -64,6 +64,7 @@ func (a *app) paint(s string, attrs []color.Attribute) string {
 var (
 	grouped = experiment.DemoGrouped
 	num     = experiment.DemoNum
+	seconds = experiment.DemoSeconds // a wall time: 812µs, 12.3ms, 1.25s
 )
 
 // si writes x with an SI suffix and three significant digits: 2.51M.
@@ -80,20 +81,6 @@ func si(x float64) string {
 		}
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
-}
-
-// seconds writes a wall time: 812µs, 12.3ms, 1.25s.
-func seconds(s float64) string {
-	switch {
-	case s <= 0:
-		return "0s"
-	case s < 1e-3:
-		return fmt.Sprintf("%.0fµs", s*1e6)
-	case s < 1:
-		return fmt.Sprintf("%.3gms", s*1e3)
-	default:
-		return fmt.Sprintf("%.3gs", s)
-	}
 }
 
 // shellQuote quotes a path for a command the user may paste.
