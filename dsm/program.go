@@ -155,5 +155,5 @@ func (p *funcProc) FetchAdd(a Addr, d uint64) uint64 {
 	p.turn()
 	return old
 }
-func (p *funcProc) Fence()                     {}
+func (p *funcProc) Fence()                      {}
 func (p *funcProc) Compute(instructions uint64) {}
