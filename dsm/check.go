@@ -111,6 +111,9 @@ func (m *Machine) CheckConsistency(initial []uint64) error {
 		return err
 	}
 	for _, r := range order {
+		if r.Kind == RefRetired {
+			continue // performs later
+		}
 		if m.P.Consistency == SC {
 			if r.Seq <= last[r.Proc] {
 				return fmt.Errorf("processor %d: reference %d performed after %d (program order broken)", r.Proc, r.Seq, last[r.Proc])
@@ -146,6 +149,7 @@ func (m *Machine) checkForwarded(initial []uint64) error {
 		mine := map[Addr]uint64{}
 		for _, r := range log {
 			switch {
+			case r.Kind == RefStore && r.Fwd: // retired before, logged then
 			case r.Kind != RefLoad:
 				mine[r.Addr] = r.Val
 			case r.Fwd:

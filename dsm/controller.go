@@ -30,18 +30,18 @@ type Controller struct {
 	Sharers  rtl.Probe[uint64]
 	Busy     rtl.Probe[bool]
 
-	ni     NI
-	node   int32
-	m      *Machine
-	dir    Dir
-	in     [2]ring.Ring[Msg] // from the network, per class
-	local  ring.Ring[Msg]    // from the processor
-	out    [2]ring.Ring[Msg] // to the network, per class
-	toCPU  ring.Ring[Msg]
+	ni      NI
+	node    int32
+	m       *Machine
+	dir     Dir
+	in      [2]ring.Ring[Msg] // from the network, per class
+	local   ring.Ring[Msg]    // from the processor
+	out     [2]ring.Ring[Msg] // to the network, per class
+	toCPU   ring.Ring[Msg]
 	scratch ring.Ring[Msg] // a closing transaction's waiting requests
-	busyTo uint64 // the handler occupies the engine until then
-	staged []Msg  // its outputs, released when it ends
-	turn   bool   // the processor's queue goes before the requests next
+	busyTo  uint64         // the handler occupies the engine until then
+	staged  []Msg          // its outputs, released when it ends
+	turn    bool           // the processor's queue goes before the requests next
 
 	// Counters, read between cycles.
 	Sent, Received [numTypes]uint64

@@ -1,8 +1,6 @@
 package dsm
 
 import (
-	"testing"
-
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routing"
@@ -27,8 +25,7 @@ func meshParams(k int) Params {
 	return p
 }
 
-func newRig(t testing.TB, dims []int, p Params, prog Program, seed uint64) *rig {
-	t.Helper()
+func newRig(t require.TestingT, dims []int, p Params, prog Program, seed uint64) *rig {
 	sim := rtl.NewSim(rtl.Options{Seed: seed})
 	rp := router.Params{VCs: 2, BufFlits: 4, Switching: router.VCT, FlitCycles: 1, Delay: 1,
 		PacketFlits: int(p.PacketCycles(p.HeaderBytes + 8*uint32(p.LineWords))), InjectPackets: 4}
@@ -46,8 +43,7 @@ func newRig(t testing.TB, dims []int, p Params, prog Program, seed uint64) *rig 
 
 // run runs until every program ended (or max cycles), checking the
 // coherence invariants between cycles when check is set.
-func (r *rig) run(t testing.TB, max uint64, check bool) {
-	t.Helper()
+func (r *rig) run(t require.TestingT, max uint64, check bool) {
 	defer r.m.Stop()
 	for !r.m.Done() && r.sim.Now() < max {
 		r.sim.Step()

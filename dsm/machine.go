@@ -25,6 +25,7 @@ type Machine struct {
 	cpiMilli uint64
 	mu       sync.Mutex
 	err      error
+	skipInv  bool // a mutation for the tests: the next invalidation is not sent
 }
 
 // New builds the machine under parent with prog laid out in its shared

@@ -72,9 +72,9 @@ type Params struct {
 	Directory   Directory
 	Pointers    int // limited directories' pointers per entry
 	Consistency Consistency
-	Classes     int    // virtual networks: 2 (requests, replies) or 1
+	Classes     int     // virtual networks: 2 (requests, replies) or 1
 	CPI         float64 // cycles per instruction of Compute
-	HitCycles   uint64 // a cache hit
+	HitCycles   uint64  // a cache hit
 	// HandlerCycles is a controller handler's occupancy; MemoryCycles is
 	// added to the handlers that read or write the home's memory.
 	HandlerCycles, MemoryCycles uint64

@@ -61,7 +61,9 @@ type Ref struct {
 	Addr  Addr
 	Val   uint64 // loaded or stored (an atomic: stored)
 	Old   uint64 // an atomic's loaded word
-	Fwd   bool   // a load served by the processor's own retired store (rc)
+	// Fwd: a load served by the processor's own retired store, or a
+	// retired store performing (rc).
+	Fwd bool
 }
 
 // RefKind is a reference's kind in the log.
@@ -71,6 +73,9 @@ const (
 	RefLoad RefKind = iota
 	RefStore
 	RefAtomic
+	// RefRetired is a store retired into a transaction buffer (rc), in
+	// program order; it performs later, as a RefStore with Fwd set.
+	RefRetired
 )
 
 // stopped unwinds a program whose run was ended before it finished.

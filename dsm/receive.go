@@ -82,7 +82,7 @@ func (p *Processor) performRetired(now uint64, e *tbEntry, w []uint64) {
 		}
 		e.mask &^= 1 << uint(k)
 		w[k] = e.vals[k]
-		p.log(Ref{Cycle: now, Seq: e.seqs[k], Kind: RefStore, Addr: e.line*lw + uint64(k), Val: e.vals[k]})
+		p.log(Ref{Cycle: now, Seq: e.seqs[k], Kind: RefStore, Addr: e.line*lw + uint64(k), Val: e.vals[k], Fwd: true})
 	}
 }
 

@@ -100,6 +100,7 @@ func (h handle) Store(a Addr, v uint64) {
 // the line arrives exclusive.
 func (p *Processor) retire(e *tbEntry, off, v uint64) {
 	p.seq++
+	p.log(Ref{Cycle: p.now, Seq: p.seq, Kind: RefRetired, Addr: e.line*uint64(p.m.P.LineWords) + off, Val: v})
 	e.mask |= 1 << off
 	e.vals[off], e.seqs[off] = v, p.seq
 	p.spend(p.m.P.HitCycles)
