@@ -41,6 +41,7 @@ type Config struct {
 	MsgLayer MsgLayer `yaml:"msglayer" json:"msglayer"`
 	Traffic  Traffic  `yaml:"traffic" json:"traffic"`
 	Combine  Combine  `yaml:"combine" json:"combine"`
+	DSM      DSM      `yaml:"dsm" json:"dsm"`
 	Run      Run      `yaml:"run" json:"run"`
 	// Faults are links that go down during the run: "PATH@CYCLE", PATH
 	// the waveform path of one of the link's output ports (fault.Parse).
@@ -124,6 +125,27 @@ type MsgLayer struct {
 	MidsizeMaxBytes  int    `yaml:"midsize_max_bytes" json:"midsize_max_bytes"`
 	Leads            int    `yaml:"leads" json:"leads"`
 	HighPriorityLead bool   `yaml:"high_priority_lead" json:"high_priority_lead"`
+}
+
+// DSM is the distributed shared memory machine of traffic.pattern dsm
+// (package dsm): its nodes' caches, directories, controllers and the
+// programs' sizes.
+type DSM struct {
+	ProblemSize        int     `yaml:"problem_size" json:"problem_size"`
+	Directory          string  `yaml:"directory" json:"directory"`
+	Pointers           int     `yaml:"pointers" json:"pointers"`
+	Consistency        string  `yaml:"consistency" json:"consistency"`
+	VirtualNetworks    int     `yaml:"virtual_networks" json:"virtual_networks"`
+	CPI                float64 `yaml:"cpi" json:"cpi"`
+	CacheBytes         int     `yaml:"cache_bytes" json:"cache_bytes"`
+	CacheWays          int     `yaml:"cache_ways" json:"cache_ways"`
+	LineBytes          int     `yaml:"line_bytes" json:"line_bytes"`
+	TransactionBuffers int     `yaml:"transaction_buffers" json:"transaction_buffers"`
+	HandlerCycles      int     `yaml:"handler_cycles" json:"handler_cycles"`
+	MemoryCycles       int     `yaml:"memory_cycles" json:"memory_cycles"`
+	NIQueue            int     `yaml:"ni_queue" json:"ni_queue"`
+	RunAhead           int     `yaml:"run_ahead" json:"run_ahead"`
+	WatchLine          int     `yaml:"watch_line" json:"watch_line"`
 }
 
 // Traffic selects the workload.
@@ -225,6 +247,7 @@ const (
 	PatternBroadcast  = "broadcast"
 	PatternNAMD       = "namd"
 	PatternProgram    = "program"
+	PatternDSM        = "dsm"
 
 	ProcessBernoulli = "bernoulli"
 	ProcessPoisson   = "poisson"
@@ -282,6 +305,8 @@ func Default() Config {
 		Router:   Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto},
 		Packet:   Packet{Bytes: 256, FlitBytes: 32},
 		NIC:      NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
+		DSM: DSM{Directory: "full-map", Pointers: 4, Consistency: "sc", VirtualNetworks: 2, CPI: 1, CacheBytes: 128 << 10,
+			CacheWays: 4, LineBytes: 64, TransactionBuffers: 8, HandlerCycles: 4, MemoryCycles: 20, NIQueue: 4, RunAhead: 16},
 		MsgLayer: MsgLayer{Protocol: ProtoAuto, EagerMaxBytes: 1024, MidsizeMaxBytes: 16384, Leads: 4},
 		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64, Program: "one-to-all",
 			Sources: 1, GroupPercent: 100},

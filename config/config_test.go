@@ -240,7 +240,7 @@ var badInputs = []struct {
 	frags   []string
 }{
 	// unknown keys at each level
-	{"foo: 1", "foo", []string{"unknown key; allowed keys: name, seed, clock_mhz, network, link, switch, router, packet, nic, msglayer, traffic, combine, run"}},
+	{"foo: 1", "foo", []string{"unknown key; allowed keys: name, seed, clock_mhz, network, link, switch, router, packet, nic, msglayer, traffic, combine, dsm, run"}},
 	{"network:\n  topolgy: torus", "network.topolgy", []string{"unknown key (did you mean network.topology?); allowed keys in network: topology, ports, inputs,"}},
 	{"link: {speed: 10}", "link.speed", []string{"unknown key", "allowed keys in link: gbps, delay_ns"}},
 	{"network: {\"a.b\": 1}", "network.a.b", []string{"unknown key; allowed keys in network: topology,"}},
@@ -377,7 +377,7 @@ func TestEveryEnum(t *testing.T) {
 			require.NoError(t, c.Set(k.Key+"="+v))
 		}
 	}
-	require.Equal(t, 20, n) // + combine.op, combine.type, combine.float_mode, msglayer.protocol
+	require.Equal(t, 22, n) // + combine.op, combine.type, combine.float_mode, msglayer.protocol, dsm.directory, dsm.consistency
 }
 
 func TestSet(t *testing.T) {

@@ -82,7 +82,7 @@ var table = []spec{
 	{key: "msglayer.leads", doc: "K: the packets of a midsize message that carry the matching information and may go before the ack; 0 = derived from the round trip (msglayer LeadsFor of the lead out and the ack back over the network's mean distance, both dispatched)", rule: intIn(0, 1<<16)},
 	{key: "msglayer.high_priority_lead", doc: "send packet 0 of every message at high priority (SL 1: VC 3 of router.routing bgl with 4 VCs, served first), so that the message's other packets are less likely to overtake it", rule: highPriorityRule()},
 
-	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternShuffle, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD, PatternProgram)},
+	{key: "traffic.pattern", doc: "traffic pattern or collective", rule: oneOf(PatternUniform, PatternTranspose, PatternBitrev, PatternComplement, PatternShuffle, PatternHotspot, PatternTornado, PatternNeighbor, PatternMulticast, PatternReduce, PatternAllreduce, PatternBarrier, PatternBroadcast, PatternNAMD, PatternProgram, PatternDSM)},
 	{key: "traffic.load", doc: "offered injection rate per source as a fraction of link bandwidth", rule: floatIn(0, 1, true)},
 	{key: "traffic.process", doc: "injection process", rule: oneOf(ProcessBernoulli, ProcessPoisson)},
 	{key: "traffic.fanout", doc: "mean multicast fanout (destinations per multicast)", rule: intIn(1, maxNodes)},
@@ -93,12 +93,28 @@ var table = []spec{
 	{key: "traffic.io_load", doc: "bgltree: point-to-point load from every compute node to its pset's I/O node on the system VC while the collective runs, as a fraction of link bandwidth (0: none)", rule: floatIn(0, 1, false)},
 	{key: "traffic.sources", doc: "ibmesh multicast: nodes that send a message to their group, drawn with the seed (0 = all)", rule: intIn(0, maxNodes)},
 	{key: "traffic.group_percent", doc: "ibmesh multicast: each source's group, as a percentage of the nodes, drawn with the seed (100 = every other node)", rule: intIn(1, 100)},
-	{key: "traffic.program", doc: "traffic.pattern program: the program every node runs on its NIC (torus, mesh, min, irregular): ping-pong (node 0 and the last node), one-to-all and all-to-one (node 0 and every other, one message each), multi-multicast (traffic.sources sources, 0 = all, each to traffic.fanout destinations drawn with the seed, binomial trees), ring-allreduce (2(N-1) steps of one message to the right neighbour), alltoall, broadcast (node 0 to every node along a binomial tree of messages), deposit-broadcast (node 0 to every node of a torus or mesh in lines of deposit-bit packets, re-sent at the corners; routing bgl, vct); every message is traffic.message_bytes; the run ends when every node's program has", rule: oneOf("ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall", "broadcast", "deposit-broadcast")},
+	{key: "traffic.program", doc: "traffic.pattern program: the program every node runs on its NIC (torus, mesh, min, irregular): ping-pong (node 0 and the last node), one-to-all and all-to-one (node 0 and every other, one message each), multi-multicast (traffic.sources sources, 0 = all, each to traffic.fanout destinations drawn with the seed, binomial trees), ring-allreduce (2(N-1) steps of one message to the right neighbour), alltoall, broadcast (node 0 to every node along a binomial tree of messages), deposit-broadcast (node 0 to every node of a torus or mesh in lines of deposit-bit packets, re-sent at the corners; routing bgl, vct); every message is traffic.message_bytes; the run ends when every node's program has", rule: programRule(oneOf("ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall", "broadcast", "deposit-broadcast"))},
 
 	{key: "combine.elements_per_cycle", doc: "combine unit ALU rate: a reduction packet of n elements holds the unit ceil(n/rate) cycles", rule: intIn(1, 65536)},
 	{key: "combine.op", doc: "reduction operator of reduce/allreduce runs (bitwise ones on integer types only)", rule: oneOf("sum", "min", "max", "and", "or", "xor")},
 	{key: "combine.type", doc: "element type of reduce/allreduce runs (8 bytes per element of traffic.message_bytes)", rule: oneOf("int32", "int64", "uint64", "float64")},
 	{key: "combine.float_mode", doc: "float64 sums: naive (IEEE, arrival order), two-phase (two tree passes: max exponent to every member, then aligned mantissas; links charged 8 then 16 bytes per element) or exact (wide fixed point, correctly rounded)", rule: oneOf("naive", "two-phase", "exact")},
+
+	{key: "dsm.problem_size", doc: "traffic.pattern dsm: the program's size: keys for radix, bodies for barnes, iterations for the small kernels; 0 = the program's default", rule: intIn(0, 1<<26)},
+	{key: "dsm.directory", doc: "traffic.pattern dsm: the homes' directories: full-map (a presence bit per node), limited-broadcast (Dir_i B: dsm.pointers sharer pointers, past them invalidations go to every node), limited-no-broadcast (Dir_i NB: a new sharer past the pointers takes the place of one the home invalidates)", rule: oneOf("full-map", "limited-broadcast", "limited-no-broadcast")},
+	{key: "dsm.pointers", doc: "traffic.pattern dsm, limited directories: sharer pointers per directory entry (i of Dir_i)", rule: intIn(1, 64)},
+	{key: "dsm.consistency", doc: "traffic.pattern dsm: sc = sequential consistency (a processor blocks on every miss); rc = release consistency (stores retire into the transaction buffers, loads block, locks and barriers fence)", rule: oneOf("sc", "rc")},
+	{key: "dsm.virtual_networks", doc: "traffic.pattern dsm: 2 = requests and replies on separate virtual networks (router.vcs split in two classes; the protocol cannot deadlock); 1 = one network for both, to show the protocol deadlock the watchdog then catches", rule: intIn(1, 2)},
+	{key: "dsm.cpi", doc: "traffic.pattern dsm: cycles per instruction of the programs' computation between references (compute time = instructions x CPI)", rule: floatIn(0, 1000, true)},
+	{key: "dsm.cache_bytes", doc: "traffic.pattern dsm: each node's cache (a power of two times dsm.cache_ways lines)", rule: intIn(8, 1<<30)},
+	{key: "dsm.cache_ways", doc: "traffic.pattern dsm: the cache's associativity (LRU replacement)", rule: intIn(1, 64)},
+	{key: "dsm.line_bytes", doc: "traffic.pattern dsm: the coherence unit, a power of two", rule: intIn(8, 512)},
+	{key: "dsm.transaction_buffers", doc: "traffic.pattern dsm: outstanding misses per node (under rc they bound the stores a processor overlaps)", rule: intIn(1, 64)},
+	{key: "dsm.handler_cycles", doc: "traffic.pattern dsm: the node controller's occupancy per handler (a message handled), in cycles", rule: intIn(1, 1<<20)},
+	{key: "dsm.memory_cycles", doc: "traffic.pattern dsm: added to the occupancy of handlers that read or write the home's memory", rule: intIn(0, 1<<20)},
+	{key: "dsm.ni_queue", doc: "traffic.pattern dsm: packets each class's output queue of a network interface holds before a request's handler must wait for room", rule: intIn(1, 1<<16)},
+	{key: "dsm.run_ahead", doc: "traffic.pattern dsm: how many cycles a processor runs hits and computation ahead of the clock before it yields (its references perform in order at the cycle it was resumed; 0 = yield at every reference)", rule: intIn(0, 1<<20)},
+	{key: "dsm.watch_line", doc: "traffic.pattern dsm: the line (address / line size) whose directory entry and cache states the waveform's probes show", rule: intIn(0, 1<<40)},
 
 	{key: "run.warmup_cycles", doc: "cycles simulated before the measurement window", rule: intIn(0, maxCycles)},
 	{key: "run.measure_cycles", doc: "length of the measurement window in cycles", rule: intIn(1, maxCycles)},
@@ -468,6 +484,43 @@ func maxCyclesRule() rule {
 		}
 		return ""
 	}}
+}
+
+// DSMPrograms lists the programs of traffic.pattern dsm (the dsmprog
+// registry); experiment sets it.
+var DSMPrograms func() []string
+
+// programRule is traffic.program's: under traffic.pattern dsm one of
+// DSMPrograms, else one of the message programs r allows.
+func programRule(r rule) rule {
+	msg := r.check
+	dsm := func(v reflect.Value) string {
+		names := DSMPrograms()
+		if slices.Contains(names, v.String()) {
+			return ""
+		}
+		return fmt.Sprintf("%q is not a DSM program; allowed with traffic.pattern dsm: %s", clip(v.String()), strings.Join(names, " | "))
+	}
+	r.check = func(c *Config, v reflect.Value) string {
+		if DSMPrograms != nil && dsm(v) == "" {
+			return "" // which list applies is the pattern's (with)
+		}
+		return msg(c, v)
+	}
+	r.with = func(c *Config, v reflect.Value) string {
+		if c.Traffic.Pattern == PatternDSM && DSMPrograms != nil {
+			return dsm(v)
+		}
+		return msg(c, v)
+	}
+	allowed := r.allowed
+	r.allowedFunc = func() string {
+		if DSMPrograms == nil {
+			return allowed
+		}
+		return allowed + "; with traffic.pattern dsm: " + strings.Join(DSMPrograms(), " | ")
+	}
+	return r
 }
 
 // TopologyNames lists the networks that can be built, in the order they
