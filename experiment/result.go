@@ -104,9 +104,29 @@ type Result struct {
 
 	// Switch-based networks (min, irregular): what was built, e.g. "omega
 	// MIN of 64 hosts, 6 stages of 2×2 switches".
-	Program string `json:"program,omitempty"` // traffic.pattern program: the program run
+	Program string `json:"program,omitempty"` // traffic.pattern program or dsm: the program run
+
+	// DSM runs (traffic.pattern dsm).
+	References     uint64            `json:"references,omitempty"`       // loads, stores and atomics the programs made
+	Misses         uint64            `json:"misses,omitempty"`           // of them, misses and upgrades sent to a home
+	MissRate       float64           `json:"miss_rate,omitempty"`        // misses / references
+	MessagesByType map[string]uint64 `json:"messages_by_type,omitempty"` // coherence packets the network carried, by type
+	Verified       *bool             `json:"verified,omitempty"`         // the program's own answer check passed
+	DSMDirectory   string            `json:"dsm_directory,omitempty"`
+	DSMConsistency string            `json:"dsm_consistency,omitempty"`
+
 	Shape   string `json:"shape,omitempty"`
 	MinKind string `json:"min_kind,omitempty"` // min: omega | butterfly | cube | bmin
+
+	// Collectives on the torus by programs (collectives.go): the analytic
+	// bound completion_cycles is compared with and what binds there, the
+	// bisection's and (broadcasts) the root's six links' bounds, and the
+	// colours of a broadcast in lines.
+	BoundCycles          uint64 `json:"bound_cycles,omitempty"`
+	Bound                string `json:"bound,omitempty"`
+	BisectionBoundCycles uint64 `json:"bisection_bound_cycles,omitempty"`
+	RootLinksBoundCycles uint64 `json:"root_links_bound_cycles,omitempty"`
+	Colors               int    `json:"colors,omitempty"`
 
 	// Direct networks (torus, mesh).
 	Dims          []int    `json:"dims,omitempty"`

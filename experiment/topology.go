@@ -54,6 +54,10 @@ type Topology struct {
 	// reads of cfg (network.topology aside); Check refuses the others when
 	// they are set away from their defaults.
 	Reads func(cfg config.Config) []string
+	// Router, when set, is how a network of router blocks builds its
+	// netlist: such a network also runs DSM programs (traffic.pattern
+	// dsm), whose nodes attach to its routers' node ports.
+	Router func(cfg config.Config) (RouterNetlist, error)
 	// Describe says what a result ran on, e.g. "8-port oq-xp (min-free
 	// credits, 4-packet buffers)", for hwcoll run's summary.
 	Describe func(r Result) string
@@ -112,6 +116,7 @@ func Register(t Topology) {
 	if _, dup := topologies[t.Name]; dup || t.Name == "" || t.Build == nil || t.Describe == nil || t.Weight == nil || t.Reads == nil {
 		panic(fmt.Sprintf("experiment: topology %q registered twice or incomplete (Build, Reads, Describe and Weight are required)", t.Name))
 	}
+	t = dsmTopology(t)
 	if t.Defaults != nil { // a Build called directly resolves as Run does
 		build, defaults := t.Build, t.Defaults
 		t.Build = func(cfg config.Config, tm config.Timing) (Network, error) {

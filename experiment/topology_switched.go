@@ -135,9 +135,10 @@ func init() {
 			func(cfg config.Config) float64 { return 4 * float64(cfg.Network.Switches) * 2 }, irregularCheck, switchedDefaults},
 	} {
 		Register(Topology{
-			Name:  t.name,
-			Demo:  switchedDemos[t.name],
-			Reads: t.reads,
+			Name:   t.name,
+			Demo:   switchedDemos[t.name],
+			Reads:  t.reads,
+			Router: t.netlist,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if err := refuseNIC(cfg); err != nil {
 					return nil, err

@@ -385,6 +385,7 @@ func init() {
 			Name:     t.name,
 			Demo:     torusDemos[t.name],
 			Reads:    torusReads,
+			Router:   torusNetlist(t.wrap),
 			Defaults: directDefaults,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
 				if cfg.Traffic.Pattern == config.PatternBroadcast {
