@@ -305,7 +305,7 @@ func Default() Config {
 		Router:   Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto},
 		Packet:   Packet{Bytes: 256, FlitBytes: 32},
 		NIC:      NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
-		DSM: DSM{Directory: "full-map", Pointers: 4, Consistency: "sc", VirtualNetworks: 2, CPI: 1, CacheBytes: 128 << 10,
+		DSM: DSM{Directory: "full-map", Pointers: 4, Consistency: "sc", VirtualNetworks: 2, CPI: 1, CacheBytes: 1 << 20,
 			CacheWays: 4, LineBytes: 64, TransactionBuffers: 8, HandlerCycles: 4, MemoryCycles: 20, NIQueue: 4, RunAhead: 16},
 		MsgLayer: MsgLayer{Protocol: ProtoAuto, EagerMaxBytes: 1024, MidsizeMaxBytes: 16384, Leads: 4},
 		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64, Program: "one-to-all",

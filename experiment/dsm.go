@@ -33,6 +33,7 @@ type DSMNet struct {
 	Watch  *Watchdog
 	flits  int
 	extra  func(*Result)
+	max    uint64 // run.max_cycles, or no bound when left at its default
 }
 
 // dsmParams are cfg's DSM machine on nodes nodes, its messages timed on
@@ -108,6 +109,12 @@ func routedDSM(cfg config.Config, tm config.Timing, nl RouterNetlist) (*DSMNet, 
 	}
 	n := &DSMNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, M: m, flits: rt.flits, extra: rt.nl.Result}
 	n.Watch = newWatchdog(rt.net, uint64(cfg.Run.WatchdogCycles))
+	// A program's length is its own: left at its default, run.max_cycles
+	// does not cut it short (the watchdog still stops a deadlock).
+	n.max = uint64(cfg.Run.MaxCycles)
+	if cfg.Run.MaxCycles == config.Default().Run.MaxCycles {
+		n.max = 1 << 62
+	}
 	return n, nil
 }
 
@@ -130,7 +137,7 @@ func (n *DSMNet) Trace(w io.Writer, globs string) error { return traceInto(n.Sim
 func (n *DSMNet) Run() Result {
 	start := time.Now()
 	defer n.M.Stop()
-	n.Watch.runUntil(n.Sim, func() bool { return n.M.Done() && n.M.Quiet() || n.M.Err() != nil || n.Watch.Stalled() }, uint64(n.Cfg.Run.MaxCycles))
+	n.Watch.runUntil(n.Sim, func() bool { return n.M.Done() && n.M.Quiet() || n.M.Err() != nil || n.Watch.Stalled() }, n.max)
 	return n.result(time.Since(start).Seconds())
 }
 

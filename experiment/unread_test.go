@@ -36,6 +36,8 @@ var unreadBases = []struct {
 	{config.TopologyTorus, []string{"network.dims=4,4", "traffic.pattern=broadcast", "traffic.multicast=software"}},
 	{config.TopologyTorus, []string{"network.dims=4,4", "traffic.pattern=program", "nic.model=msglayer"}},
 	{config.TopologyMesh, []string{"network.dims=4,4"}},
+	{config.TopologyMesh, []string{"network.dims=3,3", "traffic.pattern=dsm", "traffic.program=lock-contention", "dsm.problem_size=3"}},
+	{config.TopologyMIN, []string{"network.ports=2", "network.nodes=8", "router.routing=updown", "traffic.pattern=dsm", "traffic.program=migratory", "dsm.problem_size=2", "dsm.directory=limited-no-broadcast"}},
 	{config.TopologyIBMesh, []string{"network.dims=4,4", "traffic.pattern=multicast", "traffic.sources=1", "traffic.message_bytes=1024"}},
 	{config.TopologyBGLTree, []string{"network.nodes=64", "traffic.pattern=allreduce"}},
 }
@@ -63,6 +65,10 @@ var unreadValues = map[string]string{
 	"traffic.multicast": "software", "traffic.software": "sequential", "traffic.groups": "8",
 	"traffic.io_load": "0.1", "traffic.sources": "2", "traffic.group_percent": "50", "traffic.program": "all-to-one",
 	"combine.elements_per_cycle": "4", "combine.op": "max", "combine.type": "int32", "combine.float_mode": "naive",
+	"dsm.problem_size": "2", "dsm.directory": "limited-broadcast", "dsm.pointers": "2", "dsm.consistency": "rc",
+	"dsm.virtual_networks": "1", "dsm.cpi": "2", "dsm.cache_bytes": "65536", "dsm.cache_ways": "2", "dsm.line_bytes": "32",
+	"dsm.transaction_buffers": "4", "dsm.handler_cycles": "3", "dsm.memory_cycles": "10", "dsm.ni_queue": "8",
+	"dsm.run_ahead": "8", "dsm.watch_line": "3",
 	"run.warmup_cycles": "200", "run.measure_cycles": "1500", "run.watchdog_cycles": "5000",
 	"faults": "top.net.r(0)(0).out(1)@100",
 }
