@@ -85,8 +85,12 @@ func (c *Controller) niReceive(now uint64) {
 			break
 		}
 		m := c.unpack(p)
-		c.in[c.classOf(m.Type)].Push(m)
+		k := c.classOf(m.Type)
+		c.in[k].Push(m)
 		c.Received[m.Type]++
+		if c.ni.port.Eject == 0 {
+			c.ni.credit[0]++ // an unbounded receive side takes every packet at once
+		}
 	}
 	c.ni.Rx.Settle(now)
 }
