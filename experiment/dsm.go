@@ -13,6 +13,8 @@ import (
 	"github.com/hwcoll/hwcoll/dsmprog"
 	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/rtl"
+	"github.com/hwcoll/hwcoll/tb"
+	"github.com/hwcoll/hwcoll/vcd"
 )
 
 // DSMNote goes into every DSM result: what the nodes are.
@@ -213,7 +215,16 @@ func dsmReads(cfg config.Config, t Topology) []string {
 // blocks (t.Router), and refuses the pattern otherwise, naming those
 // that run it.
 func dsmTopology(t Topology) Topology {
-	build, reads := t.Build, t.Reads
+	build, reads, groups := t.Build, t.Reads, t.Groups
+	t.Groups = func(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group {
+		switch {
+		case cfg.Traffic.Pattern == config.PatternDSM:
+			return dsmGroups(cfg, sigs)
+		case groups != nil:
+			return groups(cfg, sigs)
+		}
+		return tb.ByModule(sigs)
+	}
 	t.Build = func(cfg config.Config, tm config.Timing) (Network, error) {
 		if cfg.Traffic.Pattern != config.PatternDSM {
 			return build(cfg, tm)
@@ -241,4 +252,42 @@ func dsmTopologies() []string {
 		}
 	}
 	return names
+}
+
+// dsmGroups arranges a DSM run's waveform: first the watched line
+// (dsm.watch_line) — its directory state and sharers at its home beside
+// its state in every cache — then every module's signals.
+func dsmGroups(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group {
+	nodes := 0
+	for _, s := range sigs {
+		if strings.HasPrefix(s.Path, "top.nc(") && strings.HasSuffix(s.Path, ".dir_state") {
+			nodes++
+		}
+	}
+	if nodes == 0 {
+		return tb.ByModule(sigs)
+	}
+	line := cfg.DSM.WatchLine
+	home := rtl.Idx("top.nc", line%nodes)
+	g := vcd.Group{Name: fmt.Sprintf("line %d (home node %d)", line, line%nodes)}
+	var rest []rtl.TracedSignal
+	add := func(s rtl.TracedSignal) {
+		g.Signals = append(g.Signals, vcd.Signal{Name: s.Path, Width: s.Width, Kind: s.Kind,
+			Alias: strings.ReplaceAll(strings.TrimPrefix(s.Path, "top."), ".", "/")})
+	}
+	for _, s := range sigs {
+		if s.Path == home+".dir_state" || s.Path == home+".sharers" {
+			add(s)
+		}
+	}
+	for _, s := range sigs {
+		switch {
+		case strings.HasPrefix(s.Path, "top.cpu(") && strings.HasSuffix(s.Path, ".watch"):
+			add(s)
+		case s.Path == home+".dir_state" || s.Path == home+".sharers":
+		default:
+			rest = append(rest, s)
+		}
+	}
+	return append([]vcd.Group{g}, tb.ByModule(rest)...)
 }

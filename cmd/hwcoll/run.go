@@ -208,6 +208,17 @@ func (a *app) printRun(r experiment.Result, vcdPath string) {
 		printRunEnd(w, r, vcdPath)
 		return
 	}
+	if r.Pattern == config.PatternDSM {
+		verified := "not verified"
+		if r.Verified != nil && *r.Verified {
+			verified = "answer verified"
+		}
+		fmt.Fprintf(w, "%s  %s %s; DSM program %s on %d nodes (%s directory, %s)\n", state, r.Name, experiment.Describe(r), r.Program, r.Nodes, r.DSMDirectory, r.DSMConsistency)
+		fmt.Fprintf(w, "  completion %d cycles (%.1f ns), %s; %d references, %d misses (%.2f%%), %d coherence packets; %d cycles\n",
+			r.CompletionCycles, r.CompletionNS, verified, r.References, r.Misses, 100*r.MissRate, r.PacketsInjected, r.Cycles)
+		printRunEnd(w, r, vcdPath)
+		return
+	}
 	if how, completion := experiment.Summary(r); completion {
 		fmt.Fprintf(w, "%s  %s %s, one %s over %d nodes (%s)\n", state, r.Name, experiment.Describe(r), r.Pattern, r.Inputs, how)
 		fmt.Fprintf(w, "  completion %d cycles (%.1f ns); %d packets injected, %d delivered; %d cycles\n",
