@@ -36,6 +36,7 @@ type Processor struct {
 	t     uint64 // local clock: where the program's time has got to
 	now   uint64 // the cycle the program was resumed in
 	seq   uint64 // references made, the program order of the log
+	ended bool // the program returned; done once the clock reaches its time
 	done  bool
 
 	// Counters, read between cycles.
@@ -133,9 +134,18 @@ func (p *Processor) sleep(now uint64) {
 // resume runs the program from cycle now until it blocks or ends.
 func (p *Processor) resume(now uint64) {
 	p.now, p.t, p.wait = now, max(p.t, now), running
+	if p.ended {
+		p.done, p.DoneAt = true, p.t // its last burst's time has passed
+		return
+	}
 	if _, ok := p.next(); !ok {
-		p.done, p.DoneAt = true, p.t
 		p.stop()
+		p.ended = true
+		if p.t > now { // the last burst ran ahead: it ends when the clock gets there
+			p.wait, p.until = waitUntil, p.t
+			return
+		}
+		p.done, p.DoneAt = true, p.t
 	}
 }
 
