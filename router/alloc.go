@@ -35,7 +35,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	first := v.sent == 0
 	if first && r.tapOn>>uint(q)&1 != 0 && !v.drop {
-		r.taps = append(r.taps, TapRecord{At: s, Port: uint8(q), VC: v.ovc, Pkt: pr.p})
+		r.tap(s, q, v.ovc, &pr.p)
 	}
 	v.dep += uint64(n)
 	v.sent += n
@@ -73,7 +73,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		pk := pr.p
 		pk.Hops++
 		pk.Cycles = uint32(op.busyTo - now)
-		r.Eject.SendRef(now, &pk, 1)
+		r.Eject.SendRef(now, &pk, 1<<v.ovc) // its class's ejection credit (taken at allocation, choose)
 		r.hops++
 	case q != 0:
 		m := Flits{At: s + op.Data.Latency(), N: n, VC: v.ovc, Head: first}
@@ -100,7 +100,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	if tail {
 		if port == 0 {
-			r.injected(now, op.runEnd)
+			r.injected(now, op.runEnd, vcIn(id))
 		}
 		ov.owner, ov.freeAt = -1, op.busyTo
 		if r.freed <= now || op.busyTo < r.freed {
@@ -161,20 +161,24 @@ func replicated(op packet.Op) bool { return op == packet.Multicast || op == pack
 func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	var ch routing.Choices
 	if dst := int(pr.p.Dst); pr.p.Dst == r.node {
-		ch = ch.Add(routing.Local, 1)
+		ch = ch.Add(routing.Local, r.localVCs(&pr.p))
 	} else {
 		if pr.route == 0 {
-			pr.route = r.route(r.net, request(int(r.node), q, w, &pr.p))
+			if r.node0&nodeClasses != 0 {
+				pr.route = r.classRoute(q, w, &pr.p)
+			} else {
+				pr.route = r.route(r.net, request(int(r.node), q, w, &pr.p))
+			}
 		}
 		ch = pr.route
 		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
-			ch = r.aroundFaults(now, dst, v, ch)
+			ch = r.aroundFaults(now, dst, v, ch, &pr.p)
 		}
 	}
-	if ch == 0 && r.unrouted == nil {
+	if ch == 0 && (r.rare == nil || r.rare.unrouted == nil) {
 		// A routing function must offer some port: record the first
 		// packet it strands (Err), which then waits where it is.
-		r.unrouted = &unrouted{at: now, in: q, p: pr.p}
+		r.rareRec().unrouted = &unrouted{at: now, in: q, p: pr.p}
 	}
 	if replicated(pr.p.Op) {
 		v.watch = ^uint8(0)
@@ -213,8 +217,8 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 	for m := uint64(ch); m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
 		o, u := i/routing.MaxVCs, i%routing.MaxVCs
-		if o == 0 {
-			u, i = 0, 0 // the node's one VC, once for each VC ch names there
+		if o == 0 && r.node0&nodeClasses == 0 {
+			u, i = 0, 0 // the node's one VC, once for each VC ch names there (with classes ch names its class's)
 		}
 		ov := r.outVCAt(int(r.base[o]) + u)
 		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 {
@@ -227,7 +231,11 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 		score := ov.credits
 		switch {
 		case o == 0:
-			score = ^uint32(0) // the node's sink always takes it (its VC has no credits promised)
+			score = ^uint32(0) // the node's sink takes it (its VC has no credits promised)
+			if r.node0&nodeBounded != 0 && !v.drop && r.Eject.Credits.Avail(u) == 0 {
+				v.watch |= 1 // bounded ejection: its class's credit wakes us
+				continue
+			}
 		case ov.npend == 0 && score >= nd.most+uint32(ov.pad):
 		default:
 			ok := false
@@ -502,6 +510,9 @@ func (r *Router) sleep(now uint64) {
 		credWake = ^uint8(0) // the waveform shows credits as they arrive
 		ackWake = ^uint8(0)
 	}
+	if r.node0&nodeBounded != 0 {
+		r.ejectWake(credWake&1 != 0) // a head waits for its class's ejection credit
+	}
 	if credWake &= r.outs; credWake != r.credOn {
 		for m := credWake ^ r.credOn; m != 0; m &= m - 1 {
 			q := bits.TrailingZeros8(m)
@@ -511,6 +522,9 @@ func (r *Router) sleep(now uint64) {
 	}
 	if r.due.Len() > 0 {
 		wake = min(wake, max(*r.due.Peek(), now+1))
+	}
+	if r.node0&nodeClasses != 0 {
+		wake = min(wake, r.cls.dueWake(now))
 	}
 	if r.retry != 0 {
 		wake = min(wake, r.retryWake(now))
@@ -681,7 +695,10 @@ type unrouted struct {
 // Err reports the first packet the routing function offered no port (a
 // routing function's bug: the packet waits where it is for ever).
 func (r *Router) Err() error {
-	if u := r.unrouted; u != nil {
+	if r.rare == nil {
+		return nil
+	}
+	if u := r.rare.unrouted; u != nil {
 		return fmt.Errorf("%s: the routing function offers no port to packet %d (node %d to %d) arrived on port %d, cycle %d", r.Path(), u.p.ID, u.p.Src, u.p.Dst, u.in, u.at)
 	}
 	return nil

@@ -23,11 +23,11 @@ func (h *harness) need(p *hRec, oq, ou int) int {
 		return c.buffer()
 	case c.Sw != VCT:
 		return 1
-	case c.Bubble>>uint(ou)&1 == 0:
+	case c.bubble()>>uint(ou)&1 == 0:
 		return p.F
 	}
 	fm := max(p.F, c.PF)
-	if p.In != 0 && c.Bubble>>uint(p.VC)&1 != 0 && routing.Port(p.In).Dim() == routing.Port(oq).Dim() {
+	if p.In != 0 && c.bubble()>>uint(p.VC)&1 != 0 && routing.Port(p.In).Dim() == routing.Port(oq).Dim() {
 		return fm
 	}
 	return 2 * fm
@@ -42,6 +42,8 @@ func (h *harness) checkRules(t require.TestingT) {
 	for q := 1; q < 5; q++ {
 		require.Empty(t, h.sinks[q].bad, "%v: the data line's protocol", c)
 	}
+	require.Empty(t, h.nsink.bad, "%v: the node's receive side", c)
+	h.checkEjection(t)
 	for _, p := range h.pkts {
 		who := fmt.Sprintf("%v: packet %d (in %d.%d, %d flits, choices %v)", c, p.id, p.In, p.VC, p.F, p.Ch)
 		oq, ou := p.flits[0].oq, p.flits[0].ou
@@ -53,8 +55,10 @@ func (h *harness) checkRules(t require.TestingT) {
 			for k := range p.flits {
 				require.Equal(t, [2]int{oq, ou}, [2]int{p.flits[k].oq, p.flits[k].ou}, "%s: flit %d left on another output VC than its head", who, k)
 			}
-			// VC allocation: an output VC the routing function allows.
-			require.NotZero(t, p.Ch.VCs(routing.Port(oq))>>uint(ou)&1, "%s: VC allocation gave output %d VC %d, which its routing choices do not allow", who, oq, ou)
+			// VC allocation: an output VC the routing function allows
+			// (with classes: in the packet's class's VC group).
+			require.NotZero(t, c.choices(&p.hPkt).VCs(routing.Port(oq))>>uint(ou)&1, "%s: VC allocation gave output %d VC %d, which its routing choices do not allow", who, oq, ou)
+			require.Equal(t, p.Class, ou/c.k(), "%s: class %d left on output VC %d, outside its VC group", who, p.Class, ou)
 		}
 		var prev uint64
 		for k := range p.flits {

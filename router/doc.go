@@ -4,7 +4,8 @@
 // allocation, separable round-robin switch allocation, output units with
 // credits per VC in flits, and a pipeline delay. Port 0 is the node's own:
 // packets come in from its source over a packet link (link.Receiver) into
-// an injection FIFO and leave to its sink over another (link.Sender).
+// an injection FIFO (one per message class) and leave to its sink over
+// another (link.Sender), which may be bounded ("The node's port").
 //
 // # Flits move in runs
 //
@@ -47,6 +48,53 @@
 // only to a packet that finds it empty. Switch allocation is at run granularity: an
 // output and an input port are held by one VC for a run (winner take all
 // while the flits stream), and both are re-arbitrated when it ends.
+//
+// # The node's port
+//
+// Port 0 joins the router to its node by two packet links, made by the
+// node and joined by routernet.Net.ConnectNode (or link.Connect to
+// Inject and from Eject). With the zero values of Params.Classes and
+// Params.EjectPackets the node's sender into Inject has one counter of
+// InjectPackets credits (credit.PerLink), the router returns a credit
+// when a packet's tail leaves the injection FIFO, and the node's sink on
+// Eject takes every packet (it returns Token{N: 1} per packet, or
+// nothing: the router's counter is 65,535 deep and never waits).
+//
+// Message classes (Params.Classes = C > 1) are virtual networks: a
+// packet's class is its VL, set by the node, 0..C−1. The VCs of every
+// network port are C groups of k = VCs/C, class c on [ck, (c+1)k); the
+// routing function routes on ClassNet (the network with k VCs), its VC
+// masks shifted into the class's group, and Bubble and Priority hold in
+// every class. Port 0 has C injection FIFOs of InjectPackets packets and
+// C ejection VCs, so a class that cannot move never blocks another. The
+// node's sender has a counter per class (Params.NodeSender:
+// credit.PerCrosspoint, C counters of InjectPackets) and sends a packet
+// with mask SendMask(pk), its class's counter; the router puts it in its
+// class's FIFO and returns that FIFO's credits as Token{XP: c}, one
+// token a cycle (the classes take turns when several are due at once).
+//
+// Bounded ejection (Params.EjectPackets = E > 0) makes the node's
+// receive side finite: E packets per class. The router's Eject sender
+// has a counter of E credits per class (Params.EjectCounter), and a
+// packet for the node is given its class's ejection VC only when that
+// counter has a credit, which it takes when it leaves: a packet whose
+// class's receive side is full waits in the router, holding its input
+// VC and, upstream, the network's (back-pressure). The node's
+// link.Receiver end returns EjectToken(c, n) on the Eject link's credit
+// line (link.Receiver.ReturnCredit) when it has consumed n packets of
+// class c (its credit line too takes one token a cycle). A head waiting
+// for an ejection credit is waiting in the wait-for graph (WaitsOn): on
+// the node's injection FIFOs that hold packets, so that a protocol
+// deadlock through the nodes' receive sides shows as a cycle.
+//
+//	rp := router.Params{ /* … */ VCs: 4, Classes: 2, InjectPackets: 4, EjectPackets: 2}
+//	mode, n, capacity := rp.NodeSender()      // or routernet.Net.NodeSender
+//	tx := link.NewSender(&node.Module, "tx", mode, n, capacity)
+//	rx := link.NewReceiver(&node.Module, "rx")
+//	net.ConnectNode(i, tx, rx)
+//	// send: pk.VL = class; if tx.CanSend(now, router.SendMask(&pk)) { tx.Send(now, pk, router.SendMask(&pk)) }
+//	// receive: pk, ok := rx.Recv(now) … and once consumed:
+//	// rx.ReturnCredit(router.EjectToken(rp.ClassOf(&pk), 1))
 //
 // # Bubble rule (torus escape rings)
 //

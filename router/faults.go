@@ -2,6 +2,7 @@ package router
 
 import (
 	"github.com/hwcoll/hwcoll/fault"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 )
 
@@ -38,11 +39,11 @@ func (r *Router) Dropped() *fault.Log {
 
 // aroundFaults keeps the choices ch that still lead to dst; with none, the
 // packet is marked for discarding and goes to the ejection port.
-func (r *Router) aroundFaults(now uint64, dst int, v *inVC, ch routing.Choices) routing.Choices {
+func (r *Router) aroundFaults(now uint64, dst int, v *inVC, ch routing.Choices, p *packet.Packet) routing.Choices {
 	ch = r.p.Net.Alive(r.p.Route, r.p.Minimal, r.Node, dst, ch, now, &r.flt.search)
 	v.drop = ch == 0
 	if v.drop {
-		ch = ch.Add(routing.Local, 1)
+		ch = ch.Add(routing.Local, r.localVCs(p))
 	}
 	return ch
 }

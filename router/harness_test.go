@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
@@ -20,7 +19,11 @@ import (
 // unit: a VC buffer of Params.Buffer flits per VC, drained on a pattern of
 // its own, one credit message per flit that leaves. Port 0 is the node's
 // own, a link.Sender into Router.Inject and a link.Receiver on
-// Router.Eject, as the torus netlist joins them.
+// Router.Eject, as the torus netlist joins them. With message classes
+// (hCfg.Classes) the node's source keeps a queue and a credit counter per
+// class; with bounded ejection (hCfg.Eject) the node's sink holds what it
+// has not consumed, consumes on the drain pattern of sinks[0] and returns
+// a credit per packet consumed.
 //
 // Every block records what it sees at its end of the wires, flit by flit:
 // the cycle each flit arrives at the router (from the source's sends), the
@@ -50,11 +53,46 @@ type hCfg struct {
 	Bubble uint8
 	Atomic bool
 	Inject int // Params.InjectPackets
+	// Classes is Params.Classes (0: none); Eject Params.EjectPackets
+	// (0: the node's sink takes every packet). Bubble is then the
+	// bubble VCs of one class.
+	Classes, Eject int
 }
 
 func (c hCfg) String() string {
-	return fmt.Sprintf("%s vcs=%d buf=%d pf=%d D=%d P=%d L=%d bubble=%b atomic=%v inject=%d",
+	s := fmt.Sprintf("%s vcs=%d buf=%d pf=%d D=%d P=%d L=%d bubble=%b atomic=%v inject=%d",
 		c.Sw, c.VCs, c.Buf, c.PF, c.D, c.P, c.L, c.Bubble, c.Atomic, c.Inject)
+	if c.Classes != 0 || c.Eject != 0 {
+		s += fmt.Sprintf(" classes=%d eject=%d", c.Classes, c.Eject)
+	}
+	return s
+}
+
+// classes is the message classes (at least 1), k the VCs of one.
+func (c hCfg) classes() int { return max(1, c.Classes) }
+func (c hCfg) k() int       { return c.VCs / c.classes() }
+
+// bubble is the bubble VCs of a network port, every class's.
+func (c hCfg) bubble() uint8 {
+	m := c.Bubble & (1<<uint(c.k()) - 1)
+	var all uint8
+	for cl := 0; cl < c.classes(); cl++ {
+		all |= m << uint(cl*c.k())
+	}
+	return all
+}
+
+// choices is the output VCs packet p may take at the router: its
+// choices (VCs within its class) in its class's VC group.
+func (c hCfg) choices(p *hPkt) routing.Choices {
+	if c.classes() == 1 {
+		return p.Ch
+	}
+	var ch routing.Choices
+	for q := routing.Port(1); q < 5; q++ {
+		ch = ch.Add(q, p.Ch.VCs(q)<<uint(p.Class*c.k()))
+	}
+	return ch
 }
 
 // buffer is the flits one VC buffer holds (Params.Buffer).
@@ -68,9 +106,10 @@ func (c hCfg) buffer() int {
 // hPkt is a packet a test injects.
 type hPkt struct {
 	In    int             // input port (0: the node's source)
-	VC    int             // input VC (0 on port 0)
+	VC    int             // input VC (on port 0 its class's FIFO: Class)
+	Class int             // message class (its VL; 0 without classes)
 	F     int             // flits
-	Ch    routing.Choices // the output VCs it may take; 0: it is for this node (ejected)
+	Ch    routing.Choices // the output VCs it may take (within its class's); 0: it is for this node (ejected)
 	Ready uint64          // the source sends its head no earlier
 	Gaps  []uint64        // idle cycles before flit k (a network source; nil: none)
 }
@@ -107,10 +146,13 @@ func (p *hRec) leaves(k int) uint64 {
 
 // hSinkCfg is a sink's drain pattern: a flit leaves its buffer no earlier
 // than Hold cycles after it arrives, never in cycles [BlockFrom, BlockTo),
-// and at most one flit a cycle over the sink's VCs.
+// and at most one flit a cycle over the sink's VCs. The node's sink under
+// bounded ejection (sinks[0]) consumes packets so, one a cycle, never
+// those of the classes in Never.
 type hSinkCfg struct {
 	Hold               uint64
 	BlockFrom, BlockTo uint64
+	Never              uint8
 }
 
 // hOcc is a flit's stay in a sink's buffer: [arr, leave).
@@ -133,6 +175,10 @@ type harness struct {
 	// Per output port: the heads seen leaving on it in order, for
 	// arbitration checks.
 	heads [5][]*hRec
+	// Bounded ejection, per class: the cycles packets left for the
+	// node's sink (arrival − L) and the cycles its credits reached the
+	// router, in order.
+	ejOut, ejCred [routing.MaxVCs][]uint64
 }
 
 // newHarness builds the netlist of one router and the test blocks and
@@ -143,7 +189,7 @@ func newHarness(t require.TestingT, c hCfg, pkts []hPkt, sinks [5]hSinkCfg) *har
 	net, err := routing.NewNet([]int{4, 4}, true, routing.Bubble, c.VCs)
 	require.NoError(t, err)
 	p := Params{Net: net, Route: hRoute, Delay: c.D, VCs: c.VCs, Switching: c.Sw, Bubble: c.Bubble, Atomic: c.Atomic,
-		FlitCycles: c.P, BufFlits: c.Buf, PacketFlits: c.PF, InjectPackets: c.Inject}
+		FlitCycles: c.P, BufFlits: c.Buf, PacketFlits: c.PF, InjectPackets: c.Inject, Classes: c.Classes, EjectPackets: c.Eject}
 	h.r, err = New(h.sim.Top(), "r", hNode, p)
 	require.NoError(t, err, "%v", c)
 	top := h.sim.Top()
@@ -170,11 +216,12 @@ func newHarness(t require.TestingT, c hCfg, pkts []hPkt, sinks [5]hSinkCfg) *har
 		h.credAt[q] = make([][]uint64, c.VCs)
 		h.occ[q] = make([][]hOcc, c.VCs)
 	}
-	h.nsrc = &hNodeSrc{h: h}
+	h.nsrc = &hNodeSrc{h: h, queue: make([][]*hRec, c.classes())}
 	h.nsrc.Init(top, "node_src", h.nsrc)
-	h.nsrc.tx = link.NewSender(&h.nsrc.Module, "tx", credit.PerLink, 1, uint16(c.Inject))
+	mode, n, capacity := p.NodeSender()
+	h.nsrc.tx = link.NewSender(&h.nsrc.Module, "tx", mode, n, capacity)
 	link.Connect(h.nsrc.tx, h.r.Inject, c.L)
-	h.nsink = &hNodeSink{h: h}
+	h.nsink = &hNodeSink{h: h, cfg: sinks[0], held: make([][]uint64, c.classes())}
 	h.nsink.Init(top, "node_sink", h.nsink)
 	h.nsink.rx = link.NewReceiver(&h.nsink.Module, "rx")
 	link.Connect(h.r.Eject, h.nsink.rx, c.L)
@@ -191,7 +238,7 @@ func newHarness(t require.TestingT, c hCfg, pkts []hPkt, sinks [5]hSinkCfg) *har
 		h.pkts = append(h.pkts, rec)
 		h.byID[rec.id] = rec
 		if pk.In == 0 {
-			h.nsrc.queue = append(h.nsrc.queue, rec)
+			h.nsrc.queue[pk.Class] = append(h.nsrc.queue[pk.Class], rec)
 		} else {
 			h.srcs[pk.In].queue[pk.VC] = append(h.srcs[pk.In].queue[pk.VC], rec)
 		}
@@ -205,7 +252,7 @@ func (h *harness) header(p *hRec) packet.Packet {
 	if p.Ch == 0 {
 		dst = hNode
 	}
-	return packet.Packet{ID: p.id, Src: uint32(p.In), Dst: dst, Mask: uint64(p.Ch), Cycles: uint32(p.F) * h.c.P}
+	return packet.Packet{ID: p.id, Src: uint32(p.In), Dst: dst, Mask: uint64(p.Ch), Cycles: uint32(p.F) * h.c.P, VL: uint8(p.Class)}
 }
 
 // done reports whether every packet has left the router, every flit seen.
@@ -378,7 +425,7 @@ func (k *hSink) Eval() {
 			f.out, f.oq, f.ou = at-c.L, k.q, w
 			tail := k.k[w] == p.F-1
 			sf := hSinkFlit{arr: at, tail: tail, occ: len(h.occ[k.q][w])}
-			if tail && c.Bubble>>uint(w)&1 != 0 && c.Sw == VCT {
+			if tail && c.bubble()>>uint(w)&1 != 0 && c.Sw == VCT {
 				sf.pad = uint16(max(p.F, c.PF) - p.F)
 			}
 			h.occ[k.q][w] = append(h.occ[k.q][w], hOcc{arr: at, leave: ^uint64(0)})
@@ -411,34 +458,47 @@ func (k *hSink) Eval() {
 }
 
 // hNodeSrc is the node's source on port 0: whole packets over a packet
-// link, as many outstanding as the injection FIFO holds.
+// link, as many outstanding as the injection FIFO holds; per class a
+// queue and a FIFO's credits, the classes in turn.
 type hNodeSrc struct {
 	rtl.Module
 	tx    *link.Sender
 	h     *harness
-	queue []*hRec
+	queue [][]*hRec // per class
+	rr    int
 }
 
 func (s *hNodeSrc) Eval() {
 	now, c := s.Now(), s.h.c
 	s.tx.Tick(now)
-	if len(s.queue) == 0 || s.queue[0].Ready > now || !s.tx.CanSend(now, 1) {
+	for i := range s.queue {
+		cl := (s.rr + i) % len(s.queue)
+		if len(s.queue[cl]) == 0 || s.queue[cl][0].Ready > now || !s.tx.CanSend(now, 1<<uint(cl)) {
+			continue
+		}
+		p := s.queue[cl][0]
+		s.queue[cl] = s.queue[cl][1:]
+		s.tx.Send(now, s.h.header(p), 1<<uint(cl))
+		for k := range p.flits {
+			p.flits[k].arr = now + c.L + uint64(k)*uint64(c.P)
+		}
+		s.rr = (cl + 1) % len(s.queue)
 		return
-	}
-	p := s.queue[0]
-	s.queue = s.queue[1:]
-	s.tx.Send(now, s.h.header(p), 1)
-	for k := range p.flits {
-		p.flits[k].arr = now + c.L + uint64(k)*uint64(c.P)
 	}
 }
 
 // hNodeSink is the node's sink on port 0: it takes whole packets, whose
-// Cycles say when the tail passes.
+// Cycles say when the tail passes. Under bounded ejection it holds them,
+// per class, until it consumes them on its drain pattern (cfg), one a
+// cycle, returning a credit of the class for each.
 type hNodeSink struct {
 	rtl.Module
-	rx *link.Receiver
-	h  *harness
+	rx   *link.Receiver
+	h    *harness
+	cfg  hSinkCfg
+	held [][]uint64 // per class: arrivals of the packets not consumed
+	rr   int
+	bad  string // the first protocol violation seen
 }
 
 func (k *hNodeSink) Eval() {
@@ -446,7 +506,7 @@ func (k *hNodeSink) Eval() {
 	for {
 		pk, ok := k.rx.Recv(now)
 		if !ok {
-			return
+			break
 		}
 		p := k.h.byID[pk.ID]
 		p.ejected = now
@@ -454,6 +514,32 @@ func (k *hNodeSink) Eval() {
 		// last flit then leaves Cycles − P later.
 		p.ejTail = now - c.L + uint64(pk.Cycles) - uint64(c.P)
 		k.h.heads[0] = append(k.h.heads[0], p)
+		if c.Eject == 0 {
+			continue
+		}
+		cl := int(pk.VL)
+		if c.classes() == 1 {
+			cl = 0
+		}
+		k.h.ejOut[cl] = append(k.h.ejOut[cl], now-c.L)
+		k.held[cl] = append(k.held[cl], now)
+		if len(k.held[cl]) > c.Eject && k.bad == "" {
+			k.bad = fmt.Sprintf("cycle %d: the node's sink holds %d packets of class %d, more than its %d", now, len(k.held[cl]), cl, c.Eject)
+		}
+	}
+	if c.Eject == 0 || now >= k.cfg.BlockFrom && now < k.cfg.BlockTo {
+		return
+	}
+	for i := range k.held {
+		cl := (k.rr + i) % len(k.held)
+		if len(k.held[cl]) == 0 || k.held[cl][0]+k.cfg.Hold > now || k.cfg.Never>>uint(cl)&1 != 0 {
+			continue
+		}
+		k.held[cl] = k.held[cl][1:]
+		k.rx.ReturnCredit(EjectToken(cl, 1))
+		k.h.ejCred[cl] = append(k.h.ejCred[cl], now+c.L)
+		k.rr = (cl + 1) % len(k.held)
+		return
 	}
 }
 
@@ -489,4 +575,26 @@ func (h *harness) sortedDeps(keep func(p *hRec, k int) bool) []uint64 {
 	}
 	slices.Sort(d)
 	return d
+}
+
+// checkEjection holds bounded ejection (hCfg.Eject) to its count, per
+// class: by every cycle a packet left for the node's sink, the packets
+// that had left are at most Eject plus the credits that had reached the
+// router.
+func (h *harness) checkEjection(t require.TestingT) {
+	if h.c.Eject == 0 {
+		return
+	}
+	for cl := range h.ejOut {
+		for i, at := range h.ejOut[cl] {
+			back := 0
+			for _, c := range h.ejCred[cl] {
+				if c <= at {
+					back++
+				}
+			}
+			require.LessOrEqual(t, i+1, h.c.Eject+back, "%v: class %d: %d packets left for the node's sink by cycle %d, with %d credits back and %d packets of room",
+				h.c, cl, i+1, at, back, h.c.Eject)
+		}
+	}
 }

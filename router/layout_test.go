@@ -41,7 +41,7 @@ func TestRouterRecordFitsWholeLines(t *testing.T) {
 	var r Router
 	require.LessOrEqual(t, unsafe.Sizeof(r), uintptr(448),
 		"Router is %d bytes, %d past the 448-byte size class (7 whole cache lines; in the 480-byte class every other "+
-			"router's hot lines straddle five). %s", unsafe.Sizeof(r), unsafe.Sizeof(r)-448, layoutFix)
+			"router's hot lines straddle five). %s", unsafe.Sizeof(r), int(unsafe.Sizeof(r))-448, layoutFix)
 	require.LessOrEqual(t, unsafe.Offsetof(r.flt)+unsafe.Sizeof(r.flt), uintptr(256),
 		"the Router's hot fields (through flt) end at byte %d, past the four cache lines (256 bytes) an evaluation "+
 			"reads; a field added above flt grew them. To fix: put a field an evaluation does not read below flt "+

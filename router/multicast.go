@@ -52,8 +52,8 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		best := uint32(0)
 		for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
 			u := bits.TrailingZeros8(vcs)
-			if o == 0 {
-				u = 0
+			if o == 0 && r.node0&nodeClasses == 0 {
+				u = 0 // the node's one VC (with classes ch names its class's)
 			}
 			ov := &op.vcs[u]
 			if ov.owner >= 0 {
@@ -61,6 +61,9 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 			}
 			if t := r.tx(o); t != nil && !t.open(uint8(u)) {
 				continue // an acknowledgement wakes us
+			}
+			if o == 0 && r.node0&nodeBounded != 0 && r.Eject.Credits.Avail(u) == 0 {
+				continue // bounded ejection: its class's credit wakes us (v.watch)
 			}
 			if ov.freeAt > now {
 				retry = min(retry, ov.freeAt)
@@ -101,7 +104,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	end := now + uint64(F-1)*P
 	if ports == 0 {
-		r.drops++ // no port in the forwarding table: the switch drops it
+		r.rareRec().drops++ // no port in the forwarding table: the switch drops it
 	}
 	for m := ports; m != 0; m &= m - 1 {
 		o := bits.TrailingZeros8(m)
@@ -117,7 +120,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	if q != 0 {
 		ip.Cred.Send(Credits{At: now + ip.Cred.Latency(), N: F, VC: uint8(w), Pad: r.padOf(q, w, F)})
 	} else {
-		r.injected(now, end)
+		r.injected(now, end, w)
 	}
 	if r.freed <= now || end+P < r.freed {
 		r.freed = end + P
@@ -135,7 +138,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 	op := &r.outP()[o]
 	ov := &op.vcs[u]
 	if r.tapOn>>uint(o)&1 != 0 {
-		r.taps = append(r.taps, TapRecord{At: now, Port: uint8(o), VC: u, Pkt: pr.p})
+		r.tap(now, o, u, &pr.p)
 	}
 	op.runS, op.tag, op.runVC, op.from = now, pr.p.Tag(), u, -2
 	op.runEnd, op.busyTo = end, end+uint64(r.P)
@@ -145,7 +148,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 		pk := pr.p
 		pk.Hops++
 		pk.Cycles = uint32(op.busyTo - now)
-		r.Eject.SendRef(now, &pk, 1)
+		r.Eject.SendRef(now, &pk, 1<<u)
 		return
 	}
 	ov.take(F, r.P, op, int(u))
@@ -163,4 +166,9 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 }
 
 // Drops counts multicast packets the router dropped for want of a port.
-func (r *Router) Drops() uint64 { return r.drops }
+func (r *Router) Drops() uint64 {
+	if r.rare == nil {
+		return 0
+	}
+	return r.rare.drops
+}

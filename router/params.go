@@ -1,8 +1,12 @@
 package router
 
 import (
+	"math"
+
+	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 )
 
@@ -68,8 +72,25 @@ type Params struct {
 	BufFlits int // flits per VC buffer (wormhole: 1 whatever is set)
 	// PacketFlits is the longest packet in flits (vct buffers must hold it).
 	PacketFlits int
-	// InjectPackets is the injection FIFO's capacity in packets.
+	// InjectPackets is the injection FIFO's capacity in packets (per
+	// message class).
 	InjectPackets int
+	// Classes is the number of message classes (virtual networks) the
+	// node's packets travel in, a packet's class its VL (0..Classes−1,
+	// set by the node); 0 or 1: one class, the VL ignored. With C > 1
+	// each network port's VCs are C groups of k = VCs/C (VCs a multiple
+	// of C), class c on VCs [ck, (c+1)k): the routing function routes as
+	// if the network had k VCs, and Bubble and Priority name the VCs of
+	// one class (bits 0..k−1), kept in every class. Port 0 has an
+	// injection FIFO of InjectPackets packets and an ejection VC per
+	// class, so a class that cannot move never blocks another (doc.go,
+	// "The node's port").
+	Classes int
+	// EjectPackets is the node's receive side in packets per class: a
+	// packet of class c leaves for the node only on a credit of class
+	// c's counter, which the node returns (EjectToken) when it has
+	// consumed a packet. 0: the node's sink always takes a packet.
+	EjectPackets int
 	// Retry gives the network links bit errors at Retry.BER and the
 	// link-level retry protocol (retry.go); BER 0: perfect links.
 	Retry link.Retry
@@ -104,6 +125,12 @@ func (p *Params) Check() error {
 		return param.Errorf("router.Params.Delay", "%d; allowed: at least 1", p.Delay)
 	case p.InjectPackets < 1 || p.InjectPackets > 1<<10:
 		return param.Errorf("router.Params.InjectPackets", "%d is out of range; allowed 1..1024", p.InjectPackets)
+	case p.Classes < 0 || p.Classes > routing.MaxVCs:
+		return param.Errorf("router.Params.Classes", "%d message classes is out of range; allowed 0..%d (0 and 1: one)", p.Classes, routing.MaxVCs)
+	case p.Classes > 1 && p.VCs%p.Classes != 0:
+		return param.Errorf("router.Params.VCs", "%d VCs cannot be split into %d message classes ({router.Params.Classes}) of equal VC groups; allowed: a multiple of %d (%d, %d, …)", p.VCs, p.Classes, p.Classes, p.Classes, 2*p.Classes)
+	case p.EjectPackets < 0 || p.EjectPackets > 1<<10:
+		return param.Errorf("router.Params.EjectPackets", "%d is out of range; allowed 0..1024 (0: the node's sink always takes a packet)", p.EjectPackets)
 	case p.Retry.BER > 0 && p.Switching != VCT:
 		return param.Errorf("router.Params.Switching", "%s cannot resend a packet the link rejects (a partly sent packet may wait on credits its dropped flits hold); allowed with bit errors: vct", p.Switching)
 	}
@@ -114,3 +141,58 @@ func (p *Params) Check() error {
 	}
 	return nil
 }
+
+// classes is the number of message classes, at least 1.
+func (p *Params) classes() int { return max(1, p.Classes) }
+
+// ClassVCs is the VCs of one message class on a network port: VCs / Classes.
+func (p *Params) ClassVCs() int { return p.VCs / p.classes() }
+
+// ClassOf is packet pk's message class: its VL with Classes > 1, else 0.
+func (p *Params) ClassOf(pk *packet.Packet) int {
+	if p.Classes > 1 {
+		return int(pk.VL)
+	}
+	return 0
+}
+
+// NodeSender is how a node makes the sender of its injection link into
+// port 0 (link.NewSender(owner, name, mode, counters, capacity)): one
+// counter of InjectPackets credits (credit.PerLink), or with Classes > 1
+// one counter per class (credit.PerCrosspoint, a token's XP the class).
+// The node sends a packet with mask SendMask(pk).
+func (p *Params) NodeSender() (mode credit.Mode, counters int, capacity uint16) {
+	if p.Classes > 1 {
+		return credit.PerCrosspoint, p.Classes, uint16(p.InjectPackets)
+	}
+	return credit.PerLink, 1, uint16(p.InjectPackets)
+}
+
+// EjectCounter is the credit counter of the router's ejection link
+// (Router.Eject) under these parameters: without EjectPackets one
+// counter the node's sink keeps topped up (credit.PerLink, 65535
+// credits: a sink returns one per packet, or none, as it likes); with
+// EjectPackets one counter of EjectPackets credits per class
+// (credit.PerCrosspoint with Classes > 1, a token's XP the class;
+// credit.PerLink with one class).
+func (p *Params) EjectCounter() (mode credit.Mode, counters int, capacity uint16) {
+	switch {
+	case p.EjectPackets == 0:
+		return credit.PerLink, 1, math.MaxUint16
+	case p.Classes > 1:
+		return credit.PerCrosspoint, p.Classes, uint16(p.EjectPackets)
+	}
+	return credit.PerLink, 1, uint16(p.EjectPackets)
+}
+
+// SendMask is the credit mask a node's sender (NodeSender) sends packet
+// pk with: its class's counter (any mask does with one counter).
+func SendMask(pk *packet.Packet) uint64 { return 1 << (pk.VL & (routing.MaxVCs - 1)) }
+
+// EjectToken is the credit a node with bounded ejection
+// (Params.EjectPackets) returns on the ejection link's credit line
+// (link.Receiver.ReturnCredit) for n consumed packets of class c (0 with
+// one class). A credit line carries one token a cycle: a node that
+// consumes packets of two classes in one cycle returns the second
+// class's credits in a later cycle.
+func EjectToken(c, n int) credit.Token { return credit.Token{XP: uint16(c), N: uint16(n)} }

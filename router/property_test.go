@@ -38,7 +38,8 @@ func genCfg(t *rapid.T) hCfg {
 }
 
 // genChoices draws the output VCs a packet may take: none (it is for this
-// node) or one or more VCs of one or more network ports.
+// node) or one or more VCs of one or more network ports (with message
+// classes, VCs of a class: the router moves them into the packet's).
 func genChoices(t *rapid.T, c hCfg, label string) routing.Choices {
 	if rapid.IntRange(0, 4).Draw(t, label+"Eject") == 0 {
 		return 0
@@ -48,7 +49,7 @@ func genChoices(t *rapid.T, c hCfg, label string) routing.Choices {
 		ports := rapid.IntRange(1, 15).Draw(t, label+"Ports")
 		for o := 1; o < 5; o++ {
 			if ports>>uint(o-1)&1 != 0 {
-				ch = ch.Add(routing.Port(o), uint8(rapid.IntRange(1, 1<<uint(c.VCs)-1).Draw(t, label+"VCs")))
+				ch = ch.Add(routing.Port(o), uint8(rapid.IntRange(1, 1<<uint(c.k())-1).Draw(t, label+"VCs")))
 			}
 		}
 	}

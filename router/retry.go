@@ -457,7 +457,7 @@ func (r *Router) resend(now uint64, q int) {
 	end := now + uint64(F-1)*P
 	pk := t.resent(i, end)
 	if r.tapOn>>uint(q)&1 != 0 {
-		r.taps = append(r.taps, TapRecord{At: now, Port: uint8(q), VC: u, Pkt: pk})
+		r.tap(now, q, u, &pk)
 	}
 	op.runS, op.tag, op.runVC, op.from = now, pk.Tag(), u, -2
 	op.runEnd, op.busyTo = end, end+P

@@ -71,11 +71,13 @@ type Router struct {
 
 	traced bool
 	probes bool // some probe is in the waveform
-	// injDefer: the node's source delivers its packets when their heads
-	// may leave here (DeferInjection), not when they arrive.
-	injDefer bool
-	nvc      uint8 // VCs in vin and vout
-	prio     bool  // some VCs are high-priority (hi)
+	// node0 is port 0's modes (bits node*): the node's source delivers
+	// its packets when their heads may leave here (DeferInjection), not
+	// when they arrive; message classes (Params.Classes); bounded
+	// ejection (Params.EjectPackets), and whether its credits wake us.
+	node0 uint8
+	nvc   uint8 // VCs in vin and vout
+	prio  bool  // some VCs are high-priority (hi)
 	// p's Bubble, Switching and Atomic, PacketFlits, Delay, Route and
 	// Net, and Node, where the allocator reads them.
 	bubble uint8
@@ -101,12 +103,34 @@ type Router struct {
 
 	Node int
 	p    Params
+	cls  *classes // message classes (nil: one, Params.Classes ≤ 1)
+	rare *rare    // taps, drops, a stranded packet (nil until one)
+}
 
+// Port 0's modes (Router.node0).
+const (
+	nodeDefer   = 1 << iota // DeferInjection
+	nodeClasses             // Params.Classes > 1
+	nodeBounded             // Params.EjectPackets > 0
+	nodeEjWake              // the ejection link's credits wake the router
+)
+
+// rare is what a router seldom has: packet capture records, dropped
+// multicast packets, a packet its routing function stranded.
+type rare struct {
 	taps  []TapRecord
 	drops uint64 // multicast packets with no port to go to
 	// unrouted is the first packet the routing function offered no port
 	// (Err); nil: none.
 	unrouted *unrouted
+}
+
+// rareRec is r's rare record, made when first needed.
+func (r *Router) rareRec() *rare {
+	if r.rare == nil {
+		r.rare = &rare{}
+	}
+	return r.rare
 }
 
 // inP and outP are the router's ports, inVCs and outVCs its VCs. The
@@ -175,19 +199,28 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 		return nil, param.Errorf("router.Params.Net", "%d ports per router; allowed: at most %d", np, maxPorts)
 	}
 	r.np = uint8(np)
+	if p.Classes > 1 {
+		if err := r.initClasses(); err != nil {
+			return nil, err
+		}
+	}
+	if p.EjectPackets > 0 {
+		r.node0 |= nodeBounded
+	}
 	r.inp, r.outp = unsafe.SliceData(make([]inPort, np)), unsafe.SliceData(make([]outPort, np))
 	// Every VC of the router in one block, in and out, so that a cycle's
 	// work touches few cache lines.
-	nvc := 1 + (np-1)*p.VCs
+	c0 := p.classes() // port 0's VCs: one per message class
+	nvc := c0 + (np-1)*p.VCs
 	r.nvc = uint8(nvc)
 	r.vin = unsafe.SliceData(make([]inVC, nvc))
 	// The output VCs hold no pointers: a port's VCs start a line (port
-	// 0's one VC ends the first group), ports × VCs × 32 bytes in a
+	// 0's VCs end the first group), ports × VCs × 32 bytes in a
 	// size class of whole lines for the torus (7 × 4 × 32 = 896).
 	outs := make([]outVC, np*p.VCs)
-	r.vout = &outs[p.VCs-1]
+	r.vout = &outs[p.VCs-c0] // c0 ≤ VCs: Classes divides VCs (Params.Check)
 	for q := 0; q < np; q++ {
-		r.base[q] = uint8(vcBase(q, p.VCs))
+		r.base[q] = uint8(vcBase(q, p.VCs, c0))
 	}
 	for q := 0; q < np; q++ {
 		if !p.Net.HasPort(node, routing.Port(q)) { // a switch's port 0: no node (Inject, Eject nil)
@@ -200,8 +233,12 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 		}
 	}
 	r.credOn = r.outs // lines wake their receiver until told otherwise
-	for q := 1; q < np && p.Priority != 0; q++ {
-		r.hi |= uint64(p.Priority&(1<<uint(p.VCs)-1)) << uint(q*routing.MaxVCs)
+	prio := p.Priority & (1<<uint(p.VCs) - 1)
+	if r.cls != nil {
+		prio = r.cls.replicate(p.Priority)
+	}
+	for q := 1; q < np && prio != 0; q++ {
+		r.hi |= uint64(prio) << uint(q*routing.MaxVCs)
 	}
 	r.prio = r.hi != 0
 	return r, nil
@@ -212,7 +249,7 @@ func (r *Router) initIn(q int) {
 	ip.Init(&r.Module, rtl.Idx("in", q), ip)
 	nvc := r.p.VCs
 	if q == 0 {
-		nvc = 1 // the injection FIFO
+		nvc = r.p.classes() // the injection FIFOs, one per message class
 		r.Inject = link.NewReceiver(&ip.Module, "rx")
 	} else {
 		ip.Data.Init(&ip.Module, "data")
@@ -221,7 +258,7 @@ func (r *Router) initIn(q int) {
 			r.retryLinks().rx[q] = newRxLink(ip, r.p.Retry, r.p.VCs)
 		}
 	}
-	ip.vcs = r.inVCs()[vcBase(q, r.p.VCs):][:nvc:nvc]
+	ip.vcs = r.inVCs()[r.base[q]:][:nvc:nvc]
 	ip.arr.Init(&ip.Module, "vc", nvc)
 	ip.occ.Init(&ip.arr, "flits", rtl.Width(16))
 	ip.state.Init(&ip.arr, "state", rtl.Width(2), rtl.Named(vcStates))
@@ -234,8 +271,9 @@ func (r *Router) initOut(q int) {
 	op.Init(&r.Module, rtl.Idx("out", q), op)
 	nvc := r.p.VCs
 	if q == 0 {
-		nvc = 1
-		r.Eject = link.NewSender(&op.Module, "tx", credit.PerLink, 1, math.MaxUint16)
+		nvc = r.p.classes() // an ejection VC per message class
+		mode, n, capacity := r.p.EjectCounter()
+		r.Eject = link.NewSender(&op.Module, "tx", mode, n, capacity)
 	} else {
 		op.Data.Init(&op.Module, "data")
 		op.Cred.Init(&op.Module, "credit_in")
@@ -248,7 +286,7 @@ func (r *Router) initOut(q int) {
 			r.ackOn |= 1 << uint(q) // lines wake their receiver until told otherwise
 		}
 	}
-	op.vcs = r.outVCs()[vcBase(q, r.p.VCs):][:nvc:nvc]
+	op.vcs = r.outVCs()[r.base[q]:][:nvc:nvc]
 	for i := range op.vcs {
 		op.vcs[i].owner, op.vcs[i].credits = -1, r.buf
 	}
@@ -270,12 +308,13 @@ func Connect(a *Router, pa routing.Port, b *Router, pb routing.Port, delay uint6
 	}
 }
 
-// vcBase is port q's first VC in the router's VC blocks (port 0 has one).
-func vcBase(q, vcs int) int {
+// vcBase is port q's first VC in the router's VC blocks (port 0 has c0,
+// one per message class).
+func vcBase(q, vcs, c0 int) int {
 	if q == 0 {
 		return 0
 	}
-	return 1 + (q-1)*vcs
+	return c0 + (q-1)*vcs
 }
 
 func vcID(port, vc int) int32 { return int32(port*routing.MaxVCs + vc) }
@@ -307,7 +346,7 @@ func (r *Router) outVCAt(i int) *outVC {
 }
 
 func (r *Router) slot(id int32) int {
-	return int(r.base[uint32(id)/routing.MaxVCs]) + int(uint32(id)%routing.MaxVCs) // port 0's one VC is VC 0
+	return int(r.base[uint32(id)/routing.MaxVCs]) + int(uint32(id)%routing.MaxVCs) // port 0's VCs come first
 }
 
 // intN is rand.Rand.IntN(n) on the router's stream, n > 0: the same
@@ -354,22 +393,26 @@ func (r *Router) receive(now uint64) {
 	P := r.P
 	w := r.ready.Word(0)
 	if w&1 != 0 {
-		v := r.inVC(0)
+		id, v := int32(0), r.inVC(0)
 		for {
 			pk, ok := r.Inject.RecvRef(now)
 			if !ok {
 				break
+			}
+			if r.node0&nodeClasses != 0 {
+				id = r.injectVC(pk) // its class's FIFO
+				v = r.inVC(id)
 			}
 			f := flitsOf(pk, P)
 			v.cleanup(now, P, r.pk)
 			end := v.ann + uint64(f)
 			v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
 			at := now
-			if r.injDefer {
+			if r.node0&nodeDefer != 0 {
 				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
 			}
 			v.announce(at, f, P)
-			r.arrive(0, v)
+			r.arrive(id, v)
 		}
 	}
 	if r.probes && r.Inject != nil {
@@ -448,10 +491,16 @@ func (r *Router) arrive(id int32, v *inVC) {
 	}
 }
 
-// injected returns the injection FIFO's credit for a packet whose tail
-// leaves it in cycle end: scheduled on the credit line where the kernel
-// allows it (no wake-up then), else when the router wakes at end.
-func (r *Router) injected(now, end uint64) {
+// injected returns the credit of injection FIFO w (the packet's class)
+// for a packet whose tail leaves it in cycle end: scheduled on the credit
+// line where the kernel allows it (no wake-up then), else when the router
+// wakes at end.
+func (r *Router) injected(now, end uint64, w int) {
+	if r.node0&nodeClasses != 0 {
+		r.cls.due[w].Push(end)
+		r.returnClassCredits(now)
+		return
+	}
 	if end > now && r.Inject.CanSchedule() {
 		r.Inject.ScheduleCredit(end, 1)
 		return
@@ -463,6 +512,10 @@ func (r *Router) injected(now, end uint64) {
 // returnInjection gives the source a credit for every injected packet
 // whose tail has left the injection FIFO.
 func (r *Router) returnInjection(now uint64) {
+	if r.node0&nodeClasses != 0 {
+		r.returnClassCredits(now)
+		return
+	}
 	n := 0
 	for r.due.Len() > 0 && *r.due.Peek() <= now && !r.Inject.Credit.Busy() {
 		r.due.Pop()
@@ -514,17 +567,27 @@ func (r *Router) OutPath(q int) string { return r.outP()[q].Path() }
 // (between cycles; records are kept in the order the router scheduled
 // them) and forgets them.
 func (r *Router) DrainTaps(before uint64, f func(*TapRecord)) {
+	if r.rare == nil {
+		return
+	}
+	taps := r.rare.taps
 	k := 0
-	for i := range r.taps {
-		if t := &r.taps[i]; t.At < before {
+	for i := range taps {
+		if t := &taps[i]; t.At < before {
 			f(t)
 		} else {
-			r.taps[k] = *t
+			taps[k] = *t
 			k++
 		}
 	}
-	clear(r.taps[k:])
-	r.taps = r.taps[:k]
+	clear(taps[k:])
+	r.rare.taps = taps[:k]
+}
+
+// tap records a packet whose head leaves output q on VC u in cycle at.
+func (r *Router) tap(at uint64, q int, u uint8, p *packet.Packet) {
+	x := r.rareRec()
+	x.taps = append(x.taps, TapRecord{At: at, Port: uint8(q), VC: u, Pkt: *p})
 }
 
 // DeferInjection makes tx, the node's source sender joined to port 0,
@@ -535,5 +598,5 @@ func (r *Router) DrainTaps(before uint64, f func(*TapRecord)) {
 // Call before the run.
 func (r *Router) DeferInjection(tx *link.Sender) {
 	tx.Defer = r.p.Delay
-	r.injDefer = true
+	r.node0 |= nodeDefer
 }

@@ -38,9 +38,15 @@ func (r *Router) holdsFlits(now uint64) bool {
 // WaitsOn calls f for every input VC holding a packet that has flits left
 // to send, with the input VCs it waits on: an active packet on the
 // downstream VC it was given (none when it goes to the node's sink, which
-// always takes it); a routing one on every VC its routing function offers,
-// the downstream VC or the local VC that holds it. The watchdog looks for
-// a cycle in this graph.
+// has taken its credit); a routing one on every VC its routing function
+// offers, the downstream VC or the local VC that holds it. A head for the
+// node waits on the local VC holding its class's ejection VC, and, with
+// bounded ejection (Params.EjectPackets) and no credit of its class, on
+// the node's injection FIFOs that hold packets: a node frees its receive
+// side as it consumes, and a node that must send to consume (a
+// protocol's reply to a request) waits on them, so a protocol deadlock
+// through the node closes a cycle here. The watchdog looks for a cycle in
+// this graph.
 func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 	var on []VCRef
 	for q := range r.inP() {
@@ -58,24 +64,42 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 					on = append(on, r.downstream(int(v.out), int(v.ovc)))
 				}
 			case Routing:
-				if int(pr.p.Dst) == r.Node {
-					break
+				if int(pr.p.Dst) == r.Node && r.node0&(nodeClasses|nodeBounded) == 0 {
+					break // the node's one VC: its sink always takes it
 				}
-				ch := r.p.Route(r.p.Net, request(r.Node, q, w, &pr.p))
+				ch := r.choices(q, w, &pr.p)
 				for ports := ch.Ports(); ports != 0; ports &= ports - 1 {
 					o := bits.TrailingZeros8(ports)
 					for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
 						u := bits.TrailingZeros8(vcs)
+						if o == 0 && r.node0&nodeClasses == 0 {
+							u = 0 // the node's one VC
+						}
 						if ov := &r.outP()[o].vcs[u]; ov.owner >= 0 {
 							on = append(on, VCRef{R: r, Port: int(ov.owner / routing.MaxVCs), VC: int(ov.owner % routing.MaxVCs)})
 						}
-						on = append(on, r.downstream(o, u))
+						if o != 0 {
+							on = append(on, r.downstream(o, u))
+						} else if r.node0&nodeBounded != 0 && r.Eject.Available(u) == 0 {
+							on = r.injecting(on)
+						}
 					}
 				}
 			}
 			f(VCRef{R: r, Port: q, VC: w}, on)
 		}
 	}
+}
+
+// injecting appends to on the node's injection FIFOs that hold packets.
+func (r *Router) injecting(on []VCRef) []VCRef {
+	ip := &r.inP()[0]
+	for c := range ip.vcs {
+		if _, ok := ip.vcs[c].cur(r.pk); ok {
+			on = append(on, VCRef{R: r, Port: 0, VC: c})
+		}
+	}
+	return on
 }
 
 func (r *Router) downstream(o, u int) VCRef {

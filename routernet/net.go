@@ -5,12 +5,20 @@
 // node's source and sink. The k-ary n-cubes and n-meshes (package torus),
 // the InfiniBand mesh (ibmesh), the MINs (multistage) and the irregular
 // networks (irregular) are all built by New from their own graphs.
+//
+// Message classes and bounded ejection (router.Params.Classes and
+// EjectPackets, in Params.Router) are the routers'; a node joined by
+// ConnectNode makes its sender as NodeSender says and, with bounded
+// ejection, returns router.EjectToken credits as it consumes packets
+// (the router package's doc, "The node's port").
 package routernet
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
+	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/router"
@@ -23,7 +31,10 @@ type Params struct {
 	Spec routing.Spec // the routing function (its Check, when set, was run by the caller)
 	// Router is every router's parameters; New fills in Net, Route,
 	// Atomic and Minimal from the graph and Spec (Bubble and Priority are
-	// the caller's: a torus's escape rule).
+	// the caller's: a torus's escape rule). With message classes
+	// (Router.Classes > 1) New checks Spec on a class's VCs
+	// (router.ClassNet) and works the caller's Bubble and Priority, when
+	// set, out again from Spec for a class's VCs.
 	Router    router.Params
 	LinkDelay uint64 // channel delay in cycles (≥ 1)
 }
@@ -47,6 +58,7 @@ type Net struct {
 	delay   uint64
 	inj     []*link.Sender // per node: its source's sender (ConnectNode)
 	graph   Graph
+	rp      router.Params // the routers' (RouterParams)
 }
 
 // New makes the network of graph g under parent.
@@ -59,7 +71,10 @@ func New(parent *rtl.Module, name string, g Graph, p Params) (*Net, error) {
 	}
 	rp := p.Router
 	rp.Net, rp.Route, rp.Atomic, rp.Minimal = g.Net, p.Spec.F, p.Spec.Adaptive, p.Spec.Minimal
-	n := &Net{Routing: g.Net, Spec: p.Spec, delay: p.LinkDelay, graph: g}
+	if err := classes(&rp, p.Spec); err != nil {
+		return nil, err
+	}
+	n := &Net{Routing: g.Net, Spec: p.Spec, delay: p.LinkDelay, graph: g, rp: rp}
 	n.Init(parent, name, n)
 	return n, n.build(rp)
 }
@@ -94,9 +109,54 @@ func (n *Net) build(rp router.Params) error {
 	return nil
 }
 
-// ConnectNode joins node i's source (tx) and sink (rx) to its router.
+// classes readies router parameters rp with message classes for routing
+// spec: the routing function must route a class's VCs deadlock-free
+// (Spec.Check on router.ClassNet), and the bubble and priority masks the
+// caller set (from the whole port's VCs) are Spec's for a class's VCs,
+// which the routers keep in every class.
+func classes(rp *router.Params, spec routing.Spec) error {
+	if rp.Classes <= 1 {
+		return nil
+	}
+	if err := rp.Check(); err != nil {
+		return err
+	}
+	k := rp.ClassVCs()
+	view := router.ClassNet(rp.Net, k)
+	if spec.Check != nil {
+		if err := spec.Check(view); err != nil {
+			return param.Errorf("router.Params.VCs", "%d VCs in %d message classes ({router.Params.Classes}) leave %d a class, and routing %s cannot use %d: %v; allowed: {router.Params.Classes} × what the routing needs",
+				rp.VCs, rp.Classes, k, spec.Name, k, err)
+		}
+	}
+	if rp.Bubble != 0 && spec.Bubble != nil {
+		rp.Bubble = spec.Bubble(view)
+	}
+	if rp.Priority != 0 && spec.Priority != nil {
+		rp.Priority = spec.Priority(view)
+	}
+	return nil
+}
+
+// RouterParams is the routers' parameters (Net, Route and the rest filled
+// in by New).
+func (n *Net) RouterParams() router.Params { return n.rp }
+
+// NodeSender is how a node makes its sender into its router
+// (router.Params.NodeSender): link.NewSender(owner, name, NodeSender()…).
+func (n *Net) NodeSender() (mode credit.Mode, counters int, capacity uint16) {
+	return n.rp.NodeSender()
+}
+
+// ConnectNode joins node i's source (tx) and sink (rx) to its router. With
+// message classes tx must have a counter per class (NodeSender); with
+// bounded ejection rx's owner returns router.EjectToken credits.
 func (n *Net) ConnectNode(i int, tx *link.Sender, rx *link.Receiver) {
 	r := n.Routers[i]
+	if mode, k, _ := n.rp.NodeSender(); n.rp.Classes > 1 && (tx.Credits.Mode() != mode || tx.Credits.Len() != k) {
+		panic(fmt.Sprintf("routernet: node %d's sender %s has %d %s credit counters; its router has %d message classes (router.Params.Classes): make it with %d %s counters (Net.NodeSender)",
+			i, tx.Path(), tx.Credits.Len(), tx.Credits.Mode(), n.rp.Classes, k, mode))
+	}
 	link.Connect(tx, r.Inject, n.delay)
 	link.Connect(r.Eject, rx, n.delay)
 	if n.inj == nil {

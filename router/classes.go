@@ -1,0 +1,170 @@
+package router
+
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/internal/param"
+	"github.com/hwcoll/hwcoll/internal/ring"
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/routing"
+)
+
+// classes is a router's message classes (Params.Classes > 1): class c
+// holds VCs [ck, (c+1)k) of every network port and VC c of port 0, in
+// and out.
+type classes struct {
+	n, k int
+	// keep is the VCs of one class on every network port, as Choices
+	// bits (k's mask in each port's byte but Local's): a routing
+	// function's choices for a class's view, shifted by ck, are the
+	// class's.
+	keep uint64
+	// net is the class's view of the network, Params.Net with k VCs:
+	// what the routing function routes on (Router.net).
+	net routing.Net
+	// due is, per class, the cycles the tails of injected packets leave
+	// its injection FIFO: credits to return (Router.due without
+	// classes). The credit line takes one token a cycle, so the classes
+	// take turns (next) when several are due at once.
+	due  [routing.MaxVCs]ring.Ring[uint64]
+	next uint8
+}
+
+// initClasses sets up the classes of r's parameters (Classes > 1, VCs a
+// multiple of Classes: Params.Check): the routing function's view of the
+// network with a class's VCs (its Check, if it has none here, is the
+// caller's: routernet.New runs it on ClassNet), and the bubble mask
+// replicated in every class.
+func (r *Router) initClasses() error {
+	p := &r.p
+	cl := &classes{n: p.Classes, k: p.VCs / p.Classes}
+	if cl.k < 1 {
+		return param.Errorf("router.Params.VCs", "%d VCs cannot hold %d message classes ({router.Params.Classes}); allowed: a multiple of %d", p.VCs, p.Classes, p.Classes)
+	}
+	cl.net = *ClassNet(p.Net, cl.k)
+	one := uint64(1)<<uint(cl.k) - 1
+	for q := 1; q < routing.MaxPorts; q++ {
+		cl.keep |= one << uint(8*q)
+	}
+	r.cls = cl
+	r.net = &cl.net
+	r.bubble = cl.replicate(p.Bubble)
+	r.node0 |= nodeClasses
+	return nil
+}
+
+// ClassNet is the network as one message class's routing sees it: net
+// with k VCs a port (Params.ClassVCs). It shares net's routers and links,
+// and the links net has down when it is made (routing.Net.Fail later is
+// seen by the router's fault handling, which reads net itself).
+func ClassNet(net *routing.Net, k int) *routing.Net {
+	v := *net
+	v.VCs = k
+	return &v
+}
+
+// replicate is VC mask m of one class (bits 0..k−1) in every class.
+func (cl *classes) replicate(m uint8) uint8 {
+	m &= uint8(1)<<uint(cl.k) - 1
+	var all uint8
+	for c := 0; c < cl.n; c++ {
+		all |= m << uint(c*cl.k)
+	}
+	return all
+}
+
+// injectVC is the injection FIFO (input VC id on port 0) of a packet
+// from the node: its class's.
+func (r *Router) injectVC(pk *packet.Packet) int32 {
+	c := int(pk.VL)
+	if c >= r.cls.n {
+		panic(fmt.Sprintf("router: %s: packet %d of class (VL) %d from the node; the router has %d message classes (router.Params.Classes)", r.Path(), pk.ID, c, r.cls.n))
+	}
+	return vcID(0, c)
+}
+
+// localVCs is the ejection VC of packet p, as the routing choices name
+// it: VC 0, or with classes its class's.
+func (r *Router) localVCs(p *packet.Packet) uint8 {
+	if r.node0&nodeClasses != 0 {
+		return 1 << (p.VL & (routing.MaxVCs - 1))
+	}
+	return 1
+}
+
+// classRoute is the routing function's choices for packet p in input VC
+// (q, w), in its class's VCs: the function routes on the class's view
+// (VCs k, the input VC within the class; port 0's is 0), and its VC
+// masks are shifted into the class's group; Local is the class's
+// ejection VC.
+func (r *Router) classRoute(q, w int, p *packet.Packet) routing.Choices {
+	cl := r.cls
+	c := int(p.VL)
+	in := 0
+	if q != 0 {
+		in = w - c*cl.k
+	}
+	ch := r.route(r.net, request(int(r.node), q, in, p))
+	out := routing.Choices((uint64(ch) & cl.keep) << uint(c*cl.k))
+	if ch.VCs(routing.Local) != 0 {
+		out = out.Add(routing.Local, 1<<uint(c))
+	}
+	return out
+}
+
+// choices is the routing choices of the packet at the head of input VC
+// (q, w), as allocate computes them (for the wait-for graph).
+func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
+	switch {
+	case p.Dst == r.node:
+		return routing.Choices(0).Add(routing.Local, r.localVCs(p))
+	case r.node0&nodeClasses != 0:
+		return r.classRoute(q, w, p)
+	}
+	return r.p.Route(r.p.Net, request(r.Node, q, w, p))
+}
+
+// returnClassCredits gives the node a credit token for one class's
+// injected packets whose tails have left its FIFO: one token a cycle on
+// the credit line, the classes in turn.
+func (r *Router) returnClassCredits(now uint64) {
+	cl := r.cls
+	if r.Inject.Credit.Busy() {
+		return
+	}
+	for i := 0; i < cl.n; i++ {
+		c := (int(cl.next) + i) % cl.n
+		d := &cl.due[c]
+		n := 0
+		for d.Len() > 0 && *d.Peek() <= now {
+			d.Pop()
+			n++
+		}
+		if n > 0 {
+			r.Inject.ReturnCredit(EjectToken(c, n))
+			cl.next = uint8((c + 1) % cl.n)
+			return
+		}
+	}
+}
+
+// dueWake is the earliest cycle an injection credit is due back.
+func (cl *classes) dueWake(now uint64) uint64 {
+	wake := uint64(never)
+	for c := 0; c < cl.n; c++ {
+		if d := &cl.due[c]; d.Len() > 0 {
+			wake = min(wake, max(*d.Peek(), now+1))
+		}
+	}
+	return wake
+}
+
+// ejectWake has the ejection link's credits wake the router (on) or not,
+// with bounded ejection: on while a head waits for its class's credit.
+func (r *Router) ejectWake(on bool) {
+	if on == (r.node0&nodeEjWake != 0) {
+		return
+	}
+	r.Eject.Settle(on)
+	r.node0 ^= nodeEjWake
+}
