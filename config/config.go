@@ -168,6 +168,9 @@ type Traffic struct {
 	GroupPercent int `yaml:"group_percent" json:"group_percent"`
 	// Program is the program run by traffic.pattern program.
 	Program string `yaml:"program" json:"program"`
+	// Colors is the torus broadcast's colours of deposit-bit lines (1, 3
+	// or 6: the rectangle broadcast).
+	Colors int `yaml:"colors" json:"colors"`
 }
 
 // Combine configures the switches' combine units (the OQ-router paper §2, Fig. 2): the
@@ -300,15 +303,15 @@ func Default() Config {
 			Switches:        16,
 			Degree:          4,
 		},
-		Link:     Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
-		Switch:   Switch{DelayNS: 90},
-		Router:   Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto},
-		Packet:   Packet{Bytes: 256, FlitBytes: 32},
-		NIC:      NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
+		Link:   Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
+		Switch: Switch{DelayNS: 90},
+		Router: Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto},
+		Packet: Packet{Bytes: 256, FlitBytes: 32},
+		NIC:    NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
 		DSM: DSM{Directory: "full-map", Pointers: 4, Consistency: "sc", VirtualNetworks: 2, CPI: 1, CacheBytes: 1 << 20,
 			CacheWays: 4, LineBytes: 64, TransactionBuffers: 8, HandlerCycles: 4, MemoryCycles: 20, NIQueue: 4, RunAhead: 16},
 		MsgLayer: MsgLayer{Protocol: ProtoAuto, EagerMaxBytes: 1024, MidsizeMaxBytes: 16384, Leads: 4},
-		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64, Program: "one-to-all",
+		Traffic: Traffic{Pattern: PatternUniform, Load: 0.5, Process: ProcessBernoulli, Fanout: 4, MessageBytes: 256, Multicast: MulticastHardware, Software: SoftwareBinomial, Groups: 64, Program: "one-to-all", Colors: 1,
 			Sources: 1, GroupPercent: 100},
 		Combine: Combine{ElementsPerCycle: 1, Op: "sum", Type: "int64", FloatMode: "exact"},
 		Run:     Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000, WatchdogCycles: 100000},

@@ -40,6 +40,8 @@ type ProgramNet struct {
 	flits     int
 	extra     func(*Result) // RouterNetlist.Result
 	hosts     hosts         // Runner or Layer
+	shape     nic.Shape     // the NICs' (collectives.go's bounds)
+	maxCycles uint64        // run.max_cycles, or derived from the work (workLimit)
 }
 
 // hosts is what a run asks of its program's runner.
@@ -69,7 +71,8 @@ func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*Prog
 		return nil, err
 	}
 	nodes := rt.net.Nodes()
-	o := program.Options{Sources: cfg.Traffic.Sources, Destinations: cfg.Traffic.Fanout, Seed: uint64(cfg.Seed)}
+	o := program.Options{Sources: cfg.Traffic.Sources, Destinations: cfg.Traffic.Fanout, Seed: uint64(cfg.Seed),
+		Colours: cfg.Traffic.Colors, CombineCycles: combineCycles(cfg)}
 	if !rt.net.Routing.Graph() {
 		o.Net = rt.net.Routing
 	}
@@ -77,6 +80,8 @@ func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*Prog
 	if err != nil {
 		key := "traffic.program"
 		switch {
+		case strings.Contains(err.Error(), "colours"):
+			key = "traffic.colors"
 		case strings.Contains(err.Error(), "sources"):
 			key = "traffic.sources"
 		case strings.Contains(err.Error(), "destinations"):
@@ -92,7 +97,8 @@ func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*Prog
 	if err != nil {
 		return nil, err
 	}
-	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits, extra: rt.nl.Result}
+	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits, extra: rt.nl.Result,
+		shape: shape, maxCycles: workLimit(cfg, prog, shape, rt.tm.SendOverheadCycles, rt.tm.RecvOverheadCycles)}
 	n.hosts = n.Runner
 	links := linksOf(rt.net)
 	for i := 0; i < nodes; i++ {
@@ -118,7 +124,11 @@ func (n *ProgramNet) Trace(w io.Writer, globs string) error { return traceInto(n
 // deadlock the watchdog sees).
 func (n *ProgramNet) Run() Result {
 	start := time.Now()
-	n.Watch.runUntil(n.Sim, func() bool { return n.hosts.Done() && !n.layerBusy() || n.Watch.Stalled() }, uint64(n.Cfg.Run.MaxCycles))
+	limit := n.maxCycles
+	if limit == 0 { // the message layer's: run.max_cycles as set
+		limit = uint64(n.Cfg.Run.MaxCycles)
+	}
+	n.Watch.runUntil(n.Sim, func() bool { return n.hosts.Done() && !n.layerBusy() || n.Watch.Stalled() }, limit)
 	return n.result(time.Since(start).Seconds())
 }
 
@@ -171,6 +181,10 @@ func (n *ProgramNet) result(wall float64) Result {
 		r.CompletionCycles = n.hosts.Completion()
 		r.CompletionNS = n.Timing.NS(float64(r.CompletionCycles))
 	}
+	n.bounds(&r)
+	if r.Program == "deposit-broadcast" {
+		r.Colors = max(cfg.Traffic.Colors, 1)
+	}
 	r.kernel(n.Sim, wall, hops)
 	if err == nil {
 		err = n.Net.Err()
@@ -183,7 +197,11 @@ func (n *ProgramNet) result(wall float64) Result {
 	switch {
 	case n.Watch.stalled:
 	case !r.Drained:
-		r.fail(fmt.Sprintf("program %s did not end within run.max_cycles (%d): %s", cfg.Traffic.Program, cfg.Run.MaxCycles, strings.Join(n.hosts.Blocked(3), "; ")))
+		limit := fmt.Sprintf("run.max_cycles (%d)", cfg.Run.MaxCycles)
+		if n.maxCycles != 0 && n.maxCycles != uint64(cfg.Run.MaxCycles) {
+			limit = fmt.Sprintf("%d cycles (four times its work done one message after another; run.max_cycles sets the limit)", n.maxCycles)
+		}
+		r.fail(fmt.Sprintf("program %s did not end within %s: %s", cfg.Traffic.Program, limit, strings.Join(n.hosts.Blocked(3), "; ")))
 	case err != nil:
 		r.fail(err.Error())
 	}

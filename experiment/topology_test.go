@@ -42,8 +42,8 @@ func TestTopologiesRegistered(t *testing.T) {
 		require.Equal(t, name, r.Topology)
 		require.Contains(t, experiment.Describe(r), "4×4 "+name)
 		require.Greater(t, r.PacketsDelivered, uint64(0))
-		_, err = experiment.Run(configWith(t, "network.topology="+name, "traffic.pattern=allreduce"), experiment.Options{})
-		require.ErrorContains(t, err, "traffic.pattern: allreduce has no model on a "+name+" yet")
+		_, err = experiment.Run(configWith(t, "network.topology="+name, "traffic.pattern=reduce"), experiment.Options{})
+		require.ErrorContains(t, err, "traffic.pattern: reduce has no model on a "+name+" yet")
 	}
 	require.Panics(t, func() { experiment.Register(experiment.Topology{Name: "switch"}) })
 }

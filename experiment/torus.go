@@ -388,27 +388,31 @@ func init() {
 			Router:   torusNetlist(t.wrap),
 			Defaults: directDefaults,
 			Build: func(cfg config.Config, tm config.Timing) (Network, error) {
-				if cfg.Traffic.Pattern == config.PatternBroadcast {
-					kernel, err := torusBroadcast(cfg)
-					if err != nil {
-						return nil, err
-					}
+				kernel, err := torusCollective(cfg)
+				if err != nil {
+					return nil, err
+				}
+				if kernel != "" {
 					cfg.Traffic.Program = kernel
 					cfg.Traffic.Multicast = config.MulticastHardware // the program's NICs, not the fat-tree's (refuseNIC)
 				}
 				if err := refuseNIC(cfg); err != nil {
 					return nil, err
 				}
-				if cfg.Traffic.Pattern == config.PatternProgram && cfg.Traffic.Program == "deposit-broadcast" {
-					if err := canDeposit(cfg, "traffic.program broadcast"); err != nil {
+				if cfg.Traffic.Pattern == config.PatternProgram && lineProgram(cfg.Traffic.Program) {
+					other := "traffic.program broadcast"
+					if cfg.Traffic.Program == "allgather" {
+						other = "traffic.program alltoall"
+					}
+					if err := canDeposit(cfg, other); err != nil {
 						return nil, err
 					}
 				}
-				if cfg.Traffic.Pattern == config.PatternProgram || cfg.Traffic.Pattern == config.PatternBroadcast {
+				if cfg.Traffic.Pattern == config.PatternProgram || kernel != "" {
 					return asNetwork(Elaborated(RoutedProgram(torusNetlist(t.wrap)))(cfg, tm))
 				}
 				if IsCollective(cfg.Traffic.Pattern) || cfg.Traffic.Pattern == config.PatternMulticast || cfg.Traffic.Pattern == config.PatternNAMD {
-					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s | program", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
+					return nil, fmt.Errorf("traffic.pattern: %s has no model on a %s yet; allowed: %s | broadcast | barrier | allreduce | program", cfg.Traffic.Pattern, cfg.Network.Topology, strings.Join(traffic.NodePatterns, " | "))
 				}
 				return asNetwork(Elaborated(RoutedLoad(torusNetlist(t.wrap)))(cfg, tm))
 			},
@@ -432,13 +436,10 @@ func init() {
 			},
 			Report: func(rs []Result) string { return RoutersOf(rs, "") },
 			Summary: func(r Result) (string, bool) {
-				if r.Pattern != config.PatternBroadcast {
+				if r.Pattern != config.PatternBroadcast && !IsCollective(r.Pattern) && r.Pattern != config.PatternProgram {
 					return "", false
 				}
-				if r.Program == "deposit-broadcast" {
-					return "deposit-bit lines from node 0, re-sent at the corners", true
-				}
-				return "a binomial tree of messages from node 0", true
+				return collectiveSummary(r)
 			},
 		})
 	}

@@ -188,8 +188,11 @@ func programKeys(cfg config.Config) []string {
 	k := []string{"traffic.message_bytes", "packet.bytes", "nic.model"}
 	if cfg.Traffic.Pattern == config.PatternProgram {
 		k = append(k, "traffic.program")
-		if cfg.Traffic.Program == "multi-multicast" {
+		switch cfg.Traffic.Program {
+		case "multi-multicast":
 			k = append(k, "traffic.sources", "traffic.fanout")
+		case "deposit-broadcast":
+			k = append(k, "traffic.colors")
 		}
 	}
 	if cfg.NIC.Model == config.NICMsgLayer {
@@ -279,7 +282,19 @@ func routerShape(cfg config.Config, keys []string) []string {
 
 // torusReads: a torus or mesh; its links may retry.
 func torusReads(cfg config.Config) []string {
-	return append(routedKeys(cfg, routerShape(cfg, torusKeys)), retryKeys(cfg)...)
+	shape := routerShape(cfg, torusKeys)
+	switch cfg.Traffic.Pattern {
+	case config.PatternBroadcast:
+		k := routedKeys(cfg, shape)
+		if cfg.Traffic.Multicast == config.MulticastHardware {
+			k = append(k, "traffic.colors")
+		}
+		return append(k, retryKeys(cfg)...)
+	case config.PatternBarrier, config.PatternAllreduce: // programs of messages (collectives.go)
+		k := append(slices.Clone(shape), "packet.flit_bytes", "run.watchdog_cycles")
+		return append(append(k, programKeys(cfg)...), retryKeys(cfg)...)
+	}
+	return append(routedKeys(cfg, shape), retryKeys(cfg)...)
 }
 
 // ibMeshReads: the InfiniBand mesh's one run, a multicast to completion.

@@ -63,7 +63,7 @@ var unreadValues = map[string]string{
 	"msglayer.leads": "2", "msglayer.high_priority_lead": "true",
 	"traffic.load": "0.3", "traffic.process": "poisson", "traffic.fanout": "3", "traffic.message_bytes": "512",
 	"traffic.multicast": "software", "traffic.software": "sequential", "traffic.groups": "8",
-	"traffic.io_load": "0.1", "traffic.sources": "2", "traffic.group_percent": "50", "traffic.program": "all-to-one",
+	"traffic.io_load": "0.1", "traffic.sources": "2", "traffic.group_percent": "50", "traffic.program": "all-to-one", "traffic.colors": "3",
 	"combine.elements_per_cycle": "4", "combine.op": "max", "combine.type": "int32", "combine.float_mode": "naive",
 	"dsm.problem_size": "2", "dsm.directory": "limited-broadcast", "dsm.pointers": "2", "dsm.consistency": "rc",
 	"dsm.virtual_networks": "1", "dsm.cpi": "2", "dsm.cache_bytes": "65536", "dsm.cache_ways": "2", "dsm.line_bytes": "32",

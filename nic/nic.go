@@ -232,6 +232,11 @@ type Sender struct {
 	hostf   int
 	rng     rtl.Stream // births and destinations
 
+	// fwd is the forwarding state (forward.go; nil: none), arrivals the
+	// packets of forwarded messages the Receiver reports.
+	fwd      *forwarding
+	arrivals rtl.LineIn[Arrival] `rtl:"optional"` // AttachForwarding only
+
 	// Counters, read between cycles.
 	Born, BornInWindow               uint64 // births of the Proc (messages, or a Host's operations)
 	Posted, PostedInWindow           uint64 // messages posted by the Host (by post cycle)
@@ -263,9 +268,16 @@ func (s *Sender) Eval() {
 	s.Tx.Tick(now)
 	s.startProc()
 	s.takeCompletions()
+	if s.fwd != nil {
+		s.takeArrivals()
+	}
 	s.runEvents(now)
 	s.start()
-	s.sendPacket(now)
+	if s.fwd != nil {
+		s.sendForwarding(now)
+	} else {
+		s.sendPacket(now)
+	}
 	s.sleep(now)
 }
 
@@ -371,6 +383,12 @@ func (s *Sender) sendPacket(now uint64) {
 	if !s.active || now < s.ready || !s.Tx.CanSend(now, 1) {
 		return
 	}
+	s.sendMessagePacket(now)
+}
+
+// sendMessagePacket puts the head message's next packet on the link (its
+// overhead is over, the link idle and a credit in).
+func (s *Sender) sendMessagePacket(now uint64) {
 	m := s.queue.Peek()
 	pk := packet.Packet{
 		ID: packet.MakeID(s.Node, s.pkts), Src: s.Node, Dst: m.dst, Op: m.op, Mask: m.mask,
@@ -412,6 +430,10 @@ func (s *Sender) messageSent(now uint64) {
 // host, or — when only the credits are short — the credit arrival
 // (Settle).
 func (s *Sender) sleep(now uint64) {
+	if s.fwd != nil {
+		s.sleepForwarding(now)
+		return
+	}
 	s.Tx.Settle(s.active && now >= s.ready && s.Tx.Idle(now))
 	wake := never
 	if s.births() {
@@ -432,6 +454,37 @@ func (s *Sender) sleep(now uint64) {
 	}
 	wake = min(wake, s.hostAt)
 	if at, ok := s.Tx.WakeAt(now, s.active); ok {
+		wake = min(wake, at)
+	}
+	if wake == never {
+		s.Sleep()
+	} else {
+		s.SleepUntil(wake)
+	}
+}
+
+// sleepForwarding is sleep for a Sender with forwarding: the head
+// message's next packet is one candidate among the streams'.
+func (s *Sender) sleepForwarding(now uint64) {
+	next := s.nextForwarded()
+	s.Tx.Settle(next <= now && s.Tx.Idle(now))
+	wake := never
+	if s.births() {
+		wake = s.next
+	}
+	for _, t := range [2]uint64{s.Win.Start, s.Win.End} {
+		if t > now {
+			wake = min(wake, t)
+		}
+	}
+	if next > now {
+		wake = min(wake, next)
+	}
+	if s.hostf < len(s.hostq) {
+		wake = min(wake, max(s.hostq[s.hostf].At, now+1))
+	}
+	wake = min(wake, s.hostAt)
+	if at, ok := s.Tx.WakeAt(now, next != never); ok {
 		wake = min(wake, at)
 	}
 	if wake == never {
@@ -595,6 +648,11 @@ type Receiver struct {
 	pending []Completion
 	pendf   int
 
+	// fwd reports the packets of forwarded messages to the Sender over
+	// arrive (forward.go; nil: none).
+	fwd    *rxForward
+	arrive rtl.LineOut[Arrival] `rtl:"optional"` // AttachForwarding only
+
 	re reassembly // the messages in reassembly (reassembly.go)
 
 	hostc uint64 // completion of the last message (the host is one message at a time)
@@ -646,7 +704,8 @@ func (r *Receiver) Eval() {
 			r.pending, r.pendf = r.pending[:0], 0
 		}
 	}
-	if t, busy := r.Rx.TailDone(now); r.pendf < len(r.pending) {
+	more := r.sendArrival()
+	if t, busy := r.Rx.TailDone(now); r.pendf < len(r.pending) || more {
 		r.SleepUntil(now + 1)
 	} else if busy {
 		r.SleepUntil(t)
@@ -674,7 +733,12 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		r.BadSeq++
 		return
 	}
-	if slot, last := r.reassemble(p); last {
+	dup := r.Duplicates
+	slot, last := r.reassemble(p)
+	if r.fwd != nil && r.Duplicates == dup {
+		r.noteForward(p, r.nicc)
+	}
+	if last {
 		r.arrived(p, slot)
 	}
 }

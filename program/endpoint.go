@@ -58,8 +58,10 @@ func NewEndpointRunner(p *Program, bytes uint32, proto msglayer.Protocol, sh msg
 	for node, ops := range p.ops {
 		for _, op := range ops {
 			switch {
-			case op.Kind == Deposit:
+			case op.Kind == Deposit || op.Kind == Forward:
 				return nil, fmt.Errorf("program %s: node %d deposits along a torus line; the message layer sends unicast messages only", p.Name, node)
+			case op.Kind == RecvAll:
+				return nil, fmt.Errorf("program %s: node %d takes messages from any node; the message layer's receives name their source", p.Name, node)
 			case (op.Kind == Send || op.Kind == Recv) && int64(op.Tag)-tagBase > msglayer.MaxTag:
 				return nil, fmt.Errorf("program %s: node %d uses tag %d; allowed on the message layer: at most %d", p.Name, node, op.Tag, msglayer.MaxTag+tagBase)
 			}
@@ -115,3 +117,7 @@ func (p *epPort) recv(op Op, _ uint64) {
 }
 
 func (p *epPort) wake(at uint64) { p.p.WakeHost(at) }
+
+func (p *epPort) forward(int, Op, uint64) uint64 {
+	panic("program: a Forward on the message layer (NewEndpointRunner refuses it)")
+}

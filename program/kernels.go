@@ -2,14 +2,20 @@ package program
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/hwcoll/hwcoll/routing"
 )
 
 // Kernels are the programs shipped (traffic.program).
-var Kernels = []string{"ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall", "broadcast", "deposit-broadcast"}
+var Kernels = []string{"ping-pong", "one-to-all", "all-to-one", "multi-multicast", "ring-allreduce", "alltoall", "alltoall-random", "barrier", "allreduce", "broadcast", "allgather", "deposit-broadcast"}
+
+// LineKernels are the kernels in deposit-bit lines (a torus or mesh,
+// routing bgl).
+var LineKernels = []string{"allgather", "deposit-broadcast"}
 
 // Options parameterize the kernels that need more than the node count.
 type Options struct {
@@ -18,8 +24,12 @@ type Options struct {
 	Sources, Destinations int
 	Seed                  uint64 // multi-multicast's draw of sources and destinations
 	// Net is the torus or mesh the nodes are on, for the kernels that
-	// send along its lines (deposit-broadcast); nil: none.
+	// send along its lines (deposit-broadcast, allgather); nil: none.
 	Net *routing.Net
+	// Colours is deposit-broadcast's colours (Colours; 0: 1).
+	Colours int
+	// CombineCycles is allreduce's work to combine two partial results.
+	CombineCycles uint64
 }
 
 // New builds the named kernel on nodes nodes.
@@ -40,9 +50,24 @@ type Options struct {
 //     for k = 1, 2, …, then receives from node−k in the same order.
 //   - broadcast: node 0's message to every node along a binomial tree of
 //     point-to-point messages (Rank.Bcast): the software broadcast.
+//   - alltoall-random: alltoall with every node's destinations in an
+//     order of its own drawn with the seed (the usual cure for the hot
+//     links of the in-order schedule); receives as alltoall's.
+//   - barrier: a dissemination barrier (Rank.Barrier), ceil(log2 N)
+//     rounds of one message.
+//   - allreduce: recursive doubling on a power of two nodes (log2 N
+//     rounds: exchange with node xor 2^k, then combine for
+//     Options.CombineCycles), else a binomial reduction to node 0 and a
+//     binomial broadcast back.
+//   - allgather: every node's message to every other, a one-colour line
+//     broadcast from every node at once on the torus Options.Net
+//     (lines.go: each node forwards the packets of the broadcasts it
+//     lies on as they arrive).
 //   - deposit-broadcast: node 0's message to every node of the torus or
-//     mesh Options.Net in lines of deposit-bit packets (Rank.DepositBcast):
-//     the hardware broadcast of the BG/L torus.
+//     mesh Options.Net in Options.Colours colours of deposit-bit lines,
+//     every packet passed on as it arrives (lines.go): the hardware
+//     broadcast of the BG/L torus, the rectangle broadcast with 3 or 6
+//     colours.
 func New(name string, nodes int, o Options) (*Program, error) {
 	switch name {
 	case "broadcast":
@@ -51,7 +76,35 @@ func New(name string, nodes int, o Options) (*Program, error) {
 		if o.Net == nil {
 			return nil, fmt.Errorf("%s needs a torus or mesh; allowed on network.topology torus | mesh", name)
 		}
-		return BuildOn(name, nodes, o.Net, func(r *Rank) { r.DepositBcast() })
+		c := max(o.Colours, 1)
+		if !slices.Contains(Colours, c) {
+			return nil, fmt.Errorf("%d colours; allowed: 1 | 3 | 6", c)
+		}
+		if c == 6 && !o.Net.Torus {
+			return nil, fmt.Errorf("6 colours leave node 0 both ways along every dimension, and a mesh's corner has one way; allowed on a mesh: 1 | 3 colours")
+		}
+		tables := bcastTables(o.Net, c)
+		return BuildOn(name, nodes, o.Net, func(r *Rank) { lineBcast(r, tables[r.ID]) })
+	case "allgather":
+		if o.Net == nil || !o.Net.Torus {
+			return nil, fmt.Errorf("%s moves one broadcast in lines to every node, which needs the rings of a torus; allowed on network.topology torus", name)
+		}
+		lines := colourPlan(o.Net, 0, 0)
+		return BuildOn(name, nodes, o.Net, func(r *Rank) { lineAllgather(r, lines) })
+	case "alltoall-random":
+		return Build(name, nodes, func(r *Rank) {
+			rnd := rand.New(rand.NewPCG(o.Seed, uint64(r.ID)<<8|0x61))
+			for _, k := range rnd.Perm(r.N - 1) {
+				r.send((r.ID+k+1)%r.N, 0)
+			}
+			for k := 1; k < r.N; k++ {
+				r.recv((r.ID-k+r.N)%r.N, 0)
+			}
+		})
+	case "barrier":
+		return Build(name, nodes, func(r *Rank) { r.Barrier() })
+	case "allreduce":
+		return Build(name, nodes, func(r *Rank) { allreduce(r, o.CombineCycles) })
 	case "ping-pong":
 		return Build(name, nodes, func(r *Rank) {
 			switch r.ID {
@@ -165,4 +218,32 @@ func binomial(r *Rank, n int, member func(j int) int, i, tag int) {
 			r.send(member(i+d), tag)
 		}
 	}
+}
+
+// allreduce is recursive doubling on a power of two nodes, else a
+// binomial reduction to node 0 and a binomial broadcast (package doc of
+// New); combine cycles after every partial result taken.
+func allreduce(r *Rank, combine uint64) {
+	const tag = 0
+	if bits.OnesCount(uint(r.N)) == 1 {
+		for d := 1; d < r.N; d *= 2 {
+			r.send(r.ID^d, tag)
+			r.recv(r.ID^d, tag)
+			r.Compute(combine)
+		}
+		return
+	}
+	// Reduction: a node takes its children's partials (i + 2^k for the
+	// 2^k below its lowest set bit), then sends to its parent.
+	for d := 1; d < r.N; d *= 2 {
+		if r.ID&d != 0 {
+			r.send(r.ID-d, tag)
+			break
+		}
+		if r.ID+d < r.N {
+			r.recv(r.ID+d, tag)
+			r.Compute(combine)
+		}
+	}
+	r.Bcast(0)
 }

@@ -35,6 +35,7 @@ package program
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
@@ -48,6 +49,12 @@ const (
 	Send
 	Recv
 	Deposit // a Send along a torus line that every node on the way receives
+	// Forward posts the node's forwarding table for a collective of
+	// deposit-bit lines (Rank.Forward): its own message along its lines,
+	// and the packets of other nodes' messages passed on as they arrive.
+	Forward
+	// RecvAll waits for Peer messages with Tag from any nodes.
+	RecvAll
 )
 
 // Op is one operation of a node's program.
@@ -57,7 +64,8 @@ type Op struct {
 	// Peer is Send's destination, Deposit's last node on the line, Recv's
 	// source.
 	Peer   int32
-	Tag    int32  // Send, Deposit, Recv
+	Tag    int32  // Send, Deposit, Recv, Forward, RecvAll
+	Aux    int32  // Forward: the node's table (Program.Table)
 	Cycles uint64 // Compute
 }
 
@@ -66,6 +74,7 @@ const (
 	barrierTag = -1 - iota
 	bcastTag
 	depositTag
+	collTag // the line collectives' (lines.go)
 )
 
 // Program is every node's list of operations.
@@ -74,6 +83,12 @@ type Program struct {
 	Nodes int
 	ops   [][]Op
 	net   *routing.Net // Deposit's network (BuildOn)
+	// tables are the Forward ops' tables, per node (lines.go); relays
+	// the messages each node passes on, sorted (Relays).
+	tables [][][]Relay
+	relays [][]uint64
+	// counted are the tags RecvAll waits for (no Recv takes them).
+	counted []int32
 }
 
 // EachDeposited calls f with every node that receives Deposit op of node
@@ -105,10 +120,17 @@ func (p *Program) Ops(node int) []Op { return p.ops[node] }
 // Messages is the number of messages the program sends.
 func (p *Program) Messages() int {
 	n := 0
-	for _, ops := range p.ops {
+	for node, ops := range p.ops {
 		for _, op := range ops {
-			if op.Kind == Send || op.Kind == Deposit {
+			switch op.Kind {
+			case Send, Deposit:
 				n++
+			case Forward:
+				for _, r := range p.tables[node][op.Aux] {
+					if int(r.Origin) == node {
+						n++
+					}
+				}
 			}
 		}
 	}
@@ -117,10 +139,11 @@ func (p *Program) Messages() int {
 
 // Rank is a node while its program is built.
 type Rank struct {
-	ID, N int
-	ops   []Op
-	err   error
-	net   *routing.Net // the torus or mesh of Deposit (nil: none)
+	ID, N  int
+	ops    []Op
+	err    error
+	net    *routing.Net // the torus or mesh of Deposit (nil: none)
+	tables [][]Relay    // Forward's
 }
 
 func (r *Rank) fail(format string, args ...any) {
@@ -297,6 +320,15 @@ func BuildOn(name string, nodes int, net *routing.Net, body func(r *Rank)) (*Pro
 			return nil, fmt.Errorf("program %s: %v", name, r.err)
 		}
 		p.ops[i] = r.ops
+		if r.tables != nil {
+			if p.tables == nil {
+				p.tables = make([][][]Relay, nodes)
+			}
+			p.tables[i] = r.tables
+		}
+	}
+	if err := p.resolve(); err != nil {
+		return nil, err
 	}
 	return p, p.check()
 }
@@ -306,16 +338,37 @@ func BuildOn(name string, nodes int, net *routing.Net, body func(r *Rank)) (*Pro
 func (p *Program) check() error {
 	type key struct{ src, dst, tag int32 }
 	count := map[key]int{}
+	all := map[[2]int32]int{} // RecvAll: (destination, tag)
+	sent := func(src, dst, tag int32) {
+		if slices.Contains(p.counted, tag) {
+			all[[2]int32{dst, tag}]++
+		} else {
+			count[key{src, dst, tag}]++
+		}
+	}
 	for node, ops := range p.ops {
 		for _, op := range ops {
 			switch op.Kind {
 			case Send:
-				count[key{int32(node), op.Peer, op.Tag}]++
+				sent(int32(node), op.Peer, op.Tag)
 			case Deposit:
-				p.EachDeposited(node, op, func(dst int) { count[key{int32(node), int32(dst), op.Tag}]++ })
+				p.EachDeposited(node, op, func(dst int) { sent(int32(node), int32(dst), op.Tag) })
 			case Recv:
+				if slices.Contains(p.counted, op.Tag) {
+					return fmt.Errorf("program %s: node %d receives tag %d from node %d, a tag it waits for from any node (RecvAll)", p.Name, node, op.Tag, op.Peer)
+				}
 				count[key{op.Peer, int32(node), op.Tag}]--
+			case RecvAll:
+				all[[2]int32{int32(node), op.Tag}] -= int(op.Peer)
 			}
+		}
+	}
+	if err := p.checkLines(sent); err != nil {
+		return err
+	}
+	for k, c := range all {
+		if c != 0 {
+			return fmt.Errorf("program %s: node %d gets %d message(s) with tag %d, and waits for %d", p.Name, k[0], c+p.waits(int(k[0]), k[1]), k[1], p.waits(int(k[0]), k[1]))
 		}
 	}
 	var worst *key

@@ -1,6 +1,8 @@
 package program
 
 import (
+	"math/bits"
+	"slices"
 	"testing"
 
 	"github.com/hwcoll/hwcoll/routing"
@@ -56,6 +58,25 @@ func executeOn(p *Program, line func(n int, op Op) []int) (bool, []map[[2]int32]
 					box[n] = append(box[n][:i], box[n][i+1:]...)
 					got[n][[2]int32{op.Peer, op.Tag}]++
 					clock[n][n]++
+				case RecvAll:
+					var take []int
+					for j, m := range box[n] {
+						if m.tag == op.Tag && len(take) < int(op.Peer) {
+							take = append(take, j)
+						}
+					}
+					if len(take) < int(op.Peer) {
+						break ops // blocked
+					}
+					for k := len(take) - 1; k >= 0; k-- {
+						m := box[n][take[k]]
+						for j, c := range m.clock {
+							clock[n][j] = max(clock[n][j], c)
+						}
+						got[n][[2]int32{m.src, m.tag}]++
+						box[n] = append(box[n][:take[k]], box[n][take[k]+1:]...)
+					}
+					clock[n][n]++
 				case Send:
 					clock[n][n]++
 					box[op.Peer] = append(box[op.Peer], msg{int32(n), op.Tag, append([]int(nil), clock[n]...)})
@@ -85,7 +106,13 @@ func executeOn(p *Program, line func(n int, op Op) []int) (bool, []map[[2]int32]
 func TestKernelsEnd(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(2, 70).Draw(t, "nodes")
-		name := rapid.SampledFrom(Kernels[:len(Kernels)-1]).Draw(t, "kernel") // deposit-broadcast: TestDepositBcast
+		var plain []string // the line kernels: TestLineBroadcast, TestLineAllgather
+		for _, k := range Kernels {
+			if !slices.Contains(LineKernels, k) {
+				plain = append(plain, k)
+			}
+		}
+		name := rapid.SampledFrom(plain).Draw(t, "kernel")
 		o := Options{Sources: rapid.IntRange(0, n).Draw(t, "sources"), Destinations: rapid.IntRange(1, n-1).Draw(t, "dests"),
 			Seed: rapid.Uint64().Draw(t, "seed")}
 		p, err := New(name, n, o)
@@ -93,7 +120,13 @@ func TestKernelsEnd(t *testing.T) {
 		ok, _, _ := execute(p)
 		require.True(t, ok, "%s on %d nodes does not end", name, n)
 		want := map[string]int{"ping-pong": 2, "one-to-all": n - 1, "all-to-one": n - 1, "ring-allreduce": 2 * n * (n - 1),
-			"alltoall": n * (n - 1), "broadcast": n - 1}
+			"alltoall": n * (n - 1), "alltoall-random": n * (n - 1), "broadcast": n - 1, "allreduce": 2 * (n - 1)}
+		for d := 1; d < n; d *= 2 {
+			want["barrier"] += n
+		}
+		if n&(n-1) == 0 {
+			want["allreduce"] = n * bits.Len(uint(n-1))
+		}
 		if name == "multi-multicast" {
 			s := o.Sources
 			if s == 0 {
@@ -164,7 +197,7 @@ func TestBuildErrors(t *testing.T) {
 	_, err = Build("x", 4, func(r *Rank) { r.Send(1, -2) })
 	require.ErrorContains(t, err, "tag -2; allowed: 0 and up")
 	_, err = New("scatter", 4, Options{})
-	require.EqualError(t, err, `"scatter" is not a program; allowed: ping-pong | one-to-all | all-to-one | multi-multicast | ring-allreduce | alltoall | broadcast | deposit-broadcast`)
+	require.EqualError(t, err, `"scatter" is not a program; allowed: ping-pong | one-to-all | all-to-one | multi-multicast | ring-allreduce | alltoall | alltoall-random | barrier | allreduce | broadcast | allgather | deposit-broadcast`)
 	_, err = New("deposit-broadcast", 4, Options{})
 	require.EqualError(t, err, "deposit-broadcast needs a torus or mesh; allowed on network.topology torus | mesh")
 	mesh, err := routing.NewNet([]int{4}, false, routing.Bubble, 1)
@@ -183,59 +216,169 @@ func TestBuildErrors(t *testing.T) {
 	require.EqualError(t, err, "program one-to-all: 1 nodes; allowed: at least 2")
 }
 
-// DepositBcast on random tori and meshes of 1 to 3 dimensions: every node
-// but the root receives the broadcast exactly once, from a node on one of
-// its lines, and every program ends. The lines are walked here by
-// coordinate arithmetic, independently of Program.EachDeposited, which
-// Build's matching of sends and receives relies on.
-func TestDepositBcast(t *testing.T) {
+// lineWalk follows the deposit-bit lines of a program by coordinate
+// arithmetic, independently of the planner and of Build's check.
+type lineWalk struct {
+	dims []int
+}
+
+func (w lineWalk) coord(i int) []int {
+	c := make([]int, len(w.dims))
+	for d, k := range w.dims {
+		c[d], i = i%k, i/k
+	}
+	return c
+}
+
+func (w lineWalk) index(c []int) int {
+	i := 0
+	for d := len(w.dims) - 1; d >= 0; d-- {
+		i = i*w.dims[d] + c[d]
+	}
+	return i
+}
+
+// line is the nodes an entry's line from src passes, its end last.
+func (w lineWalk) line(src int, e Relay) []int {
+	a, b := w.coord(src), w.coord(int(e.Dst))
+	d := 0
+	for a[d] == b[d] {
+		d++
+	}
+	step := 1
+	if e.Hint&(1<<uint(d)) != 0 {
+		step = -1
+	}
+	var out []int
+	for a[d] != b[d] {
+		a[d] = (a[d] + step + w.dims[d]) % w.dims[d]
+		out = append(out, w.index(a))
+	}
+	return out
+}
+
+// coverage follows every colour of message (origin, msg) from its origin
+// along the entries of the program's forwarding tables: per node and
+// colour, how many times it is reached, whether every entry's node was
+// reached before it forwards, and how many entries (lines) of a colour
+// each node starts.
+func (w lineWalk) coverage(p *Program, origin, msg int32) (got [][]int, starts [][]int, orphan bool) {
+	type ent struct {
+		node int
+		e    Relay
+	}
+	var ents []ent
+	every := 0
+	for node := 0; node < p.Nodes; node++ {
+		for _, op := range p.Ops(node) {
+			if op.Kind == Forward {
+				for _, e := range p.Table(node, op) {
+					if e.Origin == origin && e.Msg == msg {
+						ents = append(ents, ent{node, e})
+						every = int(e.Every)
+					}
+				}
+			}
+		}
+	}
+	got, starts = make([][]int, p.Nodes), make([][]int, p.Nodes)
+	for i := range got {
+		got[i], starts[i] = make([]int, every), make([]int, every)
+	}
+	for c := 0; c < every; c++ {
+		reached := map[int]bool{int(origin): true}
+		done := make([]bool, len(ents))
+		for progress := true; progress; {
+			progress = false
+			for i, x := range ents {
+				if done[i] || int(x.e.Phase) != c || !reached[x.node] {
+					continue
+				}
+				done[i], progress = true, true
+				starts[x.node][c]++
+				for _, d := range w.line(x.node, x.e) {
+					got[d][c]++
+					reached[d] = true
+				}
+			}
+		}
+		for i, x := range ents {
+			if int(x.e.Phase) == c && !done[i] {
+				orphan = true
+			}
+		}
+	}
+	return got, starts, orphan
+}
+
+// A broadcast in deposit-bit lines of 1, 3 or 6 colours on random tori and
+// meshes of 1 to 3 dimensions: every node but the root is reached by each
+// colour exactly once, the root by none; a node passes on only colours
+// that reach it; and no node starts more than one line of a colour (its
+// one injection port sends each packet at most once). The lines are
+// walked by coordinate arithmetic, independently of the planner and of
+// Build's check.
+func TestLineBroadcast(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		dims := rapid.SliceOfN(rapid.IntRange(2, 7), 1, 3).Draw(t, "dims")
 		torus := rapid.Bool().Draw(t, "torus")
+		colours := []int{1, 3}
+		if torus {
+			colours = append(colours, 6)
+		}
+		c := rapid.SampledFrom(colours).Draw(t, "colours")
 		n, err := routing.NewNet(dims, torus, routing.Bubble, 4)
 		require.NoError(t, err)
-		nodes := n.Nodes()
-		p, err := New("deposit-broadcast", nodes, Options{Net: n})
+		p, err := New("deposit-broadcast", n.Nodes(), Options{Net: n, Colours: c})
 		require.NoError(t, err)
-		coord := func(i int) []int {
-			c := make([]int, len(dims))
-			for d, k := range dims {
-				c[d], i = i%k, i/k
+		got, starts, orphan := lineWalk{dims}.coverage(p, 0, 0)
+		require.False(t, orphan, "a node forwards a colour that never reaches it")
+		for node := range got {
+			for col := 0; col < c; col++ {
+				want := 1
+				if node == 0 {
+					want = 0
+				}
+				require.Equal(t, want, got[node][col], "node %d, colour %d of %d on %v (torus %v)", node, col, c, dims, torus)
+				require.LessOrEqual(t, starts[node][col], 1, "node %d starts two lines of colour %d", node, col)
 			}
-			return c
-		}
-		index := func(c []int) int {
-			i := 0
-			for d := len(dims) - 1; d >= 0; d-- {
-				i = i*dims[d] + c[d]
-			}
-			return i
-		}
-		line := func(src int, op Op) []int {
-			a, b := coord(src), coord(int(op.Peer))
-			d := 0
-			for a[d] == b[d] {
-				d++
-			}
-			step := 1
-			if op.Hint&(1<<uint(d)) != 0 {
-				step = -1
-			}
-			var out []int
-			for a[d] != b[d] {
-				a[d] = (a[d] + step + dims[d]) % dims[d]
-				out = append(out, index(a))
-			}
-			return out
-		}
-		ok, got, _ := executeOn(p, line)
-		require.True(t, ok, "deposit-broadcast on %v (torus %v) does not end", dims, torus)
-		for i := 0; i < nodes; i++ {
-			want := 1
-			if i == 0 {
-				want = 0
-			}
-			require.Equal(t, want, sumTag(got[i], depositTag), "node %d of %v (torus %v) received the broadcast", i, dims, torus)
 		}
 	})
+}
+
+// Allgather in lines on random tori: every node receives every other
+// node's message exactly once, each node starts at most one line of each
+// origin's broadcast, and forwards only what reached it.
+func TestLineAllgather(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		dims := rapid.SliceOfN(rapid.IntRange(2, 5), 1, 3).Draw(t, "dims")
+		n, err := routing.NewNet(dims, true, routing.Bubble, 4)
+		require.NoError(t, err)
+		p, err := New("allgather", n.Nodes(), Options{Net: n})
+		require.NoError(t, err)
+		w := lineWalk{dims}
+		for origin := 0; origin < n.Nodes(); origin++ {
+			got, starts, orphan := w.coverage(p, int32(origin), 0)
+			require.False(t, orphan)
+			for node := range got {
+				want := 1
+				if node == origin {
+					want = 0
+				}
+				require.Equal(t, want, got[node][0], "node %d, origin %d on %v", node, origin, dims)
+				require.LessOrEqual(t, starts[node][0], 1)
+			}
+		}
+	})
+}
+
+// The 8×8×8 midplane's one-colour plan: 73 lines (the fewest that reach
+// 511 nodes seven at a time), at most 5 deep.
+func TestLinePlanMidplane(t *testing.T) {
+	n, err := routing.NewNet([]int{8, 8, 8}, true, routing.Bubble, 4)
+	require.NoError(t, err)
+	lines := colourPlan(n, 0, 0)
+	require.Len(t, lines, 73)
+	depth, _ := planReach(n, lines)
+	require.Equal(t, 5, depth)
 }

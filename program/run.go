@@ -2,6 +2,7 @@ package program
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/hwcoll/hwcoll/nic"
@@ -46,6 +47,14 @@ func (c *core) Blocked(most int) []string {
 			continue
 		}
 		op := c.P.ops[i][h.pc]
+		if op.Kind == RecvAll {
+			got := 0
+			if h.counts != nil {
+				got = h.counts[slices.Index(c.P.counted, op.Tag)].n
+			}
+			out = append(out, fmt.Sprintf("node %d at operation %d (%d of %d messages with tag %d from any node)", i, h.pc, got, op.Peer, op.Tag))
+			continue
+		}
 		out = append(out, fmt.Sprintf("node %d at operation %d (recv from node %d, tag %d)", i, h.pc, op.Peer, op.Tag))
 	}
 	return out
@@ -62,6 +71,10 @@ type transport interface {
 	// recv is called once per Recv op, when the host reaches it at t,
 	// before the host looks into its mailbox.
 	recv(op Op, t uint64)
+	// forward posts the forwarding table of Forward op (the node's
+	// operation pc) at cycle t and returns the cycles the host is busy
+	// with it.
+	forward(pc int, op Op, t uint64) uint64
 	// wake has the host run again at cycle at.
 	wake(at uint64)
 }
@@ -80,13 +93,37 @@ type host struct {
 	waiting bool   // blocked in the Recv at pc
 	asked   bool   // the Recv at pc is posted to the transport
 	mail    []mail // messages completed and not yet received, in completion order
-	end     uint64 // the cycle its last operation ended
-	done    bool
+	// counts holds, per tag RecvAll waits for (Program.counted, same
+	// order), the messages completed and not yet taken, and the cycle
+	// of the last one.
+	counts []counted
+	end    uint64 // the cycle its last operation ended
+	done   bool
+}
+
+// counted is a tag's count of messages for RecvAll.
+type counted struct {
+	n  int
+	at uint64
 }
 
 // deliver puts a message completed at cycle at in the mailbox and
 // resumes a Recv waiting for it.
 func (h *host) deliver(src, tag int32, at uint64) {
+	if i := slices.Index(h.c.P.counted, tag); i >= 0 {
+		if h.counts == nil {
+			h.counts = make([]counted, len(h.c.P.counted))
+		}
+		h.counts[i].n++
+		h.counts[i].at = max(h.counts[i].at, at)
+		if h.waiting {
+			if op := h.c.P.ops[h.node][h.pc]; op.Kind == RecvAll && op.Tag == tag && h.counts[i].n >= int(op.Peer) {
+				h.waiting = false
+				h.run(at)
+			}
+		}
+		return
+	}
 	h.mail = append(h.mail, mail{src: src, tag: tag, at: at})
 	if h.waiting {
 		if op := h.c.P.ops[h.node][h.pc]; op.Peer == src && op.Tag == tag {
@@ -107,13 +144,27 @@ func (h *host) run(t uint64) {
 			h.pc++
 			h.tr.wake(t + op.Cycles)
 			return
-		case Send, Deposit:
-			busy := h.tr.post(h.pc, op, t)
+		case Send, Deposit, Forward:
+			var busy uint64
+			if op.Kind == Forward {
+				busy = h.tr.forward(h.pc, op, t)
+			} else {
+				busy = h.tr.post(h.pc, op, t)
+			}
 			h.pc++
 			if busy > 0 {
 				h.tr.wake(t + busy) // the host is busy with the send overhead
 				return
 			}
+		case RecvAll:
+			i := slices.Index(h.c.P.counted, op.Tag)
+			if h.counts == nil || h.counts[i].n < int(op.Peer) {
+				h.waiting = true
+				return
+			}
+			h.counts[i].n -= int(op.Peer)
+			t = max(t, h.counts[i].at)
+			h.pc++
 		case Recv:
 			if !h.asked {
 				h.asked = true
@@ -174,6 +225,9 @@ func (r *Runner) Attach(node int, tx *nic.Sender, rx *nic.Receiver) {
 	n.h = &r.hosts[node]
 	n.h.tr = n
 	n.p = nic.Attach(tx, rx, nic.Host{Deliver: n.deliver, Wake: n.wakeUp})
+	if r.P.Forwards() {
+		nic.AttachForwarding(tx, rx, r.P.Relays)
+	}
 	tx.WakeHost(0)
 }
 
@@ -196,5 +250,13 @@ func (n *nicPort) post(pc int, op Op, t uint64) uint64 {
 }
 
 func (n *nicPort) recv(Op, uint64) {} // the mailbox takes every completion
+
+func (n *nicPort) forward(pc int, op Op, t uint64) uint64 {
+	for _, e := range n.h.c.P.Table(n.h.node, op) {
+		n.p.Forward(nic.Forward{Src: uint32(e.Origin), Msg: uint32(e.Msg), Dst: uint32(e.Dst), Mask: uint64(e.Hint),
+			Every: e.Every, Phase: e.Phase, At: t, Born: t})
+	}
+	return n.p.Overhead()
+}
 
 func (n *nicPort) wake(at uint64) { n.p.WakeHost(at) }
