@@ -128,16 +128,6 @@ type Result struct {
 	RootLinksBoundCycles uint64 `json:"root_links_bound_cycles,omitempty"`
 	Colors               int    `json:"colors,omitempty"`
 
-	// Collectives on the torus by programs (collectives.go): the analytic
-	// bound completion_cycles is compared with and what binds there, the
-	// bisection's and (broadcasts) the root's six links' bounds, and the
-	// colours of a broadcast in lines.
-	BoundCycles          uint64 `json:"bound_cycles,omitempty"`
-	Bound                string `json:"bound,omitempty"`
-	BisectionBoundCycles uint64 `json:"bisection_bound_cycles,omitempty"`
-	RootLinksBoundCycles uint64 `json:"root_links_bound_cycles,omitempty"`
-	Colors               int    `json:"colors,omitempty"`
-
 	// Direct networks (torus, mesh).
 	Dims          []int    `json:"dims,omitempty"`
 	Switching     string   `json:"switching,omitempty"`
