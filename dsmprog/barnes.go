@@ -65,6 +65,8 @@ type Barnes struct {
 
 	// Verify's bound on |a_tree − a_direct| / S_i, S_i = Σ_j |a_ij|.
 	Tol float64
+
+	bug string // test hook: "nolock" inserts without locks, "com" halves octant 7's mass in centres of mass
 }
 
 // Barnes defaults.
@@ -698,7 +700,9 @@ func (b *Barnes) insert(p dsm.Proc, i int, x vec, centre vec, size float64) {
 			continue
 		}
 		lk := b.locks.At(c % b.locks.N)
-		lk.Acquire(p)
+		if b.bug != "nolock" {
+			lk.Acquire(p)
+		}
 		p.Compute(3)
 		v = p.Load(slot)
 		switch {
@@ -774,6 +778,9 @@ func (b *Barnes) finish(p dsm.Proc, c int) {
 			mk := loadF(p, na+nMass)
 			x := loadV(p, na+nPos)
 			p.Compute(12)
+			if b.bug == "com" && k == 7 {
+				mk /= 2
+			}
 			addMoment(&m, &cm, mk, x)
 		}
 		cm = centreOfMass(m, cm)

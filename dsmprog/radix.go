@@ -193,14 +193,13 @@ func (r *Radix) Verify(mem func(dsm.Addr) uint64) error {
 	want := r.keys()
 	slices.Sort(want)
 	out := r.Result()
-	for i := range r.N {
-		got := mem(out + uint64(i))
-		if i > 0 {
-			if prev := mem(out + uint64(i-1)); got < prev {
-				return fmt.Errorf("not sorted: key %d is %d after %d", i, got, prev)
-			}
+	for i := 1; i < r.N; i++ {
+		if got, prev := mem(out+uint64(i)), mem(out+uint64(i-1)); got < prev {
+			return fmt.Errorf("not sorted: key %d is %d after %d", i, got, prev)
 		}
-		if got != want[i] {
+	}
+	for i := range r.N {
+		if got := mem(out + uint64(i)); got != want[i] {
 			return fmt.Errorf("not a permutation of the input: key %d is %d, the sorted input has %d", i, got, want[i])
 		}
 	}
