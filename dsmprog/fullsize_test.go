@@ -20,9 +20,9 @@ func (c counting) note(a dsm.Addr) {
 		*c.sync++
 	}
 }
-func (c counting) Load(a dsm.Addr) uint64              { c.note(a); return c.Proc.Load(a) }
-func (c counting) Store(a dsm.Addr, v uint64)          { c.note(a); c.Proc.Store(a, v) }
-func (c counting) Swap(a dsm.Addr, v uint64) uint64    { c.note(a); return c.Proc.Swap(a, v) }
+func (c counting) Load(a dsm.Addr) uint64               { c.note(a); return c.Proc.Load(a) }
+func (c counting) Store(a dsm.Addr, v uint64)           { c.note(a); c.Proc.Store(a, v) }
+func (c counting) Swap(a dsm.Addr, v uint64) uint64     { c.note(a); return c.Proc.Swap(a, v) }
 func (c counting) FetchAdd(a dsm.Addr, v uint64) uint64 { c.note(a); return c.Proc.FetchAdd(a, v) }
 
 // countingProgram runs prog with every processor's references counted.

@@ -38,7 +38,7 @@ func TestRadixShapes(t *testing.T) {
 		{3000, 5, 16, 6}, // 4 passes of 5 bits (the last of 1)
 		{3000, 8, 24, 4}, // 3 passes: the result is in the second array
 		{2000, 11, 33, 2},
-		{500, 13, 64, 4},  // 5 passes of 13-bit digits
+		{500, 13, 64, 4}, // 5 passes of 13-bit digits
 	} {
 		r := &Radix{N: c.n, Bits: c.bits, KeyBits: c.keyBits, Seed: 3}
 		_, _, err := dsm.Functional(r, c.procs, 4)
