@@ -1,7 +1,6 @@
 package dsm
 
 import (
-	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
@@ -27,11 +26,13 @@ func meshParams(k int) Params {
 
 func newRig(t require.TestingT, dims []int, p Params, prog Program, seed uint64) *rig {
 	sim := rtl.NewSim(rtl.Options{Seed: seed})
-	rp := router.Params{VCs: 2, BufFlits: 4, Switching: router.VCT, FlitCycles: 1, Delay: 1,
-		PacketFlits: int(p.PacketCycles(p.HeaderBytes + 8*uint32(p.LineWords))), InjectPackets: 4}
+	flits := int(p.PacketCycles(p.HeaderBytes + 8*uint32(p.LineWords)))
+	rp := router.Params{VCs: p.Classes, BufFlits: flits, Switching: router.VCT, FlitCycles: 1, Delay: 1,
+		PacketFlits: flits, InjectPackets: 2, Classes: p.Classes, EjectPackets: p.Queue}
 	net, err := torus.New(sim.Top(), "net", torus.Params{Dims: dims, Routing: "dor", Escape: routing.Dateline, Router: rp, LinkDelay: 1})
 	require.NoError(t, err)
-	m, err := New(sim.Top(), p, prog, NodePort{Mode: credit.PerLink, Counters: 1, Capacity: 4}, 0)
+	mode, counters, capacity := rp.NodeSender()
+	m, err := New(sim.Top(), p, prog, NodePort{Mode: mode, Counters: counters, Capacity: capacity, Eject: rp.EjectPackets}, 0)
 	require.NoError(t, err)
 	for i, nc := range m.NCs {
 		tx, rx := nc.Links()

@@ -65,6 +65,7 @@ func drawMachine(t *rapid.T) ([]int, Params, *randomProg) {
 	p.RunAhead = rapid.SampledFrom([]uint64{0, 4, 16}).Draw(t, "runAhead")
 	p.HandlerCycles = rapid.Uint64Range(1, 6).Draw(t, "handler")
 	p.MemoryCycles = rapid.Uint64Range(0, 10).Draw(t, "memory")
+	p.Queue = rapid.IntRange(1, 3).Draw(t, "niQueue") // also each class's receive side
 	words := rapid.IntRange(1, 12).Draw(t, "words")
 	prog := &randomProg{words: words, ops: make([][]op, n)}
 	for i := range prog.ops {

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/hwcoll/hwcoll/config"
-	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/dsm"
 	"github.com/hwcoll/hwcoll/dsmprog"
+	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routernet"
+	"github.com/hwcoll/hwcoll/routing"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/tb"
 	"github.com/hwcoll/hwcoll/vcd"
@@ -92,15 +93,22 @@ func routedDSM(cfg config.Config, tm config.Timing, nl RouterNetlist) (*DSMNet, 
 	}
 	// The longest message, a line with its header, sizes the routers' packets.
 	cfg.Packet.Bytes = int(dsm.DefaultParams(1).HeaderBytes) + cfg.DSM.LineBytes
-	rt, err := buildNet(cfg, tm, nl)
+	// Requests and replies are the routers' message classes; a node's
+	// receive side holds dsm.ni_queue packets of each.
+	var rp router.Params
+	rt, err := buildNet(cfg, tm, nl, func(p *router.Params) {
+		p.Classes, p.EjectPackets = cfg.DSM.VirtualNetworks, cfg.DSM.NIQueue
+		rp = *p
+	})
 	if err != nil {
-		return nil, err
+		return nil, dsmRouterKeyed(err, cfg)
 	}
 	p, err := dsmParams(cfg, rt.net.Nodes(), rt.P)
 	if err != nil {
 		return nil, err
 	}
-	port := dsm.NodePort{Mode: credit.PerLink, Counters: 1, Capacity: injectPackets}
+	mode, counters, capacity := rp.NodeSender()
+	port := dsm.NodePort{Mode: mode, Counters: counters, Capacity: capacity, Eject: rp.EjectPackets}
 	m, err := dsm.New(rt.sim.Top(), p, prog, port, uint64(cfg.DSM.WatchLine))
 	if err != nil {
 		return nil, dsmKeyed(err)
@@ -118,6 +126,17 @@ func routedDSM(cfg config.Config, tm config.Timing, nl RouterNetlist) (*DSMNet, 
 		n.max = 1 << 62
 	}
 	return n, nil
+}
+
+// dsmRouterKeyed says which keys a router's refusal of the message
+// classes comes from: router.vcs must split into dsm.virtual_networks
+// classes, each with what the routing needs.
+func dsmRouterKeyed(err error, cfg config.Config) error {
+	if s := err.Error(); strings.Contains(s, "Classes") {
+		return fmt.Errorf("router.vcs: %d VCs cannot carry dsm.virtual_networks %d classes of what router.routing %s needs; allowed: a multiple of %d (auto: the routing's need times the classes)",
+			cfg.Router.VCs, cfg.DSM.VirtualNetworks, cfg.Router.Routing, cfg.DSM.VirtualNetworks)
+	}
+	return err
 }
 
 // dsmKeyed names the dsm key of a machine's parameter error.
@@ -215,6 +234,16 @@ func dsmReads(cfg config.Config, t Topology) []string {
 // blocks (t.Router), and refuses the pattern otherwise, naming those
 // that run it.
 func dsmTopology(t Topology) Topology {
+	if defaults := t.Defaults; defaults != nil && t.Router != nil {
+		// auto VCs: what the routing needs, in each virtual network.
+		t.Defaults = func(cfg *config.Config) {
+			auto := cfg.Router.VCs == config.VCsAuto && cfg.Traffic.Pattern == config.PatternDSM
+			defaults(cfg)
+			if auto {
+				cfg.Router.VCs = min(cfg.Router.VCs*cfg.DSM.VirtualNetworks, routing.MaxVCs)
+			}
+		}
+	}
 	build, reads, groups := t.Build, t.Reads, t.Groups
 	t.Groups = func(cfg config.Config, sigs []rtl.TracedSignal) []vcd.Group {
 		switch {

@@ -176,7 +176,9 @@ type routed struct {
 }
 
 // buildNet builds cfg's network of router blocks with nl.
-func buildNet(cfg config.Config, tm config.Timing, nl RouterNetlist) (routed, error) {
+// opts adjust the routers' parameters a kind of run needs (a DSM run's
+// message classes and bounded ejection).
+func buildNet(cfg config.Config, tm config.Timing, nl RouterNetlist, opts ...func(*router.Params)) (routed, error) {
 	sw, err := router.ParseSwitching(cfg.Router.Switching)
 	if err != nil {
 		return routed{}, err
@@ -191,12 +193,13 @@ func buildNet(cfg config.Config, tm config.Timing, nl RouterNetlist) (routed, er
 		return routed{}, fmt.Errorf("run.measure_cycles: %d cycles is shorter than one packet (%d cycles); allowed: at least %d", m, tm.PacketCycles, tm.PacketCycles)
 	}
 	sim := rtl.NewSim(rtl.Options{Seed: uint64(cfg.Seed), PeriodPS: tm.PeriodPS})
-	net, err := nl.Make(sim, routernet.Params{
-		LinkDelay: max(tm.LinkDelayCycles, 1),
-		Router: router.Params{VCs: cfg.Router.VCs, BufFlits: cfg.Router.VCBufferFlits, Switching: sw,
-			FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets,
-			Retry: linkRetry(cfg, tm)},
-	})
+	rp := router.Params{VCs: cfg.Router.VCs, BufFlits: cfg.Router.VCBufferFlits, Switching: sw,
+		FlitCycles: uint32(P), Delay: max(tm.SwitchDelayCycles, 1), PacketFlits: flits, InjectPackets: injectPackets,
+		Retry: linkRetry(cfg, tm)}
+	for _, o := range opts {
+		o(&rp)
+	}
+	net, err := nl.Make(sim, routernet.Params{LinkDelay: max(tm.LinkDelayCycles, 1), Router: rp})
 	if err != nil {
 		return routed{}, err
 	}
