@@ -182,6 +182,9 @@ func (n *ProgramNet) result(wall float64) Result {
 		r.CompletionNS = n.Timing.NS(float64(r.CompletionCycles))
 	}
 	n.bounds(&r)
+	if r.BoundCycles > 0 && r.CompletionCycles > 0 {
+		r.BoundRatio = float64(r.CompletionCycles) / float64(r.BoundCycles)
+	}
 	if r.Program == "deposit-broadcast" {
 		r.Colors = max(cfg.Traffic.Colors, 1)
 	}

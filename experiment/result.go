@@ -122,11 +122,12 @@ type Result struct {
 	// bound completion_cycles is compared with and what binds there, the
 	// bisection's and (broadcasts) the root's six links' bounds, and the
 	// colours of a broadcast in lines.
-	BoundCycles          uint64 `json:"bound_cycles,omitempty"`
-	Bound                string `json:"bound,omitempty"`
-	BisectionBoundCycles uint64 `json:"bisection_bound_cycles,omitempty"`
-	RootLinksBoundCycles uint64 `json:"root_links_bound_cycles,omitempty"`
-	Colors               int    `json:"colors,omitempty"`
+	BoundCycles          uint64  `json:"bound_cycles,omitempty"`
+	BoundRatio           float64 `json:"bound_ratio,omitempty"` // completion_cycles / bound_cycles
+	Bound                string  `json:"bound,omitempty"`
+	BisectionBoundCycles uint64  `json:"bisection_bound_cycles,omitempty"`
+	RootLinksBoundCycles uint64  `json:"root_links_bound_cycles,omitempty"`
+	Colors               int     `json:"colors,omitempty"`
 
 	// Direct networks (torus, mesh).
 	Dims          []int    `json:"dims,omitempty"`
