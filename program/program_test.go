@@ -382,3 +382,34 @@ func TestLinePlanMidplane(t *testing.T) {
 	depth, _ := planReach(n, lines)
 	require.Equal(t, 5, depth)
 }
+
+// Build's check of forwarding tables catches the broken plans a planner
+// could make: a node reached twice by one colour, a node forwarding a
+// colour that never reaches it, a node reached by only some colours.
+func TestLineCheckCatches(t *testing.T) {
+	n, err := routing.NewNet([]int{4}, true, routing.Bubble, 4)
+	require.NoError(t, err)
+	build := func(tables map[int][]Relay, recv []int) error {
+		_, err := BuildOn("x", 4, n, func(r *Rank) {
+			if e, ok := tables[r.ID]; ok {
+				r.Forward(0, e)
+			}
+			for _, id := range recv {
+				if id == r.ID {
+					r.Recv(0, 0)
+				}
+			}
+		})
+		return err
+	}
+	all := []int{1, 2, 3}
+	require.NoError(t, build(map[int][]Relay{0: {{Origin: 0, Dst: 3, Every: 1}}}, all))
+	require.ErrorContains(t, build(map[int][]Relay{0: {{Origin: 0, Dst: 3, Every: 1}}, 1: {{Origin: 0, Dst: 2, Every: 1}}}, all),
+		"node 2 receives colour 0 of node 0's message 0 twice")
+	require.ErrorContains(t, build(map[int][]Relay{0: {{Origin: 0, Dst: 1, Every: 1}}, 2: {{Origin: 0, Dst: 3, Every: 1}}}, []int{1, 3}),
+		"node 2 forwards colour 0 of node 0's message 0, which never reaches it")
+	require.ErrorContains(t, build(map[int][]Relay{0: {{Origin: 0, Dst: 3, Every: 2, Phase: 0}, {Origin: 0, Dst: 1, Every: 2, Phase: 1}}}, all),
+		"node 2 receives 1 of the 2 colours of node 0's message 0")
+	require.ErrorContains(t, build(map[int][]Relay{0: {{Origin: 0, Dst: 3, Every: 1}}}, []int{1, 2}),
+		"node 0 sends 1 message(s) with tag 0 to node 3 that it never receives")
+}
