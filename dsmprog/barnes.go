@@ -10,39 +10,41 @@ import (
 
 // Barnes is the SPLASH-2 Barnes–Hut N-body simulation (the paper's
 // Barnes, 8K bodies): 3-D gravitation with the force on a body taken
-// from a shared octree, monopole cells, opening angle Theta.
+// from a shared octree of monopole cells, opening angle Theta.
 //
 // The bodies are a Plummer model (SPLASH-2's testdata generator), drawn
 // from Seed and numbered in Morton (Z-curve) order of their initial
-// positions, so the contiguous block of bodies a processor owns (block i
-// is bodies [i·N/P, (i+1)·N/P)) is a compact region of space, as SPLASH-2's
-// costzones partition makes it. A time step is five phases separated by
-// barriers:
+// positions. Each processor owns a zone, a contiguous range of bodies in
+// that order, hence a compact region of space: in the first step equal
+// blocks ([i·N/P, (i+1)·N/P)), then SPLASH-2's costzones, cut so each
+// zone's walks cost the same in the step before (see zoneEdge). A time
+// step is five phases separated by barriers:
 //
-//  1. bounds: each processor publishes the bounding box of its bodies
-//     (done at the end of the previous step's update, or once at the
-//     start); processor 0 empties the root cell and the cell pool;
-//  2. tree build: every processor reads the P boxes into the root cube
-//     and inserts its bodies into the shared octree. A descent reads
-//     child words without locks; a slot is changed only under its cell's
-//     lock (hashed into a lock array, as SPLASH-2's CellLock), re-read
-//     under the lock; a body in the way is pushed down into new cells
-//     taken from the pool by FetchAdd, filled in privately and published
-//     by one store of the slot after a release fence;
+//  1. bounds: each processor publishes its row: the bounding box of its
+//     bodies, its zone's first body and the zone's cost (done at the end
+//     of the previous step's update, or once at the start); processor 0
+//     empties the root cell and the cell pool;
+//  2. tree build: every processor reads the P rows into the root cube and
+//     its new zone, and inserts its bodies into the shared octree. A
+//     descent reads child words without locks; a slot is changed only
+//     under its cell's lock (hashed into a lock array, as SPLASH-2's
+//     CellLock), re-read under the lock; a body in the way is pushed down
+//     into new cells taken from the pool by FetchAdd, filled in privately
+//     and published by one store of the slot after a release fence;
 //  3. centre of mass, bottom up without waiting: the cells are dealt out
 //     in index ranges; a processor starts at each of its cells that has
 //     only bodies below it, and after finishing a cell FetchAdds its
 //     parent's arrival count; the arrival that completes the parent goes
-//     on to finish the parent (a cell's children were all allocated after
-//     it, so this ends at the root);
+//     on to finish the parent, so every cell is finished once, after its
+//     children, and the last to finish is the root;
 //  4. forces: each processor walks the tree for each of its bodies,
 //     opening a cell when size/distance > Theta or the body lies inside
-//     it, and stores the body's acceleration;
+//     it, and stores the body's acceleration and cost (nodes visited);
 //  5. update: velocity and position of its bodies (kick, drift), then the
-//     bounds of the next step. In the last step the positions the forces
+//     row of the next step. In the last step the positions the forces
 //     were computed from are kept, so Verify can recompute the forces.
 //
-// Any processor count works; blocks may be empty.
+// Any processor count works; zones may be empty.
 type Barnes struct {
 	N     int     // bodies (size)
 	Steps int     // time steps (default 2)
@@ -56,7 +58,7 @@ type Barnes struct {
 	cells    dsm.Addr
 	maxCells int
 	pool     dsm.Addr // next free cell
-	bounds   dsm.Addr // per processor: min xyz, max xyz
+	bounds   dsm.Addr // per processor a row: min xyz, max xyz, zone start, zone cost
 	bStride  uint64
 	locks    LockArray
 	bar      *Barrier

@@ -59,7 +59,7 @@ func TestBarnesIndependentOfProcessors(t *testing.T) {
 func TestBarnesCostzonesBalance(t *testing.T) {
 	const procs = 8
 	zoneCosts := func(steps int) []float64 {
-		b := NewBarnes(2000, 2)
+		b := NewBarnes(1000, 2)
 		b.Steps = steps
 		mem, _, err := dsm.Functional(b, procs, 8)
 		require.NoError(t, err)

@@ -1,17 +1,3 @@
-// Package dsmprog holds execution-driven shared-memory programs for the
-// DSM machine (seed 001 §5-7): the SPLASH-2 applications the paper runs
-// (radix sort, Barnes–Hut), small kernels that exercise one sharing
-// pattern each, and the ANL-macro synchronisation library they are
-// written with.
-//
-// A program is ordinary Go that reads and writes the shared space only
-// through a dsm.Proc and computes on the values it loads. Every datum
-// another processor reads lives in the dsm.Space; a processor keeps only
-// a few private locals (its registers and a small private memory: a
-// histogram, a walk stack). Before each reference a program spends
-// p.Compute(n) for the instructions between that reference and the one
-// before, estimated the way the paper's DLXcc -O2 instrumentation counts
-// them (seed 001 §6); the estimates are written next to each call.
 package dsmprog
 
 import "github.com/hwcoll/hwcoll/dsm"
