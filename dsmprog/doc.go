@@ -16,7 +16,7 @@
 // Programs (New(name, size, seed); size 0 is the default):
 //
 //	radix              SPLASH-2 integer radix sort; size = keys (default 1M, 2^20),
-//	                   32-bit keys, 8-bit digits: 4 passes
+//	                   SPLASH-2's radix 1024 and keys below 2^19: 2 passes
 //	barnes             SPLASH-2 Barnes–Hut; size = bodies (default 8K), Plummer
 //	                   model, 2 time steps, theta 1.0
 //	false-sharing      size = increments per processor (default 64)

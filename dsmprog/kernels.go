@@ -315,7 +315,7 @@ func (k *Random) Run(p dsm.Proc) {
 		switch d.op {
 		case rLoad:
 			v := p.Load(a)
-			p.Compute(v % 8) // a branch on the value
+			p.Compute(1 + v%8) // a branch on the value
 		case rStore:
 			p.Store(a, d.tag)
 		case rSwap:
