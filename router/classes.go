@@ -3,7 +3,7 @@ package router
 import (
 	"fmt"
 
-	"github.com/hwcoll/hwcoll/internal/param"
+	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
@@ -32,15 +32,12 @@ type classes struct {
 
 // initClasses sets up the classes of r's parameters (Classes > 1, VCs a
 // multiple of Classes: Params.Check): the routing function's view of the
-// network with a class's VCs (its Check, if it has none here, is the
-// caller's: routernet.New runs it on ClassNet), and the bubble mask
-// replicated in every class.
-func (r *Router) initClasses() error {
+// network with a class's VCs (whether the function routes it is the
+// caller's to check, Spec.Check on ClassNet, as routernet.New does), and
+// the bubble mask replicated in every class.
+func (r *Router) initClasses() {
 	p := &r.p
 	cl := &classes{n: p.Classes, k: p.VCs / p.Classes}
-	if cl.k < 1 {
-		return param.Errorf("router.Params.VCs", "%d VCs cannot hold %d message classes ({router.Params.Classes}); allowed: a multiple of %d", p.VCs, p.Classes, p.Classes)
-	}
 	cl.net = *ClassNet(p.Net, cl.k)
 	one := uint64(1)<<uint(cl.k) - 1
 	for q := 1; q < routing.MaxPorts; q++ {
@@ -50,7 +47,6 @@ func (r *Router) initClasses() error {
 	r.net = &cl.net
 	r.bubble = cl.replicate(p.Bubble)
 	r.node0 |= nodeClasses
-	return nil
 }
 
 // ClassNet is the network as one message class's routing sees it: net
@@ -141,7 +137,7 @@ func (r *Router) returnClassCredits(now uint64) {
 			n++
 		}
 		if n > 0 {
-			r.Inject.ReturnCredit(EjectToken(c, n))
+			r.Inject.ReturnCredit(credit.Token{XP: uint16(c), N: uint16(n)})
 			cl.next = uint8((c + 1) % cl.n)
 			return
 		}

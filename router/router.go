@@ -200,9 +200,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	}
 	r.np = uint8(np)
 	if p.Classes > 1 {
-		if err := r.initClasses(); err != nil {
-			return nil, err
-		}
+		r.initClasses()
 	}
 	if p.EjectPackets > 0 {
 		r.node0 |= nodeBounded
