@@ -58,8 +58,6 @@ func New(parent *rtl.Module, p Params, prog Program, port NodePort, watch uint64
 		cpu, nc := m.CPUs[i], m.NCs[i]
 		rtl.ConnectLine(&cpu.ToNC, &nc.FromCPU, 1)
 		rtl.ConnectLine(&nc.ToCPU, &cpu.FromNC, 1)
-		cpu.Together() // a node's processor and controller in one partition
-		nc.Together()
 	}
 	return m, nil
 }

@@ -1,0 +1,40 @@
+package experiment_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/experiment"
+)
+
+// A DSM run is the same on one goroutine and on two (its processors'
+// coroutines, the homes and the network evaluated in parallel
+// partitions): the same result and a byte-identical VCD, and its answer
+// checks. Another seed changes the keys and so the run.
+func TestDSMWorkersAgree(t *testing.T) {
+	for _, extra := range [][]string{
+		{"traffic.program=radix", "dsm.problem_size=512"},
+		{"traffic.program=barnes", "dsm.problem_size=64", "dsm.consistency=rc", "dsm.directory=limited-no-broadcast", "dsm.pointers=2"},
+	} {
+		once := func(workers string, seed string) (experiment.Result, []byte) {
+			cfg := configWith(t, append([]string{"network.topology=mesh", "network.dims=3,3", "traffic.pattern=dsm",
+				"dsm.cache_bytes=4096", "run.workers=" + workers, "seed=" + seed}, extra...)...)
+			var buf bytes.Buffer
+			r, err := experiment.Run(cfg, experiment.Options{VCD: &buf, Trace: "top.cpu(*).*,top.nc(0).*"})
+			require.NoError(t, err)
+			require.Empty(t, r.Error)
+			require.True(t, *r.Verified)
+			r.WallSeconds, r.SimCyclesPerSecond, r.FlitHopsPerS, r.KernelEvals, r.SkippedCycles = 0, 0, 0, 0, 0
+			return r, buf.Bytes()
+		}
+		r1, v1 := once("1", "1")
+		r2, v2 := once("2", "1")
+		require.Equal(t, r1, r2, "%v: two workers changed the result", extra)
+		require.Equal(t, string(v1), string(v2), "%v: two workers changed the VCD", extra)
+		require.Greater(t, len(v1), 1000)
+		r3, _ := once("1", "2")
+		require.NotEqual(t, r1.CompletionCycles, r3.CompletionCycles, "%v: the seed must matter", extra)
+	}
+}
