@@ -22,7 +22,7 @@ func TestDSMWorkersAgree(t *testing.T) {
 			cfg := configWith(t, append([]string{"network.topology=mesh", "network.dims=3,3", "traffic.pattern=dsm",
 				"dsm.cache_bytes=4096", "run.workers=" + workers, "seed=" + seed}, extra...)...)
 			var buf bytes.Buffer
-			r, err := experiment.Run(cfg, experiment.Options{VCD: &buf, Trace: "top.cpu(*).watch,top.nc(*).*"})
+			r, err := experiment.Run(cfg, experiment.Options{VCD: &buf, Trace: "top.cpu(*).watch,top.nc(*).dir_state,top.nc(*).sharers,top.nc(*).busy"})
 			require.NoError(t, err)
 			require.Empty(t, r.Error)
 			require.True(t, *r.Verified)
