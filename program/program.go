@@ -253,49 +253,6 @@ func (r *Rank) Bcast(root int) {
 	binomial(r, r.N, func(j int) int { return (root + j) % r.N }, (r.ID-root+r.N)%r.N, bcastTag)
 }
 
-// DepositBcast broadcasts node 0's message to every node of the torus or
-// mesh (BuildOn) in lines of deposit-bit packets, re-sent at the corners
-// (the BG/L MPI paper §4: "broadcasts on contiguous 1, 2 and 3
-// dimensional meshes" with the deposit feature): node 0 sends along
-// dimension 0, then 1, …; a node whose last non-zero coordinate is j
-// receives along dimension j from the node with coordinate j zero, then
-// sends along each dimension above j. Along a ring of k nodes a sender
-// sends twice, k/2 hops the positive way and k−1−k/2 the negative way
-// (every node once, each at most half the ring away); along a mesh line,
-// from coordinate 0, once to the end.
-func (r *Rank) DepositBcast() {
-	n := r.net
-	if n == nil {
-		r.fail("deposits on a network without lines; allowed: a torus or mesh")
-		return
-	}
-	last := -1
-	for d := 0; d < n.N; d++ {
-		if n.Coord(r.ID, d) != 0 {
-			last = d
-		}
-	}
-	if last >= 0 {
-		stride := 1 // node numbers are mixed-radix, dimension 0 the fastest
-		for d := 0; d < last; d++ {
-			stride *= n.K[d]
-		}
-		from := r.ID - n.Coord(r.ID, last)*stride
-		r.recv(from, depositTag)
-	}
-	for d := last + 1; d < n.N; d++ {
-		k := n.K[d]
-		if !n.Torus {
-			r.deposit(d, false, k-1, depositTag)
-			continue
-		}
-		r.deposit(d, false, k/2, depositTag)
-		if m := k - 1 - k/2; m > 0 {
-			r.deposit(d, true, m, depositTag)
-		}
-	}
-}
-
 // Build records the program of body on nodes nodes. An operation out of
 // range, or a message that no Recv takes (or a Recv no message feeds), is
 // an error naming the node.
