@@ -58,14 +58,22 @@ type Metric struct {
 	//     largest x); with Compare [A, B] also the x values where series A
 	//     completes sooner than series B, and B/A at At;
 	//   latency: the average latency in cycles at x = At (default: the
-	//     smallest x); Compare as for completion.
+	//     smallest x); Compare as for completion;
+	//   field: the JSON field Field of the results at x = At (default: the
+	//     largest x): a number, a boolean (1 true, 0 false), or an object
+	//     of numbers (messages_by_type: the sum, each entry listed in the
+	//     report; NAME.KEY reads one entry); Compare as for completion;
+	//   speedup: the completion time at the smallest x divided by that at
+	//     x = At (default: the largest x).
 	Kind    string             `yaml:"kind"`
 	Factor  float64            `yaml:"factor"`  // knee: latency factor (default 3)
-	At      float64            `yaml:"at"`      // completion, latency: the x value
-	Compare []string           `yaml:"compare"` // completion, latency: two series selectors
+	At      float64            `yaml:"at"`      // completion, latency, field, speedup: the x value
+	Compare []string           `yaml:"compare"` // completion, latency, field: two series selectors
+	Field   string             `yaml:"field"`   // field: the JSON field (wall_seconds, miss_rate, messages_by_type.GetX)
 	Paper   map[string]float64 `yaml:"paper"`   // the paper's numbers by series selector ("" or "*": every series)
 	// Tolerance is how far ours may be from the paper's number for the
-	// comment to say "within" (default 0.05 for loads, 10% for times).
+	// comment to say "within" (default 0.05 for loads, 10% for times,
+	// fields and speedups; a boolean field must equal it).
 	Tolerance float64 `yaml:"tolerance"`
 }
 
@@ -76,6 +84,8 @@ const (
 	Knee       = "knee"
 	Completion = "completion"
 	Latency    = "latency"
+	Field      = "field"
+	Speedup    = "speedup"
 )
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -135,13 +145,12 @@ func ParseManifest(data []byte, dir string) (*Manifest, error) {
 		}
 		for j, mt := range e.Metrics {
 			switch mt.Kind {
-			case Saturation, Throughput, Knee:
-			case Completion, Latency:
-				if len(mt.Compare) != 0 && len(mt.Compare) != 2 {
-					return nil, fmt.Errorf("%s: metrics[%d].compare: two series selectors, got %d", where, j, len(mt.Compare))
-				}
+			case Saturation, Throughput, Knee, Completion, Latency, Field, Speedup:
 			default:
-				return nil, fmt.Errorf("%s: metrics[%d].kind %q: allowed: %s | %s | %s | %s | %s", where, j, mt.Kind, Saturation, Throughput, Knee, Completion, Latency)
+				return nil, fmt.Errorf("%s: metrics[%d].kind %q: allowed: %s | %s | %s | %s | %s | %s | %s", where, j, mt.Kind, Saturation, Throughput, Knee, Completion, Latency, Field, Speedup)
+			}
+			if err := mt.check(); err != nil {
+				return nil, fmt.Errorf("%s: metrics[%d].%v", where, j, err)
 			}
 			if mt.Factor < 0 || mt.Tolerance < 0 {
 				return nil, fmt.Errorf("%s: metrics[%d]: factor and tolerance must not be negative", where, j)
@@ -152,6 +161,31 @@ func ParseManifest(data []byte, dir string) (*Manifest, error) {
 		}
 	}
 	return m, nil
+}
+
+// check reports a metric's options that its kind does not take or needs.
+func (mt Metric) check() error {
+	switch {
+	case mt.Kind == Field && mt.Field == "":
+		return fmt.Errorf("field: missing; a field metric names the JSON field of the results it reports (wall_seconds, miss_rate, messages_by_type, ...)")
+	case mt.Kind == Field:
+		if _, err := lookupField(mt.Field); err != nil {
+			return err
+		}
+	case mt.Field != "":
+		return fmt.Errorf("field: only a metric of kind %s reads a field, not %s", Field, mt.Kind)
+	}
+	switch mt.Kind {
+	case Completion, Latency, Field:
+		if len(mt.Compare) != 0 && len(mt.Compare) != 2 {
+			return fmt.Errorf("compare: two series selectors, got %d", len(mt.Compare))
+		}
+	default:
+		if len(mt.Compare) != 0 {
+			return fmt.Errorf("compare: only %s, %s and %s metrics compare two series, not %s", Completion, Latency, Field, mt.Kind)
+		}
+	}
+	return nil
 }
 
 // Path is the manifest file ("" when parsed from bytes).

@@ -182,6 +182,24 @@ func listHint(key string) string {
 	return fmt.Sprintf(" (a sweep writes a list value with x between the entries: %s=4x4,8x8)", key)
 }
 
+// xNumber is a config value as a number on the x axis: a number, or a
+// list of numbers' product (network.dims=16, a line, is 16; 8x8 is 64, the
+// nodes of the network).
+func xNumber(got string) (float64, error) {
+	if !strings.HasPrefix(got, "[") {
+		return strconv.ParseFloat(got, 64)
+	}
+	p := 1.0
+	for _, e := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(got, "["), "]"), ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(e), 64)
+		if err != nil {
+			return 0, err
+		}
+		p *= f
+	}
+	return p, nil
+}
+
 // Spec is one point to run.
 type Spec struct {
 	Index  int // position in the whole sweep (before sharding)
@@ -248,8 +266,7 @@ func Plan(base config.Config, x Axis, series []SeriesSpec) ([]Spec, error) {
 			if err != nil {
 				return nil, err
 			}
-			// A list of one number (network.dims=16, a line) is that number.
-			f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(got, "["), "]"), 64)
+			f, err := xNumber(got)
 			if err != nil {
 				return nil, fmt.Errorf("%s: the x axis needs numbers, %q is not one (a key with other values can name series instead)", x.Key, v)
 			}
@@ -259,6 +276,11 @@ func Plan(base config.Config, x Axis, series []SeriesSpec) ([]Spec, error) {
 			xs = append(xs, xp{c, f})
 		}
 		sort.SliceStable(xs, func(i, j int) bool { return xs[i].x < xs[j].x })
+		for i := 1; i < len(xs) && listKeys[x.Key]; i++ {
+			if xs[i].x == xs[i-1].x {
+				return nil, fmt.Errorf("%s: two values are both x = %s (a list's x is the product of its entries)", x.Key, fmtFloat(xs[i].x))
+			}
+		}
 		for _, p := range xs {
 			out = append(out, Spec{Index: len(out), Config: p.cfg, Series: s.Label(), XKey: x.Key, X: p.x})
 		}

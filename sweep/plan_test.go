@@ -67,15 +67,25 @@ func TestPlan(t *testing.T) {
 	require.Equal(t, "", specs[0].Series)
 	require.Equal(t, base.Traffic.Load, specs[1].Config.Traffic.Load)
 
-	// a list of one number is that number (the nodes of a line); of two, none
+	// a list's x is the product of its entries: one number is that number
+	// (the nodes of a line), 4x4 is 16 (the nodes of the mesh)
 	torus := base
 	require.NoError(t, torus.Set("network.topology=mesh"))
 	specs, err = Plan(torus, Axis{"network.dims", []string{"16", "4"}}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []float64{4, 16}, []float64{specs[0].X, specs[1].X})
 	require.Equal(t, []int{16}, specs[1].Config.Network.Dims)
-	_, err = Plan(torus, Axis{"network.dims", []string{"4x4"}}, nil)
-	require.ErrorContains(t, err, "the x axis needs numbers")
+	specs, err = Plan(torus, Axis{"network.dims", []string{"8x8", "2", "4x4", "2x2x2"}}, nil)
+	require.NoError(t, err)
+	var xs []float64
+	var dims [][]int
+	for _, s := range specs {
+		xs, dims = append(xs, s.X), append(dims, s.Config.Network.Dims)
+	}
+	require.Equal(t, []float64{2, 8, 16, 64}, xs)
+	require.Equal(t, [][]int{{2}, {2, 2, 2}, {4, 4}, {8, 8}}, dims)
+	_, err = Plan(torus, Axis{"network.dims", []string{"4x4", "16"}}, nil)
+	require.ErrorContains(t, err, "network.dims: two values are both x = 16 (a list's x is the product of its entries)")
 
 	// the ports key moves inputs along unless set (config's rule holds)
 	specs, err = Plan(base, Axis{"network.ports", []string{"16"}}, nil)

@@ -32,7 +32,11 @@ type Finding struct {
 	Sooner, Later, Same []float64
 	A, B                string // the series the selectors matched
 	AtA, AtB, AtX       float64
-	Comment             string // generated from the numbers, never by judgement
+	// Field of an object (messages_by_type): each series' entries at its
+	// value's x (parallel to Values), and every key of them, sorted.
+	Entries []map[string]float64
+	Keys    []string
+	Comment string // generated from the numbers, never by judgement
 }
 
 // seriesOf splits rows by series label in order of first appearance.
@@ -119,7 +123,7 @@ func Evaluate(m Metric, rows []Row) Finding {
 					v.Ours, v.At = r.X, r.X
 				}
 			}
-		case Completion, Latency:
+		case Completion, Latency, Field:
 			at := m.At
 			if at == 0 && len(rs) > 0 {
 				at = rs[len(rs)-1].X
@@ -132,11 +136,36 @@ func Evaluate(m Metric, rows []Row) Finding {
 					v.Ours, v.At = m.y(r), r.X
 				}
 			}
+		case Speedup:
+			// completion at the smallest x over completion at At
+			at := m.At
+			if at == 0 && len(rs) > 0 {
+				at = rs[len(rs)-1].X
+			}
+			for _, r := range rs {
+				if r.X == at && len(rs) > 0 && r.CompletionCycles > 0 && rs[0].CompletionCycles > 0 {
+					v.Ours, v.At = float64(rs[0].CompletionCycles)/float64(r.CompletionCycles), r.X
+				}
+			}
 		}
 		v.Paper, v.HasPaper = paperFor(m.Paper, l)
 		f.Values = append(f.Values, v)
+		if m.Kind == Field {
+			if ref, err := lookupField(m.Field); err == nil && ref.isObject() {
+				e := map[string]float64{}
+				for _, r := range rs {
+					if !math.IsNaN(v.Ours) && r.X == v.At {
+						e = ref.entries(r)
+					}
+				}
+				f.Entries = append(f.Entries, e)
+			}
+		}
 	}
-	if (m.Kind == Completion || m.Kind == Latency) && len(m.Compare) == 2 {
+	if f.Entries != nil {
+		f.Keys = sortedKeys(f.Entries...)
+	}
+	if (m.Kind == Completion || m.Kind == Latency || m.Kind == Field) && len(m.Compare) == 2 {
 		pick := func(sel string) string {
 			for _, l := range labels {
 				if ok, _ := matches(sel, l); ok {
@@ -176,10 +205,18 @@ func Evaluate(m Metric, rows []Row) Finding {
 	return f
 }
 
-// y is the quantity a completion or latency metric reads from a row.
+// y is the quantity a completion, latency or field metric reads from a
+// row.
 func (m Metric) y(r Row) float64 {
-	if m.Kind == Latency {
+	switch m.Kind {
+	case Latency:
 		return r.LatencyAvgCycles
+	case Field:
+		ref, err := lookupField(m.Field)
+		if err != nil {
+			return math.NaN()
+		}
+		return ref.value(r)
 	}
 	return float64(r.CompletionCycles)
 }
@@ -206,8 +243,17 @@ func (m Metric) format(x float64) string {
 	if math.IsNaN(x) {
 		return "none"
 	}
-	if m.Kind == Completion || m.Kind == Latency {
+	switch m.Kind {
+	case Completion, Latency:
 		return strconv.FormatFloat(x, 'f', 0, 64)
+	case Speedup:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	case Field:
+		ref, err := lookupField(m.Field)
+		if err != nil {
+			return sig4(x)
+		}
+		return ref.format(x)
 	}
 	// three decimals, trailing zeros dropped down to two: 0.93, 0.125, 0.838
 	t := strconv.FormatFloat(x, 'f', 3, 64)
@@ -226,10 +272,29 @@ func (f Finding) Text(v Value) string {
 	return s
 }
 
+// relative reports whether the metric's numbers compare with the paper's
+// as ratios (times, counts, speedups) rather than differences (loads).
+func (m Metric) relative() bool {
+	switch m.Kind {
+	case Completion, Latency, Field, Speedup:
+		return true
+	}
+	return false
+}
+
+// boolField reports whether the metric reads a boolean field.
+func (m Metric) boolField() bool {
+	ref, err := lookupField(m.Field)
+	return m.Kind == Field && err == nil && ref.isBool()
+}
+
 // within reports whether ours is within the tolerance of the paper.
 func (f Finding) within(v Value) (bool, string) {
 	tol := f.Metric.Tolerance
-	if f.Metric.Kind == Completion || f.Metric.Kind == Latency {
+	if f.Metric.boolField() {
+		return v.Ours == v.Paper, "equal"
+	}
+	if f.Metric.relative() {
 		if tol == 0 {
 			tol = 0.10
 		}
@@ -266,6 +331,29 @@ func (f Finding) comment() string {
 			parts = append(parts, fmt.Sprintf("%s: ours has no value (unstable from the first point) vs paper %s", name, f.Metric.format(v.Paper)))
 		case v.AtLeast && v.Ours < v.Paper:
 			parts = append(parts, fmt.Sprintf("%s: ours ≥ %s (the sweep ends there) vs paper %s", name, f.Metric.format(v.Ours), f.Metric.format(v.Paper)))
+		case f.Metric.boolField():
+			if v.Ours == v.Paper {
+				parts = append(parts, fmt.Sprintf("%s: ours %s, as the paper", name, f.Text(v)))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s", name, f.Text(v), f.Metric.format(v.Paper)))
+			}
+		case f.Metric.Kind == Field || f.Metric.Kind == Speedup:
+			in, tol := f.within(v)
+			d := v.Ours - v.Paper
+			switch r := v.Ours / v.Paper; {
+			case in:
+				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s (within %s)", name, f.Text(v), f.Metric.format(v.Paper), tol))
+			case r > 0 && r <= 0.5:
+				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s (paper / ours = %s)", name, f.Text(v), f.Metric.format(v.Paper), sig3(1/r)))
+			case r >= 2:
+				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s (ours / paper = %s)", name, f.Text(v), f.Metric.format(v.Paper), sig3(r)))
+			default:
+				rel := ""
+				if v.Paper != 0 {
+					rel = fmt.Sprintf(", %s%.0f%%", sign(d), math.Abs(100*d/v.Paper))
+				}
+				parts = append(parts, fmt.Sprintf("%s: ours %s vs paper %s (%s%s%s)", name, f.Text(v), f.Metric.format(v.Paper), sign(d), f.Metric.format(math.Abs(d)), rel))
+			}
 		default:
 			in, tol := f.within(v)
 			d := v.Ours - v.Paper
@@ -280,7 +368,19 @@ func (f Finding) comment() string {
 			}
 		}
 	}
-	if len(noPaper) > 1 && f.Metric.Kind != Completion && f.Metric.Kind != Latency {
+	if len(noPaper) > 1 && f.Metric.boolField() {
+		var no []string
+		for _, v := range noPaper {
+			if v.Ours != 1 {
+				no = append(no, ShortLabel(v.Series)+" "+f.Text(v))
+			}
+		}
+		if len(no) == 0 {
+			parts = append(parts, fmt.Sprintf("%s true for all %d series", f.Metric.Field, len(noPaper)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s not true for %s", f.Metric.Field, strings.Join(no, ", ")))
+		}
+	} else if len(noPaper) > 1 && f.Metric.Kind != Completion && f.Metric.Kind != Latency {
 		lo, hi := noPaper[0], noPaper[0]
 		for _, v := range noPaper {
 			if v.Ours < lo.Ours || math.IsNaN(lo.Ours) {
@@ -298,8 +398,11 @@ func (f Finding) comment() string {
 	if f.A != "" && f.B != "" {
 		a, b := ShortLabel(f.A), ShortLabel(f.B)
 		better, worse, same := "completes sooner than", "later", "at the same cycle"
-		if f.Metric.Kind == Latency {
+		switch f.Metric.Kind {
+		case Latency:
 			better, worse, same = "has a lower average latency than", "higher", "the same"
+		case Field:
+			better, worse, same = "has a lower "+f.Metric.Field+" than", "higher", "the same"
 		}
 		s := fmt.Sprintf("%s %s %s at x = %s", a, better, b, orNone(xs(f.Sooner)))
 		if len(f.Later) > 0 {
@@ -316,6 +419,15 @@ func (f Finding) comment() string {
 		parts = append(parts, fmt.Sprintf("cannot compare %q with %q: a selector matches no series", f.Metric.Compare[0], f.Metric.Compare[1]))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sig3 writes a ratio to three significant digits, whole from 100 up:
+// 1.53, 12.4, 1647.
+func sig3(x float64) string {
+	if x >= 100 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', max(0, 2-int(math.Floor(math.Log10(x)))), 64)
 }
 
 func sign(d float64) string {
@@ -363,6 +475,29 @@ func (m Metric) name() string {
 			return fmt.Sprintf("average latency in cycles at x = %g", m.At)
 		}
 		return "average latency in cycles at the smallest x"
+	case Field:
+		what := m.Field
+		if ref, err := lookupField(m.Field); err == nil && ref.isObject() {
+			what += " (the sum of its entries, each below)"
+		}
+		if m.At != 0 {
+			return fmt.Sprintf("%s at x = %g", what, m.At)
+		}
+		return what + " at the largest x"
+	case Speedup:
+		if m.At != 0 {
+			return fmt.Sprintf("speedup (completion cycles at the smallest x / at x = %g)", m.At)
+		}
+		return "speedup (completion cycles at the smallest x / at the largest x)"
+	}
+	return m.Kind
+}
+
+// tag names the metric in the summary table: its kind, or the field a
+// field metric reads.
+func (m Metric) tag() string {
+	if m.Kind == Field {
+		return m.Field
 	}
 	return m.Kind
 }
@@ -407,7 +542,7 @@ func WriteReport(w io.Writer, m *Manifest, outs []Outcome, figDir, docDir string
 				for _, v := range f.Values {
 					vs = append(vs, ShortLabel(v.Series)+" "+f.Text(v))
 				}
-				if o := f.Metric.Kind + ": " + strings.Join(vs, ", "); !slices.Contains(ours, o) {
+				if o := f.Metric.tag() + ": " + strings.Join(vs, ", "); !slices.Contains(ours, o) {
 					ours = append(ours, o)
 				}
 				if f.Comment != "" {
@@ -464,10 +599,40 @@ func WriteReport(w io.Writer, m *Manifest, outs []Outcome, figDir, docDir string
 				fmt.Fprintf(b, "\n%s.\n", upper(f.Comment))
 			}
 			fmt.Fprintln(b)
+			writeEntries(b, f)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeEntries writes the entries of an object field (messages_by_type)
+// as a table: a row per series, a column per key, at the value's x.
+func writeEntries(b *strings.Builder, f Finding) {
+	if len(f.Keys) == 0 {
+		return
+	}
+	ref, err := lookupField(f.Metric.Field)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(b, "%s by entry:\n\n| series | %s |\n|---|%s\n", upper(f.Metric.Field), strings.Join(f.Keys, " | "), strings.Repeat("---|", len(f.Keys)))
+	for i, v := range f.Values {
+		row := []string{cell(ShortLabel(v.Series))}
+		for _, k := range f.Keys {
+			x, ok := f.Entries[i][k]
+			switch {
+			case math.IsNaN(v.Ours):
+				row = append(row, "–")
+			case !ok:
+				row = append(row, "0")
+			default:
+				row = append(row, ref.format(x))
+			}
+		}
+		fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintln(b)
 }
 
 func upper(s string) string {
@@ -486,7 +651,10 @@ func (m *Manifest) windows(e Experiment, rows []Row) string {
 		results[i] = rows[i].Result
 	}
 	net := experiment.NetworkOf(results)
-	if r.CompletionCycles > 0 {
+	switch {
+	case r.References > 0:
+		return net + ", one run of the shared-memory program per point, run to completion"
+	case r.CompletionCycles > 0:
 		return net + ", one collective per point, run to completion"
 	}
 	specs, err := m.Plan(e)
