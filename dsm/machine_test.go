@@ -53,3 +53,22 @@ func TestCounterOnMesh(t *testing.T) {
 		})
 	}
 }
+
+// panicky panics in processor 0 while the others spin on a flag it never
+// sets: Functional must report the panic, not hang.
+type panicky struct{ flag Addr }
+
+func (p *panicky) Name() string                    { return "panicky" }
+func (p *panicky) Setup(s *Space, procs int) error { p.flag = s.Alloc(1); return nil }
+func (p *panicky) Run(q Proc) {
+	if q.ID() == 0 {
+		panic("boom")
+	}
+	for q.Load(p.flag) == 0 {
+	}
+}
+func (p *panicky) Verify(func(Addr) uint64) error { return nil }
+
+func TestFunctionalReportsAPanic(t *testing.T) {
+	require.PanicsWithValue(t, "boom", func() { Functional(&panicky{}, 3, 8) })
+}

@@ -95,6 +95,13 @@ func Functional(prog Program, procs, lineWords int) ([]uint64, uint64, error) {
 		ps[i] = fp
 		nexts[i], stops[i] = iter.Pull(func(yield func(step) bool) {
 			fp.yield = func() bool { return yield(step{}) }
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(stopped); !ok {
+						panic(r)
+					}
+				}
+			}()
 			prog.Run(fp)
 		})
 	}
@@ -135,7 +142,9 @@ func (p *funcProc) ID() int    { return p.id }
 func (p *funcProc) Procs() int { return p.n }
 func (p *funcProc) turn() {
 	*p.refs++
-	p.yield()
+	if !p.yield() {
+		panic(stopped{}) // the run ended (another processor's program panicked): unwind
+	}
 }
 func (p *funcProc) Load(a Addr) uint64 {
 	v := p.mem[a]
