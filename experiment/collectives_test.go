@@ -77,3 +77,23 @@ func TestProgramMaxCyclesFromTheWork(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, r.Error, "did not end within run.max_cycles (4000000)")
 }
+
+// The line collectives (forwarding NICs, a one-cycle line from each
+// receive side to its send side) are the same on two workers.
+func TestLineCollectivesWorkersAgree(t *testing.T) {
+	for _, sets := range [][]string{
+		{"traffic.pattern=broadcast", "traffic.colors=6", "traffic.message_bytes=10000"},
+		{"traffic.pattern=program", "traffic.program=allgather", "traffic.message_bytes=1000"},
+	} {
+		run := func(w string) experiment.Result {
+			cfg := configWith(t, append(append(append([]string{}, bglLineSets...), "network.dims=4,4,4", "run.workers="+w), sets...)...)
+			r, err := experiment.Run(cfg, experiment.Options{})
+			require.NoError(t, err)
+			require.Empty(t, r.Error)
+			return wallFree(r, true)
+		}
+		one := run("1")
+		require.NotZero(t, one.CompletionCycles)
+		require.Equal(t, one, run("2"), "%v", sets)
+	}
+}
