@@ -163,12 +163,8 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if dst := int(pr.p.Dst); pr.p.Dst == r.node {
 		ch = ch.Add(routing.Local, r.localVCs(&pr.p))
 	} else {
-		if pr.route == 0 {
-			if r.node0&nodeClasses != 0 {
-				pr.route = r.classRoute(q, w, &pr.p)
-			} else {
-				pr.route = r.route(r.net, request(int(r.node), q, w, &pr.p))
-			}
+		if pr.route == 0 { // with classes: on the class's VCs, moved into its group (classes.go)
+			pr.route = r.classed(r.route(r.net, request(int(r.node), q, r.inClass(q, w, &pr.p), &pr.p)), &pr.p)
 		}
 		ch = pr.route
 		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
@@ -221,8 +217,8 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 			u, i = 0, 0 // the node's one VC, once for each VC ch names there (with classes ch names its class's)
 		}
 		ov := r.outVCAt(int(r.base[o]) + u)
-		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 {
-			continue // r.freed wakes us when it frees
+		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 || o == 0 && !v.drop && r.ejectFull(u) {
+			continue // r.freed wakes us when it frees (an ejection credit, when it comes)
 		}
 		if ov.freeAt > now {
 			v.retry = min(v.retry, ov.freeAt)
@@ -231,11 +227,7 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 		score := ov.credits
 		switch {
 		case o == 0:
-			score = ^uint32(0) // the node's sink takes it (its VC has no credits promised)
-			if r.node0&nodeBounded != 0 && !v.drop && r.Eject.Credits.Avail(u) == 0 {
-				v.watch |= 1 // bounded ejection: its class's credit wakes us
-				continue
-			}
+			score = ^uint32(0) // the node's sink takes it (its VC has no credits promised; with bounded ejection, it has a credit)
 		case ov.npend == 0 && score >= nd.most+uint32(ov.pad):
 		default:
 			ok := false
@@ -510,9 +502,6 @@ func (r *Router) sleep(now uint64) {
 		credWake = ^uint8(0) // the waveform shows credits as they arrive
 		ackWake = ^uint8(0)
 	}
-	if r.node0&nodeBounded != 0 {
-		r.ejectWake(credWake&1 != 0) // a head waits for its class's ejection credit
-	}
 	if credWake &= r.outs; credWake != r.credOn {
 		for m := credWake ^ r.credOn; m != 0; m &= m - 1 {
 			q := bits.TrailingZeros8(m)
@@ -520,11 +509,8 @@ func (r *Router) sleep(now uint64) {
 		}
 		r.credOn = credWake
 	}
-	if r.due.Len() > 0 {
-		wake = min(wake, max(*r.due.Peek(), now+1))
-	}
-	if r.node0&nodeClasses != 0 {
-		wake = min(wake, r.cls.dueWake(now))
+	if r.due.Len() > 0 || r.node0&nodeClasses != 0 {
+		wake = min(wake, r.dueWake(now))
 	}
 	if r.retry != 0 {
 		wake = min(wake, r.retryWake(now))

@@ -88,26 +88,6 @@ func (r *Router) localVCs(p *packet.Packet) uint8 {
 	return 1
 }
 
-// classRoute is the routing function's choices for packet p in input VC
-// (q, w), in its class's VCs: the function routes on the class's view
-// (VCs k, the input VC within the class; port 0's is 0), and its VC
-// masks are shifted into the class's group; Local is the class's
-// ejection VC.
-func (r *Router) classRoute(q, w int, p *packet.Packet) routing.Choices {
-	cl := r.cls
-	c := int(p.VL)
-	in := 0
-	if q != 0 {
-		in = w - c*cl.k
-	}
-	ch := r.route(r.net, request(int(r.node), q, in, p))
-	out := routing.Choices((uint64(ch) & cl.keep) << uint(c*cl.k))
-	if ch.VCs(routing.Local) != 0 {
-		out = out.Add(routing.Local, 1<<uint(c))
-	}
-	return out
-}
-
 // choices is the routing choices of the packet at the head of input VC
 // (q, w), as allocate computes them (for the wait-for graph).
 func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
@@ -115,7 +95,7 @@ func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
 	case p.Dst == r.node:
 		return routing.Choices(0).Add(routing.Local, r.localVCs(p))
 	case r.node0&nodeClasses != 0:
-		return r.classRoute(q, w, p)
+		return r.classed(r.route(r.net, request(r.Node, q, r.inClass(q, w, p), p)), p)
 	}
 	return r.p.Route(r.p.Net, request(r.Node, q, w, p))
 }
@@ -155,12 +135,78 @@ func (cl *classes) dueWake(now uint64) uint64 {
 	return wake
 }
 
-// ejectWake has the ejection link's credits wake the router (on) or not,
-// with bounded ejection: on while a head waits for its class's credit.
-func (r *Router) ejectWake(on bool) {
-	if on == (r.node0&nodeEjWake != 0) {
-		return
+// ejectFull reports whether, under bounded ejection, the node's receive
+// side has no room for a packet of class (ejection VC) u: no credit of
+// its class. The ejection link's credits always wake the router then
+// (bindReady), so a head that waits for one is retried when it comes.
+func (r *Router) ejectFull(u int) bool {
+	return r.node0&nodeBounded != 0 && r.Eject.Credits.Avail(u) == 0
+}
+
+// receiveClasses takes the packets that arrived from the node by now into
+// their classes' injection FIFOs (receive's loop without classes).
+func (r *Router) receiveClasses(now uint64) {
+	P := r.P
+	for {
+		pk, ok := r.Inject.RecvRef(now)
+		if !ok {
+			break
+		}
+		id := r.injectVC(pk)
+		v := r.inVC(id)
+		f := flitsOf(pk, P)
+		v.cleanup(now, P, r.pk)
+		end := v.ann + uint64(f)
+		v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
+		at := now
+		if r.node0&nodeDefer != 0 {
+			at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
+		}
+		v.announce(at, f, P)
+		r.arrive(id, v)
 	}
-	r.Eject.Settle(on)
-	r.node0 ^= nodeEjWake
+}
+
+// inClass is input VC w of port q as the routing function sees it: within
+// the packet's class (port 0's FIFO is VC 0); w without classes.
+func (r *Router) inClass(q, w int, p *packet.Packet) int {
+	if r.node0&nodeClasses == 0 {
+		return w
+	}
+	if q == 0 {
+		return 0
+	}
+	return w - int(p.VL)*r.cls.k
+}
+
+// classed is the routing function's choices ch, on a class's view, for
+// packet p: in its class's VC group, Local its class's ejection VC; ch
+// without classes.
+func (r *Router) classed(ch routing.Choices, p *packet.Packet) routing.Choices {
+	if r.node0&nodeClasses == 0 {
+		return ch
+	}
+	cl := r.cls
+	out := routing.Choices((uint64(ch) & cl.keep) << uint(int(p.VL)*cl.k))
+	if ch.VCs(routing.Local) != 0 {
+		out = out.Add(routing.Local, 1<<p.VL)
+	}
+	return out
+}
+
+// dueOf is the injection credits due of FIFO w (a class's, or the one).
+func (r *Router) dueOf(w int) *ring.Ring[uint64] {
+	if r.node0&nodeClasses != 0 {
+		return &r.cls.due[w]
+	}
+	return &r.due
+}
+
+// dueWake is the earliest cycle an injection credit is due back, if any
+// is (r.due, or with classes theirs).
+func (r *Router) dueWake(now uint64) uint64 {
+	if r.node0&nodeClasses == 0 {
+		return max(*r.due.Peek(), now+1)
+	}
+	return r.cls.dueWake(now)
 }

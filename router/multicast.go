@@ -56,14 +56,11 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 				u = 0 // the node's one VC (with classes ch names its class's)
 			}
 			ov := &op.vcs[u]
-			if ov.owner >= 0 {
-				continue // r.freed wakes us when it frees
+			if ov.owner >= 0 || o == 0 && r.ejectFull(u) {
+				continue // r.freed wakes us when it frees (an ejection credit, when it comes)
 			}
 			if t := r.tx(o); t != nil && !t.open(uint8(u)) {
 				continue // an acknowledgement wakes us
-			}
-			if o == 0 && r.node0&nodeBounded != 0 && r.Eject.Credits.Avail(u) == 0 {
-				continue // bounded ejection: its class's credit wakes us (v.watch)
 			}
 			if ov.freeAt > now {
 				retry = min(retry, ov.freeAt)

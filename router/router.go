@@ -74,7 +74,7 @@ type Router struct {
 	// node0 is port 0's modes (bits node*): the node's source delivers
 	// its packets when their heads may leave here (DeferInjection), not
 	// when they arrive; message classes (Params.Classes); bounded
-	// ejection (Params.EjectPackets), and whether its credits wake us.
+	// ejection (Params.EjectPackets).
 	node0 uint8
 	nvc   uint8 // VCs in vin and vout
 	prio  bool  // some VCs are high-priority (hi)
@@ -112,7 +112,6 @@ const (
 	nodeDefer   = 1 << iota // DeferInjection
 	nodeClasses             // Params.Classes > 1
 	nodeBounded             // Params.EjectPackets > 0
-	nodeEjWake              // the ejection link's credits wake the router
 )
 
 // rare is what a router seldom has: packet capture records, dropped
@@ -390,16 +389,12 @@ func (r *Router) receive(now uint64) {
 	}
 	P := r.P
 	w := r.ready.Word(0)
-	if w&1 != 0 {
-		id, v := int32(0), r.inVC(0)
+	if w&1 != 0 && r.node0&nodeClasses == 0 { // with classes: receiveClasses
+		v := r.inVC(0)
 		for {
 			pk, ok := r.Inject.RecvRef(now)
 			if !ok {
 				break
-			}
-			if r.node0&nodeClasses != 0 {
-				id = r.injectVC(pk) // its class's FIFO
-				v = r.inVC(id)
 			}
 			f := flitsOf(pk, P)
 			v.cleanup(now, P, r.pk)
@@ -410,7 +405,7 @@ func (r *Router) receive(now uint64) {
 				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
 			}
 			v.announce(at, f, P)
-			r.arrive(id, v)
+			r.arrive(0, v)
 		}
 	}
 	if r.probes && r.Inject != nil {
@@ -459,6 +454,9 @@ func (r *Router) receive(now uint64) {
 		r.retryTick(now, w>>16&0xfe)
 	}
 	r.returnInjection(now)
+	if w&1 != 0 && r.node0&nodeClasses != 0 {
+		r.receiveClasses(now)
+	}
 }
 
 // bindReady asks the kernel, once the lines are connected, to keep the
@@ -468,7 +466,7 @@ func (r *Router) bindReady() {
 	if r.Inject != nil {
 		r.Inject.Data.Notify(&r.ready, 0)
 		r.Eject.Credit.Notify(&r.ready, maxPorts)
-		r.Eject.Settle(false) // the sink never runs out of credits: they need not wake the router
+		r.Eject.Settle(r.node0&nodeBounded != 0) // bounded ejection: a credit may let a head go; else the sink never runs out
 	}
 	for q := 1; q < int(r.np); q++ {
 		if r.inP()[q].exists() {
@@ -491,29 +489,21 @@ func (r *Router) arrive(id int32, v *inVC) {
 
 // injected returns the credit of injection FIFO w (the packet's class)
 // for a packet whose tail leaves it in cycle end: scheduled on the credit
-// line where the kernel allows it (no wake-up then), else when the router
-// wakes at end.
+// line where the kernel allows it (no wake-up then; one class only, the
+// line's tokens for a cycle being merged), else when the router wakes at
+// end.
 func (r *Router) injected(now, end uint64, w int) {
-	if r.node0&nodeClasses != 0 {
-		r.cls.due[w].Push(end)
-		r.returnClassCredits(now)
-		return
-	}
-	if end > now && r.Inject.CanSchedule() {
+	if end > now && r.node0&nodeClasses == 0 && r.Inject.CanSchedule() {
 		r.Inject.ScheduleCredit(end, 1)
 		return
 	}
-	r.due.Push(end)
+	r.dueOf(w).Push(end)
 	r.returnInjection(now)
 }
 
 // returnInjection gives the source a credit for every injected packet
 // whose tail has left the injection FIFO.
 func (r *Router) returnInjection(now uint64) {
-	if r.node0&nodeClasses != 0 {
-		r.returnClassCredits(now)
-		return
-	}
 	n := 0
 	for r.due.Len() > 0 && *r.due.Peek() <= now && !r.Inject.Credit.Busy() {
 		r.due.Pop()
@@ -521,6 +511,9 @@ func (r *Router) returnInjection(now uint64) {
 	}
 	if n > 0 {
 		r.Inject.ReturnCredit(credit.Token{N: uint16(n)})
+	}
+	if r.node0&nodeClasses != 0 {
+		r.returnClassCredits(now) // r.due is empty: the classes' credits are due per class
 	}
 }
 
