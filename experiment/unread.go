@@ -137,6 +137,8 @@ func readWhen(key string) string {
 		return " (read by the NICs of a program run)"
 	case key == "nic.send_overhead_ns" || key == "nic.recv_overhead_ns":
 		return " (read by NICs: nic.model overhead, namd, software collectives, program runs)"
+	case key == "traffic.colors":
+		return " (read by torus and mesh broadcasts in deposit-bit lines: traffic.multicast hardware, or traffic.program deposit-broadcast)"
 	case key == "traffic.multicast":
 		return " (read by fat-tree multicasts and collectives, torus and mesh broadcasts, the InfiniBand mesh)"
 	}
