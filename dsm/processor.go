@@ -36,7 +36,7 @@ type Processor struct {
 	t     uint64 // local clock: where the program's time has got to
 	now   uint64 // the cycle the program was resumed in
 	seq   uint64 // references made, the program order of the log
-	ended bool // the program returned; done once the clock reaches its time
+	ended bool   // the program returned; done once the clock reaches its time
 	done  bool
 
 	// Counters, read between cycles.

@@ -105,8 +105,8 @@ func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
 // the credit line, the classes in turn.
 func (r *Router) returnClassCredits(now uint64) {
 	cl := r.cls
-	if r.Inject.Credit.Busy() {
-		return
+	if r.Inject == nil || r.Inject.Credit.Busy() {
+		return // a switch with no node (a MIN's inner stages) has no FIFOs to credit
 	}
 	for i := 0; i < cl.n; i++ {
 		c := (int(cl.next) + i) % cl.n
