@@ -19,14 +19,21 @@ type LineOut[T any] struct {
 	last   uint64  // 1 + the cycle of the last direct send
 	direct bool    // a copy of the line's, read without touching the line
 	sent   bool
+	dst    uint16 // the receiver's partition (a line across partitions, set at Build)
 	// rcv is 1 + the index in Sim.sched of the component that arrivals
 	// wake (0: none), set at Build: a send schedules the wake-up without
 	// reading the receiving block's record, in a network larger than the
 	// caches a miss per send.
-	rcv    uint32
-	sig    *signal
-	staged *staged[T] // the value sent in this cycle, until the commit (made at Build for a line across partitions)
-	lastAt uint64     // arrival cycle of the last value sent
+	rcv uint32
+	sig *signal
+	// The values sent across partitions, until they go on the line (made
+	// at Build for a line across partitions): the one sent in this cycle
+	// until the commit; with lookahead (Sim.Lookahead), the one sent in an
+	// even and in an odd cycle, each until the receiver's partition takes
+	// it at the start of the next cycle while the sender may already send
+	// the next one.
+	staged *[2]staged[T]
+	lastAt uint64 // arrival cycle of the last value sent
 }
 
 // staged is a value sent across partitions in this cycle and its arrival
@@ -170,13 +177,55 @@ func (o *LineOut[T]) send(v *T, at uint64, wake bool) {
 		l.push(v, at, c-1, o.owner.part, o.rcv, wake)
 		return
 	}
+	if l.sim.fused {
+		o.sendAcross(v, at, wake)
+		return
+	}
 	if o.sent {
 		panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 	}
-	o.staged.v = *v
-	o.sent, o.staged.at, o.staged.wake = true, at, wake
+	st := &o.staged[0]
+	st.v = *v
+	o.sent, st.at, st.wake = true, at, wake
 	p := o.owner.part
 	p.dirty = append(p.dirty, o)
+}
+
+// sendAcross is a send to another partition under lookahead: the value
+// waits in the sender's staging slot of this cycle's parity, listed in its
+// partition's outbox for the receiver's, until the receiver's partition
+// puts it on the line at the start of the next cycle (deliver). Nothing
+// of the receiver's is touched while both partitions run.
+func (o *LineOut[T]) sendAcross(v *T, at uint64, wake bool) {
+	now := o.l.sim.now
+	if o.last == now+1 {
+		panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
+	}
+	o.last = now + 1
+	st := &o.staged[now&1]
+	st.v = *v
+	st.at, st.wake = at, wake
+	p := o.owner.part
+	q := &p.xsend[now&1][o.dst]
+	*q = append(*q, o)
+	p.nx++
+}
+
+// deliver puts the value sent across partitions in the last cycle (of
+// parity b) on the line, for partition p (the receiver's): at the start
+// of the cycle after the send, by p before it evaluates, or between
+// cycles (Sim.flush). The receiver's wake-up goes into p's calendar: it
+// is for a cycle after the current one (the line's latency is at least 2
+// under lookahead).
+func (o *LineOut[T]) deliver(b uint64, p *partition) {
+	st := &o.staged[b]
+	l := o.l
+	if l.put(&st.v, st.at, p.sim.now-1) || st.wake {
+		if o.rcv != 0 {
+			p.timers.push(st.at, timerEntry(o.rcv-1)<<1)
+		}
+	}
+	*st = staged[T]{}
 }
 
 // Busy reports whether a value was already sent in this cycle.
@@ -194,6 +243,9 @@ func (o *LineOut[T]) InFlight() int { return o.l.sent() }
 // in this cycle, Schedule), which a monitor between cycles must not see
 // before the cycle they are sent in has ended.
 func (l *line[T]) sent() int {
+	if l.sim.pending {
+		l.sim.flush()
+	}
 	n := int(l.n)
 	for n > 0 && l.entry(l.slot(n-1)).sent >= l.sim.now {
 		n--
@@ -235,8 +287,9 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
-	o.l.push(&o.staged.v, o.staged.at, p.sim.now, p, o.rcv, o.staged.wake)
-	*o.staged = staged[T]{}
+	st := &o.staged[0]
+	o.l.push(&st.v, st.at, p.sim.now, p, o.rcv, st.wake)
+	*st = staged[T]{}
 }
 
 // push appends v, sent in cycle sent and arriving in cycle at, and
@@ -244,6 +297,14 @@ func (o *LineOut[T]) commit(p *partition) {
 // Sim.sched, 0: none) on partition p (the sender's), unless its arrivals
 // are lazy and wake is false.
 func (l *line[T]) push(v *T, at, sent uint64, p *partition, rcv uint32, wake bool) {
+	if (l.put(v, at, sent) || wake) && rcv != 0 {
+		p.wakeIdx(rcv-1, at, l.direct)
+	}
+}
+
+// put appends v, sent in cycle sent and arriving in cycle at, and reports
+// whether its arrival wakes the receiver (arrivals are not lazy).
+func (l *line[T]) put(v *T, at, sent uint64) bool {
 	if uint32(l.n) == l.size {
 		l.grow()
 	}
@@ -254,9 +315,7 @@ func (l *line[T]) push(v *T, at, sent uint64, p *partition, rcv uint32, wake boo
 	if l.set != nil && l.n == 1 {
 		l.set.or(int(l.bit/64), 1<<(l.bit%64))
 	}
-	if (!l.lazy || wake) && rcv != 0 {
-		p.wakeIdx(rcv-1, at, l.direct)
-	}
+	return !l.lazy
 }
 
 // bind runs at Build, once partitions are assigned: a line whose two ends
@@ -272,8 +331,12 @@ func (o *LineOut[T]) bind() {
 		if l.set != nil && !l.direct {
 			l.set.shared = true
 		}
-		if !l.direct && o.staged == nil {
-			o.staged = new(staged[T])
+		if !l.direct {
+			if o.staged == nil {
+				o.staged = new([2]staged[T])
+			}
+			o.dst = l.recv.part.idx
+			o.owner.sim.crossLine(uint64(l.latency))
 		}
 	}
 }
@@ -437,6 +500,9 @@ func (s *ReadySet) Words() int { return len(s.words) }
 // same word during a parallel commit, hence the atomics.
 func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 	l := &i.ln
+	if l.sim != nil && l.sim.pending {
+		l.sim.flush()
+	}
 	l.set = set
 	l.bit = uint32(bit)
 	if !l.bound || !l.direct {
@@ -454,6 +520,9 @@ func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 // receiver's Eval.
 func (i *LineIn[T]) SetWake(on bool) {
 	l := &i.ln
+	if l.sim.pending {
+		l.sim.flush() // between cycles: values sent before are on the line, woken as they were sent
+	}
 	if l.lazy == !on {
 		return
 	}
@@ -474,6 +543,9 @@ func (i *LineIn[T]) SetWake(on bool) {
 // a loop on a hot path.
 func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 	l := &i.ln
+	if l.sim.pending {
+		l.sim.flush()
+	}
 	if k >= int(l.n) {
 		return nil, false
 	}
@@ -488,6 +560,9 @@ func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 // c (received or not), oldest first; for monitors.
 func (i *LineIn[T]) EachArrivedBy(c uint64, f func(v T)) {
 	l := &i.ln
+	if l.sim.pending {
+		l.sim.flush()
+	}
 	for k := 0; k < int(l.n); k++ {
 		e := l.entry(l.slot(k))
 		if e.at > c {

@@ -143,6 +143,13 @@ func (p *pool) close() {
 
 func (p *partition) run(phase int) {
 	switch phase {
+	case phaseGatherCycle:
+		p.gather(p.sim.now)
+		fallthrough
+	case phaseCycle:
+		p.deliver()
+		p.eval()
+		p.commit()
 	case phaseGatherEval:
 		p.gather(p.sim.now)
 		p.eval()

@@ -68,6 +68,15 @@ func (i *In[T]) Init(owner *Module, name string, opts ...Opt) *In[T] {
 	return i
 }
 
+// bind notes, at Build, an input that reads an output of another
+// partition: a value committed by one partition is then read by another
+// in the next cycle, so the partitions must keep in step (no lookahead).
+func (i *In[T]) bind() {
+	if i.src != nil && i.src != &i.tieReg && i.src.mod().part != i.owner.part {
+		i.owner.sim.crossReg = true
+	}
+}
+
 // Get returns the value of the driving output in this cycle.
 func (i *In[T]) Get() T { return i.src.q }
 

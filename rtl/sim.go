@@ -24,6 +24,11 @@ type Sim struct {
 	top      Module
 	built    bool
 	now      uint64
+	// pending: values sent across partitions in the last cycle wait in
+	// their senders' staging slots (lookahead): a look at a line between
+	// cycles puts them on it first (flush). False while a cycle runs.
+	pending bool
+	fused   bool // lookahead: one barrier a cycle (see Lookahead)
 
 	sched []sched // per component, in evaluation order (Build); sched[i].mod is component i
 	parts []*partition
@@ -39,9 +44,12 @@ type Sim struct {
 	workers     int
 	parMin      int
 	pool        *pool
-	busy        int  // components awake in recent cycles: a moving average ×16 (parallelMode)
-	parMode     bool // cycles are evaluated in parallel
-	holdWorkers bool // tests: the workers never get to a partition (HoldWorkers)
+	busy        int    // components awake in recent cycles: a moving average ×16 (parallelMode)
+	parMode     bool   // cycles are evaluated in parallel
+	holdWorkers bool   // tests: the workers never get to a partition (HoldWorkers)
+	noLook      bool   // SetLookahead(false)
+	look        uint64 // the smallest latency of a line across partitions (0: none)
+	crossReg    bool   // a registered input reads an output of another partition
 
 	tracer     *tracer
 	traceEpoch uint64 // bumped by Trace and EndTrace
@@ -81,6 +89,11 @@ type partition struct {
 	xtimers []timer   // other partitions' wake-ups beyond the next cycle
 	changed []*signal // traced signals that changed
 	evals   uint64
+	// With lookahead, the lines that sent across partitions in a cycle of
+	// each parity, by receiving partition (LineOut.sendAcross), and how
+	// many this cycle.
+	xsend [2][][]crossLine
+	nx    int
 	// The calendar of this partition's components: each partition takes
 	// its own timers of a cycle, in parallel, rather than one calendar
 	// taken serially between cycles (at 65,536 routers, a tenth of the
@@ -88,6 +101,80 @@ type partition struct {
 	timers timerWheel
 	shared []any // Shared state, by kind
 	_      [64]byte
+}
+
+// crossLine is a line sender with a value for another partition
+// (LineOut.sendAcross).
+type crossLine interface {
+	deliver(b uint64, p *partition)
+}
+
+// deliver puts on p's lines the values other partitions sent them in the
+// last cycle (lookahead): at the start of p's cycle, after its gather.
+func (p *partition) deliver() {
+	b := (p.sim.now + 1) & 1 // the last cycle's parity
+	for _, sp := range p.sim.parts {
+		q := &sp.xsend[b][p.idx]
+		if len(*q) == 0 {
+			continue
+		}
+		for _, o := range *q {
+			o.deliver(b, p)
+		}
+		clear(*q)
+		*q = (*q)[:0]
+	}
+}
+
+// flush delivers, between cycles, what was sent across partitions in the
+// last cycle (lookahead): before a look at a line (a monitor counting
+// what is in flight) and before the clock skips (the arrivals' wake-ups
+// are then in the calendars).
+func (s *Sim) flush() {
+	s.pending = false
+	for _, p := range s.parts {
+		p.deliver()
+	}
+}
+
+// crossLine notes a line of latency lat whose ends are in two
+// partitions (Build).
+func (s *Sim) crossLine(lat uint64) {
+	if s.look == 0 || lat < s.look {
+		s.look = lat
+	}
+}
+
+// Lookahead is how many cycles a value sent between partitions takes at
+// least, the smallest latency of a line whose ends are in two partitions
+// (0: there is none), when a parallel Sim uses it; 0 otherwise, and 1
+// when it cannot (valid after Build). With lookahead (≥ 2, or no line
+// across partitions, and no registered output read in another
+// partition), a cycle costs one barrier rather than two: each partition
+// evaluates and commits its components by itself, since nothing it
+// commits is read by another partition in the same cycle, and a value
+// it sends to another partition goes on the line at the start of the
+// next cycle, taken by the receiving partition before it evaluates (it
+// cannot arrive before the cycle after that).
+func (s *Sim) Lookahead() uint64 {
+	switch {
+	case !s.built || s.workers == 1:
+		return 0
+	case !s.fused:
+		return 1
+	}
+	return s.look
+}
+
+// SetLookahead turns lookahead on (the default) or off for a parallel
+// Sim: off, every cycle pays two barriers (after eval, after commit)
+// whatever crosses between partitions. Call before Build. Results are
+// the same.
+func (s *Sim) SetLookahead(on bool) {
+	if s.built {
+		panic("rtl: SetLookahead after Build")
+	}
+	s.noLook = !on
 }
 
 // wakeNext lists m awake for the next cycle.
@@ -357,6 +444,14 @@ func (s *Sim) number() error {
 	for i := range s.sched {
 		s.wake(&s.sched[i], s.now)
 	}
+	s.fused = s.workers > 1 && !s.noLook && !s.crossReg && s.look != 1
+	if s.fused {
+		for _, p := range s.parts {
+			for b := range p.xsend {
+				p.xsend[b] = make([][]crossLine, len(s.parts))
+			}
+		}
+	}
 	s.shareInfos()
 	s.ids = nil
 	if s.workers > 1 {
@@ -553,6 +648,9 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 			return false
 		}
 		if s.skipping && !s.alwaysEval && s.idle() {
+			if s.pending {
+				s.flush() // the arrivals' wake-ups into the calendars
+			}
 			t := end
 			for _, p := range s.parts {
 				if at, ok := p.timers.next(); ok && at < t {
@@ -663,7 +761,25 @@ func (s *Sim) step() {
 			s.order(p.awake)
 		}
 	}
-	if par {
+	if s.fused {
+		// Lookahead: each partition takes what was sent to it in the
+		// last cycle, evaluates and commits on its own; one barrier.
+		s.pending = false
+		if par {
+			s.stats.Parallel++
+			if gathered {
+				s.pool.run(phaseCycle)
+			} else {
+				s.pool.run(phaseGatherCycle)
+			}
+		} else {
+			for _, p := range s.parts {
+				p.deliver()
+				p.eval()
+				p.commit()
+			}
+		}
+	} else if par {
 		s.stats.Parallel++
 		if gathered {
 			s.pool.run(phaseEval)
@@ -682,6 +798,10 @@ func (s *Sim) step() {
 
 	// Merge what crosses partitions.
 	for _, p := range s.parts {
+		if p.nx > 0 {
+			s.pending = true
+			p.nx = 0
+		}
 		if len(p.outbox) > 0 {
 			for _, m := range p.outbox {
 				s.wake(m, now+1)
@@ -717,6 +837,8 @@ const (
 	phaseEval = iota
 	phaseGatherEval
 	phaseCommit
+	phaseCycle       // lookahead: deliver, eval, commit
+	phaseGatherCycle // lookahead: gather, deliver, eval, commit
 )
 
 // gather lists p's components awake in cycle now: those woken for it

@@ -168,6 +168,7 @@ type mode struct {
 	threshold    int    // components awake on average for parallel cycles (0: 1, every cycle)
 	held         bool   // the workers never run a partition: the caller runs all
 	shuffle      uint64 // 0: natural order; otherwise a seed for shuffling
+	noLook       bool   // SetLookahead(false)
 }
 
 func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (string, []byte) {
