@@ -147,7 +147,7 @@ func (r *Router) allocateVCs(now uint64) {
 // input VC (q, w).
 func request(node, q, w int, p *packet.Packet) routing.Request {
 	return routing.Request{Node: node, Dst: int(p.Dst), In: routing.Port(q), InVC: w, SL: p.SL, Hop: p.Hops,
-		Path: p.Mask, Deposit: p.Op == packet.Deposit}
+		Path: p.Mask, Deposit: p.Op == packet.Deposit, Class: p.VL}
 }
 
 // replicated: packets of op go to every port their routing choices name
@@ -163,8 +163,8 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if dst := int(pr.p.Dst); pr.p.Dst == r.node {
 		ch = ch.Add(routing.Local, r.localVCs(&pr.p))
 	} else {
-		if pr.route == 0 { // with classes: on the class's VCs, moved into its group (classes.go)
-			pr.route = r.classed(r.route(r.net, request(int(r.node), q, r.inClass(q, w, &pr.p), &pr.p)), &pr.p)
+		if pr.route == 0 { // with classes r.route routes the class on its VCs (classRoute)
+			pr.route = r.route(r.net, request(int(r.node), q, w, &pr.p))
 		}
 		ch = pr.route
 		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
@@ -509,8 +509,8 @@ func (r *Router) sleep(now uint64) {
 		}
 		r.credOn = credWake
 	}
-	if r.due.Len() > 0 || r.node0&nodeClasses != 0 {
-		wake = min(wake, r.dueWake(now))
+	if r.due.Len() > 0 { // with classes their own (returnClassCredits wakes us)
+		wake = min(wake, max(*r.due.Peek(), now+1))
 	}
 	if r.retry != 0 {
 		wake = min(wake, r.retryWake(now))

@@ -44,7 +44,7 @@ func (r *Router) initClasses() {
 		cl.keep |= one << uint(8*q)
 	}
 	r.cls = cl
-	r.net = &cl.net
+	r.route = cl.route(p.Route)
 	r.bubble = cl.replicate(p.Bubble)
 	r.node0 |= nodeClasses
 }
@@ -88,16 +88,34 @@ func (r *Router) localVCs(p *packet.Packet) uint8 {
 	return 1
 }
 
+// route is routing function f for a router with classes: the request's
+// class (Request.Class) routed on the class's view of the network (VCs k,
+// the input VC within the class; port 0's FIFO is VC 0), the function's
+// VC masks moved into the class's group, Local its ejection VC.
+func (cl *classes) route(f routing.Func) routing.Func {
+	return func(_ *routing.Net, q routing.Request) routing.Choices {
+		c := int(q.Class)
+		if q.In == routing.Local {
+			q.InVC = 0
+		} else {
+			q.InVC -= c * cl.k
+		}
+		ch := f(&cl.net, q)
+		out := routing.Choices((uint64(ch) & cl.keep) << uint(c*cl.k))
+		if ch.VCs(routing.Local) != 0 {
+			out = out.Add(routing.Local, 1<<uint(c))
+		}
+		return out
+	}
+}
+
 // choices is the routing choices of the packet at the head of input VC
 // (q, w), as allocate computes them (for the wait-for graph).
 func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
-	switch {
-	case p.Dst == r.node:
+	if p.Dst == r.node {
 		return routing.Choices(0).Add(routing.Local, r.localVCs(p))
-	case r.node0&nodeClasses != 0:
-		return r.classed(r.route(r.net, request(r.Node, q, r.inClass(q, w, p), p)), p)
 	}
-	return r.p.Route(r.p.Net, request(r.Node, q, w, p))
+	return r.route(r.net, request(r.Node, q, w, p))
 }
 
 // returnClassCredits gives the node a credit token for one class's
@@ -119,8 +137,11 @@ func (r *Router) returnClassCredits(now uint64) {
 		if n > 0 {
 			r.Inject.ReturnCredit(credit.Token{XP: uint16(c), N: uint16(n)})
 			cl.next = uint8((c + 1) % cl.n)
-			return
+			break
 		}
+	}
+	if wake := cl.dueWake(now); wake != never {
+		r.WakeBy(wake) // sleep looks at r.due only
 	}
 }
 
@@ -143,55 +164,21 @@ func (r *Router) ejectFull(u int) bool {
 	return r.node0&nodeBounded != 0 && r.Eject.Credits.Avail(u) == 0
 }
 
-// receiveClasses takes the packets that arrived from the node by now into
-// their classes' injection FIFOs (receive's loop without classes).
-func (r *Router) receiveClasses(now uint64) {
-	P := r.P
-	for {
-		pk, ok := r.Inject.RecvRef(now)
-		if !ok {
-			break
-		}
-		id := r.injectVC(pk)
-		v := r.inVC(id)
-		f := flitsOf(pk, P)
-		v.cleanup(now, P, r.pk)
-		end := v.ann + uint64(f)
-		v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
-		at := now
-		if r.node0&nodeDefer != 0 {
-			at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
-		}
-		v.announce(at, f, P)
-		r.arrive(id, v)
+// fifo is the injection FIFO of packet pk from the node: v0, or with
+// classes its class's.
+func (r *Router) fifo(pk *packet.Packet, v0 *inVC) *inVC {
+	if r.node0&nodeClasses != 0 {
+		return r.inVC(r.injectVC(pk))
 	}
+	return v0
 }
 
-// inClass is input VC w of port q as the routing function sees it: within
-// the packet's class (port 0's FIFO is VC 0); w without classes.
-func (r *Router) inClass(q, w int, p *packet.Packet) int {
-	if r.node0&nodeClasses == 0 {
-		return w
+// fifoID is fifo's VC id.
+func (r *Router) fifoID(pk *packet.Packet) int32 {
+	if r.node0&nodeClasses != 0 {
+		return r.injectVC(pk)
 	}
-	if q == 0 {
-		return 0
-	}
-	return w - int(p.VL)*r.cls.k
-}
-
-// classed is the routing function's choices ch, on a class's view, for
-// packet p: in its class's VC group, Local its class's ejection VC; ch
-// without classes.
-func (r *Router) classed(ch routing.Choices, p *packet.Packet) routing.Choices {
-	if r.node0&nodeClasses == 0 {
-		return ch
-	}
-	cl := r.cls
-	out := routing.Choices((uint64(ch) & cl.keep) << uint(int(p.VL)*cl.k))
-	if ch.VCs(routing.Local) != 0 {
-		out = out.Add(routing.Local, 1<<p.VL)
-	}
-	return out
+	return 0
 }
 
 // dueOf is the injection credits due of FIFO w (a class's, or the one).
@@ -200,13 +187,4 @@ func (r *Router) dueOf(w int) *ring.Ring[uint64] {
 		return &r.cls.due[w]
 	}
 	return &r.due
-}
-
-// dueWake is the earliest cycle an injection credit is due back, if any
-// is (r.due, or with classes theirs).
-func (r *Router) dueWake(now uint64) uint64 {
-	if r.node0&nodeClasses == 0 {
-		return max(*r.due.Peek(), now+1)
-	}
-	return r.cls.dueWake(now)
 }

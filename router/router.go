@@ -389,14 +389,14 @@ func (r *Router) receive(now uint64) {
 	}
 	P := r.P
 	w := r.ready.Word(0)
-	if w&1 != 0 && r.node0&nodeClasses == 0 { // with classes: receiveClasses
-		v := r.inVC(0)
+	if w&1 != 0 {
+		v0 := r.inVC(0)
 		for {
 			pk, ok := r.Inject.RecvRef(now)
 			if !ok {
 				break
 			}
-			f := flitsOf(pk, P)
+			f, v := flitsOf(pk, P), r.fifo(pk, v0) // with classes its class's FIFO
 			v.cleanup(now, P, r.pk)
 			end := v.ann + uint64(f)
 			v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
@@ -405,7 +405,7 @@ func (r *Router) receive(now uint64) {
 				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
 			}
 			v.announce(at, f, P)
-			r.arrive(0, v)
+			r.arrive(r.fifoID(pk), v)
 		}
 	}
 	if r.probes && r.Inject != nil {
@@ -454,9 +454,6 @@ func (r *Router) receive(now uint64) {
 		r.retryTick(now, w>>16&0xfe)
 	}
 	r.returnInjection(now)
-	if w&1 != 0 && r.node0&nodeClasses != 0 {
-		r.receiveClasses(now)
-	}
 }
 
 // bindReady asks the kernel, once the lines are connected, to keep the

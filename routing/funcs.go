@@ -19,6 +19,11 @@ type Request struct {
 	// its line in the direction of its hint bit (Path bit d set: the
 	// negative way along dimension d), delivered at every node it passes.
 	Deposit bool
+	// Class is the packet's message class (its VL) on a router with
+	// classes (router.Params.Classes), which routes each class on its own
+	// VCs: the function is called with a class's view of the network and
+	// need not read it (the library's functions do not).
+	Class uint8
 }
 
 // Func is a routing function: the ports and virtual channels the packet
