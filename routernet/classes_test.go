@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hwcoll/hwcoll/link"
+	"github.com/hwcoll/hwcoll/multistage"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routernet"
@@ -307,3 +308,49 @@ func TestConnectNodeNeedsClassCounters(t *testing.T) {
 type bare struct{ rtl.Module }
 
 func (*bare) Eval() {}
+
+// On a MIN (hosts behind adapters, switches with no node on port 0)
+// with two classes and bounded ejection, every packet of both classes is
+// delivered and consumed, each hop on its class's VCs.
+func TestClassesOnAMIN(t *testing.T) {
+	m, err := multistage.New(multistage.Omega, 2, 16, 2)
+	require.NoError(t, err)
+	spec, err := m.Spec("updown")
+	require.NoError(t, err)
+	sim := rtl.NewSim(rtl.Options{Seed: 1})
+	defer sim.Close()
+	net, err := routernet.New(sim.Top(), "net", routernet.Graph{Net: m.Net, Hosts: m.Hosts, Name: m.RouterName, Hops: m.Hops, Shape: "omega"},
+		routernet.Params{Spec: spec, LinkDelay: 2, Router: router.Params{VCs: 2, BufFlits: 4, Switching: router.VCT, FlitCycles: 1, Delay: 2,
+			InjectPackets: 2, PacketFlits: 4, Classes: 2, EjectPackets: 1}})
+	require.NoError(t, err)
+	nodes := make([]*tnode, net.Nodes())
+	for i := range nodes {
+		nodes[i] = newTnode(sim, net, i)
+	}
+	for _, r := range net.Routers {
+		r.Tap(1<<5 - 1)
+	}
+	require.NoError(t, sim.Build())
+	rng := rand.New(rand.NewPCG(5, 6))
+	want := 0
+	for _, n := range nodes {
+		for range 10 {
+			for c := range uint8(2) {
+				n.queue[c] = append(n.queue[c], n.packet(rng.IntN(len(nodes)), c, plain))
+				want++
+			}
+		}
+	}
+	got := func() int {
+		g := 0
+		for _, n := range nodes {
+			g += n.got[0] + n.got[1]
+		}
+		return g
+	}
+	require.True(t, sim.RunUntil(func() bool { return got() == want }, 100000), "%d of %d consumed", got(), want)
+	for _, n := range nodes {
+		require.Empty(t, n.bad)
+	}
+	require.Positive(t, hopsInClass(t, net))
+}
