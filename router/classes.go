@@ -20,7 +20,7 @@ type classes struct {
 	// class's.
 	keep uint64
 	// net is the class's view of the network, Params.Net with k VCs:
-	// what the routing function routes on (Router.net).
+	// what the routing function routes on (route).
 	net routing.Net
 	// due is, per class, the cycles the tails of injected packets leave
 	// its injection FIFO: credits to return (Router.due without
@@ -31,10 +31,10 @@ type classes struct {
 }
 
 // initClasses sets up the classes of r's parameters (Classes > 1, VCs a
-// multiple of Classes: Params.Check): the routing function's view of the
-// network with a class's VCs (whether the function routes it is the
-// caller's to check, Spec.Check on ClassNet, as routernet.New does), and
-// the bubble mask replicated in every class.
+// multiple of Classes: Params.Check): the routing function routed on a
+// class's view of the network (route; whether the function routes it is
+// the caller's to check, Spec.Check on ClassNet, as routernet.New does),
+// and the bubble mask replicated in every class.
 func (r *Router) initClasses() {
 	p := &r.p
 	cl := &classes{n: p.Classes, k: p.VCs / p.Classes}

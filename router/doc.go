@@ -63,9 +63,10 @@
 // Message classes (Params.Classes = C > 1) are virtual networks: a
 // packet's class is its VL, set by the node, 0..C−1. The VCs of every
 // network port are C groups of k = VCs/C, class c on [ck, (c+1)k); the
-// routing function routes on ClassNet (the network with k VCs), its VC
-// masks shifted into the class's group, and Bubble and Priority hold in
-// every class. Port 0 has C injection FIFOs of InjectPackets packets and
+// routing function routes on ClassNet (the network with k VCs, the
+// packet's class in routing.Request.Class, its input VC within the
+// class), its VC masks shifted into the class's group, and Bubble and
+// Priority hold in every class. Port 0 has C injection FIFOs of InjectPackets packets and
 // C ejection VCs, so a class that cannot move never blocks another. The
 // node's sender has a counter per class (Params.NodeSender:
 // credit.PerCrosspoint, C counters of InjectPackets) and sends a packet
@@ -82,8 +83,9 @@
 // VC and, upstream, the network's (back-pressure). The node's
 // link.Receiver end returns EjectToken(c, n) on the Eject link's credit
 // line (link.Receiver.ReturnCredit) when it has consumed n packets of
-// class c (its credit line too takes one token a cycle). A head waiting
-// for an ejection credit is waiting in the wait-for graph (WaitsOn): on
+// class c (its credit line too takes one token a cycle); the router
+// wakes on every such credit. A head waiting for an ejection credit is
+// waiting in the wait-for graph (WaitsOn): on
 // the node's injection FIFOs that hold packets, so that a protocol
 // deadlock through the nodes' receive sides shows as a cycle.
 //
