@@ -82,7 +82,7 @@ clean:
 
 # Every experiment of configs/figures.yaml that the model supports (the
 # papers' results, docs/results.md) into figures/NAME/ (CSV, JSON lines, PNG and
-# SVG plots) and docs/results.md; about 7 minutes on 2 cores.
+# SVG plots) and docs/results.md; about 10 minutes on 2 cores.
 # ONLY=name,name reruns some and keeps the others' results.
 figures:
 	$(GO) run ./cmd/hwcoll figures --jobs $(JOBS) $(if $(ONLY),--only $(ONLY))
