@@ -106,6 +106,9 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 		opt.Started(sim)
 	}
 	r := n.Run()
+	if cfg.Run.Workers == 0 {
+		r.Workers = sim.Workers() // the choice of run.workers: 0
+	}
 	if l, ok := n.(LinkStater); ok {
 		r.setLinkStats(l.LinkStats())
 	}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -38,4 +39,90 @@ func TestWorkers(t *testing.T) {
 	cfg.Run.Workers = 3
 	require.Equal(t, 3, workers(cfg, small))
 	require.Equal(t, 3, workers(cfg, big))
+}
+
+// run.workers: 0 on a network large enough to split gives the results of
+// one worker, its cycles going parallel as measured, and the JSON says
+// what it chose.
+func TestDefaultWorkersAgreeWithOne(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: run.workers 0 is one worker")
+	}
+	once := func(w string) Result {
+		cfg := config.Default()
+		for _, kv := range []string{"network.topology=fattree", "network.ports=8", "network.nodes=256", "traffic.load=0.6",
+			"run.warmup_cycles=500", "run.measure_cycles=3000", "run.workers=" + w} {
+			require.NoError(t, cfg.Set(kv))
+		}
+		r, err := Run(cfg, Options{})
+		require.NoError(t, err)
+		require.Empty(t, r.Error)
+		return r
+	}
+	r1, r0 := once("1"), once("0")
+	require.Zero(t, r1.Workers, "run.workers given: not recorded")
+	require.Equal(t, runtime.GOMAXPROCS(0), r0.Workers)
+	for _, r := range []*Result{&r1, &r0} {
+		r.WallSeconds, r.SimCyclesPerSecond, r.FlitHopsPerS = 0, 0, 0
+		r.KernelEvals, r.SkippedCycles, r.Workers = 0, 0, 0
+	}
+	require.Equal(t, r1, r0)
+}
+
+// BenchmarkDefaultWorkers runs uniform traffic on the 8-port fat-tree
+// (load 0.5) and the 3-D torus (load 0.1, 8-flit packets) as hwcoll run
+// does, on one worker and with run.workers: 0 (the default: the cores,
+// cycles in parallel while measured faster), and reports the run's
+// nanoseconds per packet-hop and cycles per second. Compare the two in
+// one session (benchstat): the default should never be slower.
+func BenchmarkDefaultWorkers(b *testing.B) {
+	type net struct {
+		name   string
+		keys   []string
+		cycles int64
+	}
+	var nets []net
+	for _, c := range []struct {
+		nodes  int
+		cycles int64
+	}{{64, 40_000}, {256, 20_000}, {1024, 10_000}, {4096, 3_000}} {
+		nets = append(nets, net{fmt.Sprintf("fattree-%d", c.nodes),
+			[]string{"network.topology=fattree", "network.ports=8", fmt.Sprintf("network.nodes=%d", c.nodes), "traffic.load=0.5"}, c.cycles})
+	}
+	for _, c := range []struct {
+		k      int
+		cycles int64
+	}{{8, 10_000}, {16, 2_000}} {
+		nets = append(nets, net{fmt.Sprintf("torus-%d", c.k*c.k*c.k),
+			[]string{"network.topology=torus", fmt.Sprintf("network.dims=%dx%dx%d", c.k, c.k, c.k), "router.routing=bgl",
+				"packet.bytes=256", "packet.flit_bytes=32", "traffic.load=0.1"}, c.cycles})
+	}
+	for _, n := range nets {
+		for _, w := range []string{"1", "0"} {
+			b.Run(n.name+"/workers="+w, func(b *testing.B) {
+				cfg := config.Default()
+				for _, kv := range append(n.keys, "traffic.pattern=uniform", "run.workers="+w,
+					fmt.Sprintf("run.warmup_cycles=%d", n.cycles/4), fmt.Sprintf("run.measure_cycles=%d", n.cycles)) {
+					require.NoError(b, cfg.Set(kv))
+				}
+				var wall, hops, cycles, look, par float64
+				for b.Loop() {
+					var sim *rtl.Sim
+					r, err := Run(cfg, Options{Started: func(s *rtl.Sim) { sim = s }})
+					require.NoError(b, err)
+					require.Empty(b, r.Error)
+					wall += r.WallSeconds
+					hops += r.FlitHopsPerS * r.WallSeconds
+					cycles += float64(r.Cycles)
+					st := sim.Stats()
+					look = float64(sim.Lookahead())
+					par += float64(st.Parallel) / float64(max(st.Cycles-st.Skipped, 1))
+				}
+				b.ReportMetric(wall*1e9/hops, "ns/pkt-hop")
+				b.ReportMetric(cycles/wall, "cycles/s")
+				b.ReportMetric(look, "lookahead")
+				b.ReportMetric(par/float64(b.N), "parallel-share")
+			})
+		}
+	}
 }

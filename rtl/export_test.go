@@ -1,5 +1,7 @@
 package rtl
 
+import "time"
+
 // SetEvalOrder lets tests permute the order in which awake components are
 // evaluated each cycle; results must not depend on it.
 func (s *Sim) SetEvalOrder(f func([]*Module)) {
@@ -18,6 +20,14 @@ func (s *Sim) SetEvalOrder(f func([]*Module)) {
 
 // SamePartition reports whether two modules are evaluated by one partition.
 func SamePartition(a, b *Module) bool { return a.part == b.part }
+
+// SetMeterEpoch sets how long a measured Sim's epochs are at least
+// (SetMeasured) and returns a function that restores it.
+func SetMeterEpoch(d time.Duration) (restore func()) {
+	old := meterEpoch
+	meterEpoch = d
+	return func() { meterEpoch = old }
+}
 
 // HoldWorkers keeps the workers of a parallel Sim from ever running a
 // partition until Close (call it before Build): the caller must then run

@@ -132,6 +132,7 @@ func runLook(t require.TestingT, spec lookSpec, seed, cycles uint64, slices []ui
 	s.SetParallel(m.workers)
 	s.SetParallelThreshold(max(m.threshold, 1))
 	s.SetLookahead(!m.noLook)
+	s.SetMeasured(m.measured)
 	if m.held {
 		s.HoldWorkers()
 	}
@@ -182,10 +183,12 @@ func genLook(t *rapid.T, minLat uint64) lookSpec {
 
 // Random netlists of lines with random latencies, split over two and three
 // partitions: with lookahead (every line at least 2 cycles), and without
-// (some of 1 cycle), the logs, a monitor's counts of what is in flight
+// (some of 1 cycle), with cycles going parallel by the load or as
+// measured (SetMeasured), the logs, a monitor's counts of what is in flight
 // between cycles (after Run slices and single Steps) and the VCD are
 // those of one worker.
 func TestLookaheadAgreesWithOneWorker(t *testing.T) {
+	defer rtl.SetMeterEpoch(0)() // a measured Sim changes its way every few cycles
 	rapid.Check(t, func(t *rapid.T) {
 		minLat := rapid.Uint64Range(1, 2).Draw(t, "min_lat")
 		spec := genLook(t, minLat)
@@ -201,6 +204,7 @@ func TestLookaheadAgreesWithOneWorker(t *testing.T) {
 			{skip: !skip, workers: 3},
 			{skip: skip, workers: 2, held: true},
 			{skip: skip, workers: 3, threshold: rapid.IntRange(2, 6).Draw(t, "threshold")},
+			{skip: !skip, workers: 2, threshold: 2, measured: true},
 		} {
 			log, v, look := runLook(t, spec, seed, cycles, slices, m)
 			require.Equal(t, refLog, log, "mode %+v", m)

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -45,11 +46,13 @@ type Sim struct {
 	parMin      int
 	pool        *pool
 	busy        int    // components awake in recent cycles: a moving average ×16 (parallelMode)
-	parMode     bool   // cycles are evaluated in parallel
+	parMode     bool   // the load rule has cycles evaluated in parallel
+	spinning    bool   // pool.running as last stored
 	holdWorkers bool   // tests: the workers never get to a partition (HoldWorkers)
 	noLook      bool   // SetLookahead(false)
 	look        uint64 // the smallest latency of a line across partitions (0: none)
 	crossReg    bool   // a registered input reads an output of another partition
+	meter       *meter // SetMeasured: parallel cycles only while measured faster
 
 	tracer     *tracer
 	traceEpoch uint64 // bumped by Trace and EndTrace
@@ -286,6 +289,10 @@ func (s *Sim) SetParallel(n int) {
 	}
 	s.workers = min(max(n, 1), math.MaxUint16) // a component keeps its partition in 16 bits
 }
+
+// Workers is the number of partitions, the goroutines that may evaluate
+// them (SetParallel).
+func (s *Sim) Workers() int { return s.workers }
 
 // CountComponents is the number of components (modules with Eval) declared
 // so far; before Build it walks the tree.
@@ -640,8 +647,12 @@ func (s *Sim) mustBuild() bool {
 func (s *Sim) runTo(end uint64, pred func() bool) bool {
 	if s.pool != nil {
 		// Between runs the workers may block.
-		s.pool.running.Store(s.parMode || s.parMin <= 1)
-		defer s.pool.running.Store(false)
+		s.spinning = s.parMode && (s.meter == nil || s.meter.want) || s.parMin <= 1
+		s.pool.running.Store(s.spinning)
+		defer func() { s.spinning = false; s.pool.running.Store(false) }()
+		if s.meter != nil {
+			s.meter.cycles, s.meter.par = 0, 0 // the time between runs is not the cycles'
+		}
 	}
 	for s.now < end {
 		if s.stop.Load() {
@@ -726,6 +737,181 @@ func (s *Sim) gather(now uint64) (par, gathered bool) {
 	return par, true
 }
 
+// meter times stretches of cycles (epochs) evaluated serially and in
+// parallel, and says which way the next epoch goes (SetMeasured). It
+// compares the two ways in pairs of adjacent epochs, one each way, by
+// their cost per evaluation, so that what changes slowly (the network's
+// load, other processes) weighs alike on both; and it decides on the
+// median of the last few pairs' ratios, so that one epoch descheduled
+// for a while decides nothing.
+type meter struct {
+	start  time.Time
+	evals  uint64 // the Sim's evaluations at the epoch's start
+	cycles int    // evaluated in the epoch
+	par    int    // of which in parallel
+	want   bool   // the epoch runs parallel cycles when the load allows
+	best   bool   // parallel is the faster way
+	// The last epoch's way (0 serial, 1 parallel, -1: none to pair
+	// with) and its cost per evaluation in ns.
+	prev     int
+	prevCost float64
+	// Ratios of parallel to serial cost of the last pairs.
+	ratios [meterPairs]float64
+	nr     int
+	// Epochs of the best way since the last pair, and how many to run
+	// before the next; warm: epochs not timed yet (the first of a Sim:
+	// cold caches, growing rings).
+	since, every, warm int
+}
+
+// meterEpoch is how long an epoch is at least (a variable for tests).
+var meterEpoch = 2 * time.Millisecond
+
+const (
+	meterCycles = 4 // an epoch is at least this many evaluated cycles
+	meterPairs  = 5 // the median of the last this many pairs decides
+	meterFirst  = 3 // from the first this many (two parallel epochs)
+	meterWarm   = 4 // epochs of a Sim not timed (cold caches, rings growing)
+	// The epochs between pairs: the other way's excess cost over the
+	// best's times meterSpend, so that trying a way that loses by a factor
+	// r costs about (r−1)/every ≈ 1/meterSpend of the run; at least
+	// meterProbe (the ways are close and the best may change), at most
+	// meterMax (a machine that gets quiet again is noticed).
+	meterSpend = 50
+	meterProbe = 4
+	meterMax   = 512
+	// Parallel is taken when its median ratio is below meterOn, and kept
+	// while below meterOff: one goroutine when in doubt, which leaves the
+	// other core to the rest of the machine.
+	meterOn  = 0.9
+	meterOff = 0.97
+)
+
+// SetMeasured makes a parallel Sim evaluate cycles in parallel only while
+// that is measured to be faster than evaluating them on one goroutine, on
+// top of the load rule of SetParallelThreshold: it times stretches of
+// cycles (a few milliseconds each) both ways and keeps the cheaper per
+// evaluation, trying the other now and then (less often while it keeps
+// losing). A cycle's work against its barrier, and other processes
+// taking the cores, decide it as measured, not as guessed. Results do not
+// change: which cycles run in parallel never does (Stats.Parallel does).
+// Call before a run.
+func (s *Sim) SetMeasured(on bool) {
+	if !on {
+		s.meter = nil
+		return
+	}
+	if s.meter == nil {
+		s.meter = &meter{every: meterProbe, warm: meterWarm, prev: -1}
+	}
+}
+
+// measure accounts for the cycle about to be evaluated and says whether
+// the meter lets it go parallel (want: the load rule does).
+func (s *Sim) measure(want bool) bool {
+	m := s.meter
+	if m.cycles == 0 {
+		m.start = time.Now()
+		m.evals = s.totalEvals()
+	} else if m.cycles >= meterCycles && (m.cycles%meterCycles == 0 || m.par > 0 && m.prev == 0) {
+		// A parallel epoch after a serial one is looked at every cycle,
+		// and ended as soon as it costs twice the serial one: on a
+		// machine whose cores are taken by other processes a parallel
+		// cycle can take a hundred serial ones.
+		el := time.Since(m.start)
+		ev := s.totalEvals()
+		if el >= meterEpoch || m.par > 0 && m.prev == 0 && float64(el.Nanoseconds()) > 2*m.prevCost*float64(ev-m.evals) {
+			m.close(el, ev)
+			m.start = time.Now()
+			m.evals = ev
+		}
+	}
+	m.cycles++
+	par := want && m.want
+	if par {
+		m.par++
+	}
+	return par
+}
+
+// close ends an epoch that took el and chooses the next one's way. An
+// epoch of both kinds of cycle (the load rule changed its mind) tells
+// nothing.
+func (m *meter) close(el time.Duration, evals uint64) {
+	n := evals - m.evals
+	k := -1
+	switch {
+	case n == 0:
+	case m.par == 0:
+		k = 0
+	case m.par == m.cycles:
+		k = 1
+	}
+	m.cycles, m.par = 0, 0
+	warming := m.warm > 0
+	if warming {
+		m.warm--
+		k = -1
+	}
+	c := float64(el.Nanoseconds()) / float64(max(n, 1))
+	if k >= 0 && m.prev >= 0 && k != m.prev {
+		r := c / m.prevCost
+		if k == 0 {
+			r = m.prevCost / c
+		}
+		m.ratios[m.nr%meterPairs] = r
+		m.nr++
+		m.since = 0
+	}
+	m.prev, m.prevCost = k, c
+	if m.nr < meterFirst {
+		// Calibration: each epoch the other way, paired with the one
+		// before (an epoch that told nothing is run again).
+		if k >= 0 || warming {
+			m.want = !m.want
+		}
+		return
+	}
+	r := median(m.ratios[:min(m.nr, meterPairs)])
+	if m.best {
+		m.best = r < meterOff
+	} else {
+		m.best = r < meterOn
+	}
+	m.every = int(min(max((max(r, 1/r)-1)*meterSpend, meterProbe), meterMax))
+	m.want = m.best
+	if k == b2i(m.best) {
+		if m.since++; m.since >= m.every {
+			m.want = !m.best // this epoch and the next are a pair
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// median of a few numbers.
+func median(xs []float64) float64 {
+	var s [meterPairs]float64
+	n := copy(s[:], xs)
+	v := s[:n]
+	slices.Sort(v)
+	return v[n/2]
+}
+
+// totalEvals counts the evaluations so far.
+func (s *Sim) totalEvals() uint64 {
+	var n uint64
+	for _, p := range s.parts {
+		n += p.evals
+	}
+	return n
+}
+
 // parallelMode says whether a cycle with total components awake (an upper
 // bound) is evaluated in parallel. It follows the average over the last
 // ~16 evaluated cycles, on at parMin and off below half of it, rather
@@ -742,12 +928,19 @@ func (s *Sim) parallelMode(total int) bool {
 	switch {
 	case !s.parMode && s.busy >= s.parMin<<4:
 		s.parMode = true
-		s.pool.running.Store(true)
 	case s.parMode && s.busy < s.parMin<<3:
 		s.parMode = false
-		s.pool.running.Store(false)
 	}
-	return s.parMode
+	par := s.parMode
+	if s.meter != nil {
+		par = s.measure(par)
+	}
+	// The workers spin while cycles go parallel, and may block otherwise.
+	if run := s.parMode && (s.meter == nil || s.meter.want); run != s.spinning {
+		s.spinning = run
+		s.pool.running.Store(run)
+	}
+	return par
 }
 
 func (s *Sim) step() {

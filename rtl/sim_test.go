@@ -169,6 +169,7 @@ type mode struct {
 	held         bool   // the workers never run a partition: the caller runs all
 	shuffle      uint64 // 0: natural order; otherwise a seed for shuffling
 	noLook       bool   // SetLookahead(false)
+	measured     bool   // SetMeasured(true), epochs of a few cycles
 }
 
 func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (string, []byte) {
