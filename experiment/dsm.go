@@ -25,6 +25,10 @@ func init() {
 	config.DSMPrograms = dsmprog.Names
 }
 
+// DSMDefaultProgram is what a DSM run runs when traffic.program is left
+// at its default (a message program's name).
+const DSMDefaultProgram = "radix"
+
 // DSMNet is a DSM run (traffic.pattern dsm) on a network of router
 // blocks: a DSM node at every router's node port, running the program.
 type DSMNet struct {
@@ -51,8 +55,8 @@ func dsmParams(cfg config.Config, nodes int, P uint64) (dsm.Params, error) {
 	if p.Consistency, err = dsm.ParseConsistency(d.Consistency); err != nil {
 		return p, fmt.Errorf("dsm.consistency: %v", err)
 	}
-	if d.LineBytes%8 != 0 {
-		return p, fmt.Errorf("dsm.line_bytes: %d is not a whole number of 8-byte words; allowed: a power of two from 8 to 512", d.LineBytes)
+	if d.LineBytes&(d.LineBytes-1) != 0 {
+		return p, fmt.Errorf("dsm.line_bytes: %d is not a power of two; allowed: a power of two from 8 to 512", d.LineBytes)
 	}
 	p.LineWords = d.LineBytes / 8
 	if d.CacheBytes%d.LineBytes != 0 {
@@ -82,6 +86,9 @@ func RoutedDSM(netlist func(config.Config) (RouterNetlist, error)) Maker[*DSMNet
 func routedDSM(cfg config.Config, tm config.Timing, nl RouterNetlist) (*DSMNet, error) {
 	if cfg.Link.BER > 0 {
 		return nil, fmt.Errorf("link.ber: %g; a DSM run needs perfect links (its messages carry their lines by reference); allowed with traffic.pattern dsm: 0", cfg.Link.BER)
+	}
+	if cfg.Traffic.Program == config.Default().Traffic.Program {
+		cfg.Traffic.Program = DSMDefaultProgram // left at its default: the DSM's
 	}
 	prog, err := dsmprog.New(cfg.Traffic.Program, cfg.DSM.ProblemSize, uint64(cfg.Seed))
 	if err != nil {

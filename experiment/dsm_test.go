@@ -38,3 +38,31 @@ func TestDSMWorkersAgree(t *testing.T) {
 		require.NotEqual(t, r1.CompletionCycles, r3.CompletionCycles, "%v: the seed must matter", extra)
 	}
 }
+
+// Bad DSM configs are refused in one line naming the key and what is
+// allowed; a DSM run needs no traffic.program of its own.
+func TestDSMRefusals(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"network.topology=fattree", "traffic.pattern=dsm"}, "traffic.pattern: dsm runs on a network of router blocks, not on network.topology fattree; allowed network.topology with it: "},
+		{[]string{"network.topology=mesh", "traffic.pattern=dsm", "router.vcs=3"}, "router.vcs: 3 VCs cannot carry dsm.virtual_networks 2 classes"},
+		{[]string{"network.topology=mesh", "traffic.pattern=dsm", "dsm.line_bytes=24"}, "dsm.line_bytes: 24 is not a power of two"},
+		{[]string{"network.topology=mesh", "traffic.pattern=dsm", "dsm.cache_bytes=100000"}, "dsm.cache_bytes: 100000 is not a whole number of 64-byte lines"},
+		{[]string{"network.topology=mesh", "traffic.pattern=dsm", "dsm.cache_ways=3"}, "dsm.cache_bytes: 16384 lines of 3 ways"},
+		{[]string{"network.topology=mesh", "traffic.pattern=dsm", "dsm.pointers=2"}, "dsm.pointers: 2 has no effect on a DSM run (traffic.pattern dsm) on network.topology mesh (read with dsm.directory limited-broadcast or limited-no-broadcast)"},
+		{[]string{"network.topology=mesh", "traffic.pattern=dsm", "traffic.program=barnes", "dsm.problem_size=1"}, "dsm.problem_size: barnes: size 1"},
+	} {
+		cfg := configWith(t, c.sets...)
+		_, err := experiment.Run(cfg, experiment.Options{})
+		require.Error(t, err, "%v", c.sets)
+		require.Contains(t, err.Error(), c.want)
+		require.NotContains(t, err.Error(), "\n")
+	}
+	cfg := configWith(t, "network.topology=mesh", "network.dims=2,2", "traffic.pattern=dsm", "dsm.problem_size=256")
+	r, err := experiment.Run(cfg, experiment.Options{})
+	require.NoError(t, err)
+	require.Equal(t, experiment.DSMDefaultProgram, r.Program)
+	require.True(t, *r.Verified)
+}

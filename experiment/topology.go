@@ -174,6 +174,8 @@ func able(has func(Abilities) bool) string {
 func checkAbilities(cfg config.Config, t Topology) error {
 	a, name := t.Abilities, t.Name
 	switch {
+	case cfg.Traffic.Pattern == config.PatternDSM && t.Router == nil:
+		return fmt.Errorf("traffic.pattern: dsm runs on a network of router blocks, not on network.topology %s; allowed network.topology with it: %s", name, strings.Join(dsmTopologies(), " | "))
 	case cfg.Link.BER > 0 && !a.Retry:
 		return fmt.Errorf("link.ber: %g; bit errors and link-level retry are built for network.topology %s so far; allowed for %s: 0",
 			cfg.Link.BER, able(func(a Abilities) bool { return a.Retry }), name)

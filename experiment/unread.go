@@ -108,6 +108,8 @@ func runKind(cfg config.Config) string {
 	switch {
 	case p == config.PatternProgram:
 		return "a program run (traffic.pattern program)"
+	case p == config.PatternDSM:
+		return "a DSM run (traffic.pattern dsm)"
 	case IsCollective(p):
 		return article(p) + " " + p
 	}
@@ -132,7 +134,11 @@ func readWhen(key string) string {
 	case key == "combine.float_mode":
 		return " (read with combine.type float64)"
 	case key == "traffic.program":
-		return " (read with traffic.pattern program)"
+		return " (read with traffic.pattern program or dsm)"
+	case key == "dsm.pointers":
+		return " (read with dsm.directory limited-broadcast or limited-no-broadcast)"
+	case strings.HasPrefix(key, "dsm."):
+		return " (read with traffic.pattern dsm)"
 	case key == "nic.send_packet_ns" || key == "nic.recv_packet_ns":
 		return " (read by the NICs of a program run)"
 	case key == "nic.send_overhead_ns" || key == "nic.recv_overhead_ns":
