@@ -100,29 +100,27 @@ func DefaultParams(nodes int) Params {
 		Queue: 4, RunAhead: 16, HeaderBytes: 16, PacketCycles: func(b uint32) uint32 { return (b + 3) / 4 }}
 }
 
-// check reports the first parameter out of range, naming its dsm key.
+// check reports the first parameter out of range (a *param.Error naming
+// the field; the experiment layer names its key).
 func (p *Params) check() error {
-	bad := func(key, f string, a ...any) error {
-		return param.Errorf("dsm."+key, f, a...)
-	}
 	pow2 := func(n int) bool { return n > 0 && n&(n-1) == 0 }
 	switch {
 	case p.Nodes < 1 || p.Nodes > 1<<15:
-		return bad("nodes", "%d nodes; allowed: 1 to 32768", p.Nodes)
+		return param.Errorf("dsm.Params.Nodes", "%d nodes; allowed: 1 to 32768", p.Nodes)
 	case !pow2(p.LineWords) || p.LineWords > 64:
-		return bad("line_bytes", "%d-byte lines; allowed: a power of two from 8 to 512", 8*p.LineWords)
+		return param.Errorf("dsm.Params.LineWords", "%d-byte lines; allowed: a power of two from 8 to 512", 8*p.LineWords)
 	case p.Ways < 1 || p.CacheLines%p.Ways != 0 || !pow2(p.CacheLines/p.Ways):
-		return bad("cache_bytes", "%d lines of %d ways; allowed: ways dividing the lines into a power-of-two number of sets", p.CacheLines, p.Ways)
+		return param.Errorf("dsm.Params.CacheLines", "%d lines of %d ways ({dsm.Params.Ways}); allowed: ways dividing the lines into a power-of-two number of sets", p.CacheLines, p.Ways)
 	case p.TBufs < 1 || p.TBufs > 64:
-		return bad("transaction_buffers", "%d; allowed: 1 to 64", p.TBufs)
+		return param.Errorf("dsm.Params.TBufs", "%d; allowed: 1 to 64", p.TBufs)
 	case p.Directory != FullMap && (p.Pointers < 1 || p.Pointers > 64):
-		return bad("pointers", "%d; allowed: 1 to 64", p.Pointers)
+		return param.Errorf("dsm.Params.Pointers", "%d; allowed: 1 to 64", p.Pointers)
 	case p.Classes != 1 && p.Classes != 2:
-		return bad("virtual_networks", "%d; allowed: 2 (requests and replies apart) or 1", p.Classes)
+		return param.Errorf("dsm.Params.Classes", "%d; allowed: 2 (requests and replies apart) or 1", p.Classes)
 	case p.Queue < 1:
-		return bad("ni_queue", "%d; allowed: at least 1", p.Queue)
+		return param.Errorf("dsm.Params.Queue", "%d; allowed: at least 1", p.Queue)
 	case !(p.CPI > 0 && p.CPI <= 1000):
-		return bad("cpi", "%g; allowed: more than 0, at most 1000", p.CPI)
+		return param.Errorf("dsm.Params.CPI", "%g; allowed: more than 0, at most 1000", p.CPI)
 	}
 	return nil
 }

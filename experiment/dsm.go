@@ -118,7 +118,7 @@ func routedDSM(cfg config.Config, tm config.Timing, nl RouterNetlist) (*DSMNet, 
 	port := dsm.NodePort{Mode: mode, Counters: counters, Capacity: capacity, Eject: rp.EjectPackets}
 	m, err := dsm.New(rt.sim.Top(), p, prog, port, uint64(cfg.DSM.WatchLine))
 	if err != nil {
-		return nil, dsmKeyed(err)
+		return nil, dsmKeyed(keyed(err))
 	}
 	for i, nc := range m.NCs {
 		tx, rx := nc.Links()

@@ -52,6 +52,16 @@ var paramKeys = map[string]string{
 	"tree.Params.Delay":               "switch.delay_ns",
 	"tree.Params.BufPackets":          "router.vc_buffer_flits",
 	"tree.Params.LinkDelay":           "link.delay_ns",
+	"router.Params.Classes":           "dsm.virtual_networks",
+	"router.Params.EjectPackets":      "dsm.ni_queue",
+	"dsm.Params.LineWords":            "dsm.line_bytes",
+	"dsm.Params.CacheLines":           "dsm.cache_bytes",
+	"dsm.Params.Ways":                 "dsm.cache_ways",
+	"dsm.Params.TBufs":                "dsm.transaction_buffers",
+	"dsm.Params.Pointers":             "dsm.pointers",
+	"dsm.Params.Classes":              "dsm.virtual_networks",
+	"dsm.Params.Queue":                "dsm.ni_queue",
+	"dsm.Params.CPI":                  "dsm.cpi",
 }
 
 // keyed rewrites a block's parameter error with config keys.

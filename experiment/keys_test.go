@@ -19,6 +19,7 @@ var notFromConfig = map[string]string{
 	"combine.Params.Buffer":       "the unit buffer follows the crosspoint capacity",
 	"router.Params.InjectPackets": "the injection FIFO is fixed by the experiment (4 packets)",
 	"router.Params.Net":           "the routing network follows network.dims, whose 1..3 dimensions stay within the router's 8 ports",
+	"dsm.Params.Nodes":            "a DSM machine has a node at every host of its network",
 }
 
 // Every parameter a block names in an error (param.Errorf, and {…}
