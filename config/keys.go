@@ -454,7 +454,7 @@ func faultsRule() rule {
 // (64x32x32 = 65536 passes); a topology may ask for fewer entries
 // (experiment.Check).
 func dimsRule(maxLen int, lo, hi int64) rule {
-	allowed := fmt.Sprintf("1..%d entries, each %d..%d, at most %d nodes; exactly 2 entries for ibmesh", maxLen, lo, hi, maxNodes)
+	allowed := fmt.Sprintf("1..%d entries, each %d..%d (1 too for a mesh under traffic.pattern dsm), at most %d nodes; exactly 2 entries for ibmesh", maxLen, lo, hi, maxNodes)
 	return rule{allowed: allowed, cross: true, check: func(c *Config, v reflect.Value) string {
 		n := v.Len()
 		if n < 1 || n > maxLen {
@@ -463,6 +463,9 @@ func dimsRule(maxLen int, lo, hi int64) rule {
 		prod := int64(1)
 		for i := 0; i < n; i++ {
 			x := v.Index(i).Int()
+			if x == 1 && c.Network.Topology == TopologyMesh && c.Traffic.Pattern == PatternDSM {
+				continue // a DSM machine's speedup baseline: one processor on a 1-node mesh
+			}
 			if x < lo || x > hi {
 				return fmt.Sprintf("entry %d is %d, out of range; allowed %s", i+1, x, allowed)
 			}

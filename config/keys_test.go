@@ -87,7 +87,7 @@ func TestKeysSpotValues(t *testing.T) {
 		"network.ports":        {"8", "2..256"},
 		"network.inputs":       {"8", "1..network.ports"},
 		"network.organization": {"oq-xp", "oq-xp | iq-fifo | voq"},
-		"network.dims":         {"[8,8]", "1..3 entries, each 2..1024, at most 1048576 nodes; exactly 2 entries for ibmesh"},
+		"network.dims":         {"[8,8]", "1..3 entries, each 2..1024 (1 too for a mesh under traffic.pattern dsm), at most 1048576 nodes; exactly 2 entries for ibmesh"},
 		"network.vls":          {"1", "1 | 2 | 4"},
 		"clock_mhz":            {"250", "(0, 10000]"},
 		"link.gbps":            {"10", "(0, 10000]"},

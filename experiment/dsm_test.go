@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hwcoll/hwcoll/config"
 	"github.com/hwcoll/hwcoll/experiment"
 )
 
@@ -65,4 +66,21 @@ func TestDSMRefusals(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, experiment.DSMDefaultProgram, r.Program)
 	require.True(t, *r.Verified)
+}
+
+// One processor on a 1-node mesh is the DSM speedup's baseline: every
+// line's home is the node itself, so no packet enters the network; a
+// 1-node dimension is refused elsewhere.
+func TestDSMOneNode(t *testing.T) {
+	cfg := configWith(t, "network.topology=mesh", "network.dims=1", "traffic.pattern=dsm", "dsm.problem_size=512")
+	r, err := experiment.Run(cfg, experiment.Options{})
+	require.NoError(t, err)
+	require.Empty(t, r.Error)
+	require.True(t, *r.Verified)
+	require.Zero(t, r.PacketsInjected)
+	require.Equal(t, 1, r.Nodes)
+	bad := config.Default()
+	require.NoError(t, bad.Set("network.topology=mesh"))
+	require.NoError(t, bad.Set("network.dims=1,4"))
+	require.ErrorContains(t, bad.Validate(), "network.dims: entry 1 is 1, out of range")
 }

@@ -127,8 +127,8 @@ func NewNet(dims []int, torus bool, escape Escape, vcs int) (*Net, error) {
 	n := &Net{N: len(dims), Torus: torus, Escape: escape, VCs: vcs}
 	s := 1
 	for d, k := range dims {
-		if k < 2 || k > 1<<16 {
-			return nil, fmt.Errorf("dimension %d has %d routers; allowed 2..65536", d, k)
+		if k < 1 || k < 2 && torus || k > 1<<16 {
+			return nil, fmt.Errorf("dimension %d has %d routers; allowed 2..65536 (1 on a mesh)", d, k)
 		}
 		n.K[d], n.stride[d] = k, s
 		s *= k
