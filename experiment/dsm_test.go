@@ -16,8 +16,8 @@ import (
 // checks. Another seed changes the keys and so the run.
 func TestDSMWorkersAgree(t *testing.T) {
 	for _, extra := range [][]string{
-		{"traffic.program=radix", "dsm.problem_size=512"},
-		{"traffic.program=barnes", "dsm.problem_size=64", "dsm.consistency=rc", "dsm.directory=limited-no-broadcast", "dsm.pointers=2"},
+		{"traffic.program=random", "dsm.problem_size=150"},
+		{"traffic.program=barnes", "dsm.problem_size=32", "dsm.consistency=rc", "dsm.directory=limited-no-broadcast", "dsm.pointers=2"},
 	} {
 		once := func(workers string, seed string) (experiment.Result, []byte) {
 			cfg := configWith(t, append([]string{"network.topology=mesh", "network.dims=3,3", "traffic.pattern=dsm",
