@@ -74,13 +74,7 @@ func dsmParams(cfg config.Config, nodes int, P uint64) (dsm.Params, error) {
 // RoutedDSM makes DSM runs on the networks of router blocks netlist says
 // how to build.
 func RoutedDSM(netlist func(config.Config) (RouterNetlist, error)) Maker[*DSMNet] {
-	return func(cfg config.Config, tm config.Timing) (*DSMNet, error) {
-		nl, err := netlist(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return routedDSM(cfg, tm, nl)
-	}
+	return onNetlist(netlist, routedDSM)
 }
 
 func routedDSM(cfg config.Config, tm config.Timing, nl RouterNetlist) (*DSMNet, error) {

@@ -56,13 +56,7 @@ type hosts interface {
 // nic.model msglayer, a message-layer endpoint) at every node running the
 // node's program.
 func RoutedProgram(netlist func(config.Config) (RouterNetlist, error)) Maker[*ProgramNet] {
-	return func(cfg config.Config, tm config.Timing) (*ProgramNet, error) {
-		nl, err := netlist(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return routedProgram(cfg, tm, nl)
-	}
+	return onNetlist(netlist, routedProgram)
 }
 
 func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*ProgramNet, error) {

@@ -211,12 +211,19 @@ func buildNet(cfg config.Config, tm config.Timing, nl RouterNetlist, opts ...fun
 // every node, the credit invariant and the deadlock watchdog checked, link
 // faults and packet capture available.
 func RoutedLoad(netlist func(config.Config) (RouterNetlist, error)) Maker[*RoutedNet] {
-	return func(cfg config.Config, tm config.Timing) (*RoutedNet, error) {
+	return onNetlist(netlist, routedLoad)
+}
+
+// onNetlist is the Maker of a kind of run on the networks of router
+// blocks netlist builds: run builds it on cfg's netlist.
+func onNetlist[N Network](netlist func(config.Config) (RouterNetlist, error), run func(config.Config, config.Timing, RouterNetlist) (N, error)) Maker[N] {
+	return func(cfg config.Config, tm config.Timing) (N, error) {
 		nl, err := netlist(cfg)
 		if err != nil {
-			return nil, err
+			var none N
+			return none, err
 		}
-		return routedLoad(cfg, tm, nl)
+		return run(cfg, tm, nl)
 	}
 }
 
