@@ -106,6 +106,31 @@ func element(t alu.Type, seed uint64, node, e int) uint64 {
 	return x
 }
 
+// treeBound says what binds a tree collective's bound_cycles
+// (tree.Collective.Bound): one packet's trip through the routers (up to
+// the root and back down to the deepest node for allreduce and barrier,
+// one way for reduce and broadcast), then the message's packets one after
+// another on the root's channel to node 1, at the link's rate or the
+// credit loop's (T + 2·link + router delay per router.vc_buffer_flits'
+// packets), whichever is slower.
+func treeBound(c *tree.Collective) string {
+	trip := "up to the root and back down to the deepest node"
+	switch c.Kind {
+	case tree.Reduce:
+		trip = "up to the root"
+	case tree.Broadcast:
+		trip = "from the root down to the deepest node"
+	}
+	if c.Kind == tree.Barrier || c.Elems <= tree.PayloadWords && c.Spec.Passes() == 1 && c.Packets() == 1 {
+		return "one packet " + trip
+	}
+	b := "one packet " + trip + ", then the message's packets one after another on the root's channel (link time or credit loop)"
+	if c.Spec.Passes() > 1 {
+		b += "; pass two's packets after pass one's results"
+	}
+	return b
+}
+
 func (n *TreeNet) Simulator() *rtl.Sim { return n.Sim }
 
 // Trace records the selected signals of the run into w (a VCD stream).
@@ -141,6 +166,10 @@ func (n *TreeNet) Run() Result {
 	if r.Drained {
 		r.CompletionCycles = n.Coll.Completion()
 		r.CompletionNS = n.Timing.NS(float64(r.CompletionCycles))
+	}
+	r.BoundCycles, r.Bound = n.Coll.Bound(), treeBound(n.Coll)
+	if r.CompletionCycles > 0 {
+		r.BoundRatio = float64(r.CompletionCycles) / float64(r.BoundCycles)
 	}
 	r.kernel(n.Sim, wall, n.Net.Hops())
 	err := n.Coll.Err()
