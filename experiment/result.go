@@ -50,7 +50,7 @@ type Result struct {
 	MeasuredRecv  uint64  `json:"measured_copies_delivered"`
 	KernelEvals   uint64  `json:"kernel_evals"`
 	SkippedCycles uint64  `json:"skipped_cycles"`
-	Workers       int     `json:"workers,omitempty"` // run.workers: 0's choice (omitted when given): goroutines, cycles parallel while measured faster
+	Workers       int     `json:"workers,omitempty"` // goroutines run.workers: 0 split the network over, cycles parallel while measured faster (omitted: one, or run.workers given)
 	FlitHopsPerS  float64 `json:"packet_hops_per_second"`
 	Note          string  `json:"note,omitempty"` // what the run does not model (fattree: no NIC)
 

@@ -106,8 +106,8 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 		opt.Started(sim)
 	}
 	r := n.Run()
-	if cfg.Run.Workers == 0 {
-		r.Workers = sim.Workers() // the choice of run.workers: 0
+	if w := sim.Workers(); cfg.Run.Workers == 0 && w > 1 {
+		r.Workers = w // run.workers: 0 split the network
 	}
 	if l, ok := n.(LinkStater); ok {
 		r.setLinkStats(l.LinkStats())

@@ -50,8 +50,8 @@ func TestDefaultWorkersAgreeWithOne(t *testing.T) {
 	}
 	once := func(w string) Result {
 		cfg := config.Default()
-		for _, kv := range []string{"network.topology=fattree", "network.ports=8", "network.nodes=256", "traffic.load=0.6",
-			"run.warmup_cycles=500", "run.measure_cycles=3000", "run.workers=" + w} {
+		for _, kv := range []string{"network.topology=fattree", "network.ports=8", "network.nodes=1024", "traffic.load=0.6",
+			"run.warmup_cycles=300", "run.measure_cycles=1500", "run.workers=" + w} {
 			require.NoError(t, cfg.Set(kv))
 		}
 		r, err := Run(cfg, Options{})
@@ -92,7 +92,7 @@ func BenchmarkDefaultWorkers(b *testing.B) {
 	for _, c := range []struct {
 		k      int
 		cycles int64
-	}{{8, 10_000}, {16, 2_000}} {
+	}{{8, 50_000}, {16, 10_000}} {
 		nets = append(nets, net{fmt.Sprintf("torus-%d", c.k*c.k*c.k),
 			[]string{"network.topology=torus", fmt.Sprintf("network.dims=%dx%dx%d", c.k, c.k, c.k), "router.routing=bgl",
 				"packet.bytes=256", "packet.flit_bytes=32", "traffic.load=0.1"}, c.cycles})

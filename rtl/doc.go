@@ -38,5 +38,9 @@
 // are kept in one partition (Module.Together) and wake each other with
 // Module.WakeAt; registers and lines keep what the hot path needs (owner,
 // traced flag, the line itself) inline rather than behind the signal
-// record.
+// record. A parallel Sim whose partitions exchange values only by lines of
+// 2 cycles or more (Sim.Lookahead) pays one barrier a cycle, not two: a
+// value for another partition waits in the sender's slot until the
+// receiving partition puts it on the line at the start of the next cycle.
+// SetMeasured runs cycles in parallel only while timed to be faster.
 package rtl
