@@ -10,17 +10,17 @@ import (
 // parallelComponents is where run.workers: 0 splits the network over the
 // cores. The split is made at Build, before a cycle has run, so it goes by
 // the size; whether the cycles then run in parallel is measured
-// (rtl Sim.SetMeasured). A split network run on one goroutine costs a
-// few per cent more than one never split (the partitions' lists, a line
-// across partitions waiting a cycle in its sender's slot), and below
-// ~8,000 components parallel cycles gained no more than that on 2 cores
-// (docs/performance.md, "The default measures": the 256-node 8-port
-// fat-tree, 4,864 components, ran 0.85–0.95× one worker's speed split
-// and measured, on a machine shared with other jobs), so it is one
-// worker there; the 1,024-node fat-tree (23,552) and the 16×16×16 torus
-// (12,288) are split, and ran up to 2–3× one worker's speed while the
-// second core was free.
-const parallelComponents = 8192
+// (rtl Sim.SetMeasured). Below it even a loaded network has too few
+// components awake in a cycle for parallel cycles to pay (the 64-node
+// 8-port fat-tree, 896 components, ran ~10 % slower on two goroutines at
+// load 0.5). Above it a split network whose cycles the meter keeps on one
+// goroutine (the second core busy with other processes) costs a few per
+// cent more than one never split (the partitions' lists, a line across
+// partitions waiting a cycle in its sender's slot); with the core free,
+// the 256-node fat-tree ran 1.5× one worker's speed, the 1,024- and
+// 4,096-node ones and the 16×16×16 torus 1.9–2.3× (docs/performance.md,
+// "The default measures").
+const parallelComponents = 1024
 
 // workers is how many goroutines evaluate sim: run.workers, or for 0 the
 // cores the run may take (GOMAXPROCS, or Run.Cores when the caller runs

@@ -50,8 +50,8 @@ func TestDefaultWorkersAgreeWithOne(t *testing.T) {
 	}
 	once := func(w string) Result {
 		cfg := config.Default()
-		for _, kv := range []string{"network.topology=fattree", "network.ports=8", "network.nodes=1024", "traffic.load=0.6",
-			"run.warmup_cycles=300", "run.measure_cycles=1500", "run.workers=" + w} {
+		for _, kv := range []string{"network.topology=fattree", "network.ports=8", "network.nodes=256", "traffic.load=0.6",
+			"run.warmup_cycles=500", "run.measure_cycles=3000", "run.workers=" + w} {
 			require.NoError(t, cfg.Set(kv))
 		}
 		r, err := Run(cfg, Options{})
