@@ -120,7 +120,7 @@ var table = []spec{
 	{key: "run.warmup_cycles", doc: "cycles simulated before the measurement window", rule: intIn(0, maxCycles)},
 	{key: "run.measure_cycles", doc: "length of the measurement window in cycles", rule: intIn(1, maxCycles)},
 	{key: "run.max_cycles", doc: "limit on simulated cycles, drain included", rule: maxCyclesRule()},
-	{key: "run.workers", doc: "goroutines evaluating one run (the kernel's parallel evaluation; results and VCD are identical for any value): 0 = auto, GOMAXPROCS for networks of at least 1024 components (a 256-node 8-port fat-tree, an 8x8x8 torus), else 1; the points of a sweep running at once share the cores", rule: intIn(0, 256)},
+	{key: "run.workers", doc: "goroutines evaluating one run (the kernel's parallel evaluation; results and VCD are identical for any value): 0 = auto: networks of at least 1024 components (a 256-node 8-port fat-tree, an 8x8x8 torus) are split for GOMAXPROCS goroutines and run in parallel only while measured stretches of cycles show it cheaper than serial (the JSON's workers says when the split was used), else 1; the points of a sweep running at once share the cores", rule: intIn(0, 256)},
 	{key: "run.watchdog_cycles", doc: "deadlock watchdog (torus, mesh, min, irregular): a run with flits in the network and none moved for this many cycles stops, prints the wait-for cycle and exits with status 3; 0 = off", rule: intIn(0, maxCycles)},
 	{key: "run.memory_limit", doc: "MiB a run may take: a network whose estimated state is larger is refused before it is built (0 = the memory the machine has available, MemAvailable)", rule: intIn(0, 1<<30)},
 
