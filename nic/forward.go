@@ -269,17 +269,7 @@ func (s *Sender) sendStreamPacket(now uint64, c int) {
 		Msg: st.f.Msg, Seq: uint16(seq), Bytes: s.Shape.Bytes(seq), Cycles: s.Shape.Cycles(seq),
 		Born: born, Sent: now, Measured: true,
 	}
-	if s.Header != nil {
-		s.Header(&pk)
-	}
-	s.Tx.Send(now, pk, 1)
-	s.pkts++
-	s.Injected++
-	s.InjectedCycles += uint64(pk.Cycles)
-	if s.Win.In(now) {
-		s.InjectedInWindow++
-		s.InjectedCyclesIn += uint64(pk.Cycles)
-	}
+	s.inject(now, pk)
 	fw.free = now + s.PacketOverhead
 	st.sent++
 	if st.sent == st.total {

@@ -395,17 +395,7 @@ func (s *Sender) sendMessagePacket(now uint64) {
 		Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
 		Born: m.born, Sent: now, Measured: m.measured,
 	}
-	if s.Header != nil {
-		s.Header(&pk)
-	}
-	s.Tx.Send(now, pk, 1)
-	s.pkts++
-	s.Injected++
-	s.InjectedCycles += uint64(pk.Cycles)
-	if s.Win.In(now) {
-		s.InjectedInWindow++
-		s.InjectedCyclesIn += uint64(pk.Cycles)
-	}
+	s.inject(now, pk)
 	s.seq++
 	s.ready = now + s.PacketOverhead
 	if s.seq == s.Shape.Packets {
@@ -809,4 +799,21 @@ func (r *Receiver) arrived(p *packet.Packet, slot int32) {
 		}
 	}
 	r.re.release(slot)
+}
+
+// inject puts pk on the link now, its header completed, and counts it: the
+// one way a packet leaves the sender (its own messages, and packets it
+// forwards along a deposit line).
+func (s *Sender) inject(now uint64, pk packet.Packet) {
+	if s.Header != nil {
+		s.Header(&pk)
+	}
+	s.Tx.Send(now, pk, 1)
+	s.pkts++
+	s.Injected++
+	s.InjectedCycles += uint64(pk.Cycles)
+	if s.Win.In(now) {
+		s.InjectedInWindow++
+		s.InjectedCyclesIn += uint64(pk.Cycles)
+	}
 }
