@@ -170,14 +170,18 @@ func workLimit(cfg config.Config, p *program.Program, sh nic.Shape, os, or uint6
 	ser := sh.LinkCycles()
 	var w uint64
 	for node := 0; node < p.Nodes; node++ {
-		for _, op := range p.Ops(node) {
-			switch op.Kind {
+		for pc, end := 0, p.Len(node); pc < end; pc++ {
+			switch p.Kind(node, pc) { // the kind alone: a generated send's destination costs more
 			case program.Send, program.Deposit:
 				w += os + ser
-			case program.Forward:
-				w += os + uint64(len(p.Table(node, op)))*ser
+				continue
 			case program.Recv:
 				w += or + ser
+				continue
+			}
+			switch op := p.Op(node, pc); op.Kind {
+			case program.Forward:
+				w += os + uint64(len(p.Table(node, op)))*ser
 			case program.RecvAll:
 				w += uint64(op.Peer) * (or + ser)
 			case program.Compute:

@@ -151,8 +151,8 @@ func (n *ProgramNet) layerResult(r *Result, lat *stats.Latency) (uint64, error) 
 	sh := &n.MsgParams.Shape
 	var hops uint64
 	for src := 0; src < n.Prog.Nodes; src++ {
-		for _, op := range n.Prog.Ops(src) {
-			if op.Kind == program.Send {
+		for pc, end := 0, n.Prog.Len(src); pc < end; pc++ {
+			if op := n.Prog.Op(src, pc); op.Kind == program.Send {
 				hops += uint64(sh.Packets(uint32(n.Cfg.Traffic.MessageBytes))) * uint64(n.Net.Hops(src, int(op.Peer))+1)
 			}
 		}

@@ -55,8 +55,9 @@ func NewEndpointRunner(p *Program, bytes uint32, proto msglayer.Protocol, sh msg
 	if proto == msglayer.Single && sh.Packets(bytes) > 1 {
 		return nil, fmt.Errorf("the single-packet protocol for messages of %d bytes, %d packets of %d bytes; allowed: messages of at most one packet", bytes, sh.Packets(bytes), sh.PacketBytes)
 	}
-	for node, ops := range p.ops {
-		for _, op := range ops {
+	for node := 0; node < p.Nodes; node++ {
+		for pc, end := 0, p.Len(node); pc < end; pc++ {
+			op := p.Op(node, pc)
 			switch {
 			case op.Kind == Deposit || op.Kind == Forward:
 				return nil, fmt.Errorf("program %s: node %d deposits along a torus line; the message layer sends unicast messages only", p.Name, node)

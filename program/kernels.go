@@ -47,12 +47,15 @@ type Options struct {
 //     (one message) to its right neighbour and receives one from its left
 //     (reduce-scatter, then allgather).
 //   - alltoall: every node sends one message to every other, to node+k
-//     for k = 1, 2, …, then receives from node−k in the same order.
+//     for k = 1, 2, …, then receives from node−k in the same order
+//     (generated, not stored: generated.go).
 //   - broadcast: node 0's message to every node along a binomial tree of
 //     point-to-point messages (Rank.Bcast): the software broadcast.
 //   - alltoall-random: alltoall with every node's destinations in an
 //     order of its own drawn with the seed (the usual cure for the hot
-//     links of the in-order schedule); receives as alltoall's.
+//     links of the in-order schedule): a Feistel permutation keyed by
+//     the seed and the node, computed send by send (generated.go);
+//     receives as alltoall's.
 //   - barrier: a dissemination barrier (Rank.Barrier), ceil(log2 N)
 //     rounds of one message.
 //   - allreduce: recursive doubling on a power of two nodes (log2 N
@@ -92,15 +95,7 @@ func New(name string, nodes int, o Options) (*Program, error) {
 		lines := colourPlan(o.Net, 0, 0)
 		return BuildOn(name, nodes, o.Net, func(r *Rank) { lineAllgather(r, lines) })
 	case "alltoall-random":
-		return Build(name, nodes, func(r *Rank) {
-			rnd := rand.New(rand.NewPCG(o.Seed, uint64(r.ID)<<8|0x61))
-			for _, k := range rnd.Perm(r.N - 1) {
-				r.send((r.ID+k+1)%r.N, 0)
-			}
-			for k := 1; k < r.N; k++ {
-				r.recv((r.ID-k+r.N)%r.N, 0)
-			}
-		})
+		return generate(name, nodes, newAlltoall(nodes, true, o.Seed))
 	case "barrier":
 		return Build(name, nodes, func(r *Rank) { r.Barrier() })
 	case "allreduce":
@@ -147,14 +142,7 @@ func New(name string, nodes int, o Options) (*Program, error) {
 			}
 		})
 	case "alltoall":
-		return Build(name, nodes, func(r *Rank) {
-			for k := 1; k < r.N; k++ {
-				r.Send((r.ID+k)%r.N, 0)
-			}
-			for k := 1; k < r.N; k++ {
-				r.Recv((r.ID-k+r.N)%r.N, 0)
-			}
-		})
+		return generate(name, nodes, newAlltoall(nodes, false, 0))
 	}
 	return nil, fmt.Errorf("%q is not a program; allowed: %s", name, strings.Join(Kernels, " | "))
 }

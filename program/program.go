@@ -77,11 +77,15 @@ const (
 	collTag // the line collectives' (lines.go)
 )
 
-// Program is every node's list of operations.
+// Program is every node's operations: a list per node (Build), or a
+// generator that computes operation pc of node n when asked (the
+// collectives of every node to every other: alltoall's N(N−1) sends are
+// 67 M operations on 8,192 nodes, too many to hold; generated.go).
 type Program struct {
 	Name  string
 	Nodes int
-	ops   [][]Op
+	ops   [][]Op       // nil when gen computes them
+	gen   generator    // nil: ops
 	net   *routing.Net // Deposit's network (BuildOn)
 	// tables are the Forward ops' tables, per node (lines.go); relays
 	// the messages each node passes on, sorted (Relays).
@@ -114,14 +118,50 @@ func (p *Program) line(src int, op Op) routing.Port {
 	return routing.Local
 }
 
-// Ops is node's operations.
-func (p *Program) Ops(node int) []Op { return p.ops[node] }
+// Len is the number of node's operations.
+func (p *Program) Len(node int) int {
+	if p.gen != nil {
+		return p.gen.count(node)
+	}
+	return len(p.ops[node])
+}
+
+// Op is node's operation pc (0 ≤ pc < Len(node)).
+func (p *Program) Op(node, pc int) Op {
+	if p.gen != nil {
+		return p.gen.op(node, pc)
+	}
+	return p.ops[node][pc]
+}
+
+// Kind is the kind of node's operation pc (Op(node, pc).Kind, without
+// the rest of a generated operation).
+func (p *Program) Kind(node, pc int) Kind {
+	if p.gen != nil {
+		return p.gen.kind(node, pc)
+	}
+	return p.ops[node][pc].Kind
+}
+
+// Ops is node's operations, as a list (a generated program's are made
+// for the call: Len and Op walk them without one).
+func (p *Program) Ops(node int) []Op {
+	if p.gen == nil {
+		return p.ops[node]
+	}
+	out := make([]Op, p.Len(node))
+	for pc := range out {
+		out[pc] = p.Op(node, pc)
+	}
+	return out
+}
 
 // Messages is the number of messages the program sends.
 func (p *Program) Messages() int {
 	n := 0
-	for node, ops := range p.ops {
-		for _, op := range ops {
+	for node := 0; node < p.Nodes; node++ {
+		for pc, end := 0, p.Len(node); pc < end; pc++ {
+			op := p.Op(node, pc)
 			switch op.Kind {
 			case Send, Deposit:
 				n++
@@ -293,6 +333,9 @@ func BuildOn(name string, nodes int, net *routing.Net, body func(r *Rank)) (*Pro
 // check matches sends with receives: per (source, destination, tag) as
 // many of each.
 func (p *Program) check() error {
+	if p.gen != nil {
+		return p.gen.check(p)
+	}
 	type key struct{ src, dst, tag int32 }
 	count := map[key]int{}
 	all := map[[2]int32]int{} // RecvAll: (destination, tag)

@@ -38,8 +38,8 @@ func executeOn(p *Program, line func(n int, op Op) []int) (bool, []map[[2]int32]
 		progress = false
 		for n := 0; n < p.Nodes; n++ {
 		ops:
-			for pc[n] < len(p.ops[n]) {
-				op := p.ops[n][pc[n]]
+			for pc[n] < p.Len(n) {
+				op := p.Op(n, pc[n])
 				switch op.Kind {
 				case Recv:
 					i := -1
@@ -94,7 +94,7 @@ func executeOn(p *Program, line func(n int, op Op) []int) (bool, []map[[2]int32]
 		}
 	}
 	for n := range pc {
-		if pc[n] < len(p.ops[n]) {
+		if pc[n] < p.Len(n) {
 			return false, got, clock
 		}
 	}

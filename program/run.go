@@ -46,7 +46,7 @@ func (c *core) Blocked(most int) []string {
 		if h.done || len(out) == most {
 			continue
 		}
-		op := c.P.ops[i][h.pc]
+		op := c.P.Op(i, h.pc)
 		if op.Kind == RecvAll {
 			got := 0
 			if h.counts != nil {
@@ -117,7 +117,7 @@ func (h *host) deliver(src, tag int32, at uint64) {
 		h.counts[i].n++
 		h.counts[i].at = max(h.counts[i].at, at)
 		if h.waiting {
-			if op := h.c.P.ops[h.node][h.pc]; op.Kind == RecvAll && op.Tag == tag && h.counts[i].n >= int(op.Peer) {
+			if op := h.c.P.Op(h.node, h.pc); op.Kind == RecvAll && op.Tag == tag && h.counts[i].n >= int(op.Peer) {
 				h.waiting = false
 				h.run(at)
 			}
@@ -126,7 +126,7 @@ func (h *host) deliver(src, tag int32, at uint64) {
 	}
 	h.mail = append(h.mail, mail{src: src, tag: tag, at: at})
 	if h.waiting {
-		if op := h.c.P.ops[h.node][h.pc]; op.Peer == src && op.Tag == tag {
+		if op := h.c.P.Op(h.node, h.pc); op.Peer == src && op.Tag == tag {
 			h.waiting = false
 			h.run(at)
 		}
@@ -136,9 +136,9 @@ func (h *host) deliver(src, tag int32, at uint64) {
 // run executes operations from cycle t until one takes time or a Recv
 // finds nothing to take.
 func (h *host) run(t uint64) {
-	ops := h.c.P.ops[h.node]
-	for h.pc < len(ops) {
-		op := ops[h.pc]
+	p := h.c.P
+	for end := p.Len(h.node); h.pc < end; {
+		op := p.Op(h.node, h.pc)
 		switch op.Kind {
 		case Compute:
 			h.pc++
@@ -233,7 +233,7 @@ func (r *Runner) Attach(node int, tx *nic.Sender, rx *nic.Receiver) {
 
 // deliver hands a completed message to the host.
 func (n *nicPort) deliver(_ nic.Port, c nic.Completion) {
-	tag := n.h.c.P.ops[c.Src][c.Msg].Tag // Msg is the send's operation index at its source
+	tag := n.h.c.P.Op(int(c.Src), int(c.Msg)).Tag // Msg is the send's operation index at its source
 	n.h.deliver(int32(c.Src), tag, c.At)
 }
 
