@@ -21,6 +21,9 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	pr := ref.rec(r.pk)
 	op := &r.outP()[q]
+	if r.node0&nodeLanes != 0 { // port 0's lanes are inputs and outputs of their own
+		ip, op = r.inRec(id), r.outRec(q, v.ovc)
+	}
 	ov := r.outVCAt(int(r.base[q]) + int(v.ovc))
 	if r.retry>>uint(q)&1 != 0 && v.sent == 0 && !r.links.tx[q].open(v.ovc) {
 		return false // the resend buffer is full, or resends go first: an acknowledgement wakes us
@@ -73,7 +76,8 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		pk := pr.p
 		pk.Hops++
 		pk.Cycles = uint32(op.busyTo - now)
-		r.Eject.SendRef(now, &pk, 1<<v.ovc) // its class's ejection credit (taken at allocation, choose)
+		s, c := r.ejectAt(int(v.ovc))
+		s.SendRef(now, &pk, 1<<c) // its class's ejection credit (taken at allocation, choose)
 		r.hops++
 	case q != 0:
 		m := Flits{At: s + op.Data.Latency(), N: n, VC: v.ovc, Head: first}
@@ -176,6 +180,9 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		// packet it strands (Err), which then waits where it is.
 		r.rareRec().unrouted = &unrouted{at: now, in: q, p: pr.p}
 	}
+	if r.node0&nodeLanes != 0 {
+		ch = r.laneLocal(ch, &pr.p) // a deposit-bit packet's copy: any lane
+	}
 	if replicated(pr.p.Op) {
 		v.watch = ^uint8(0)
 		r.multicast(now, q, w, v, pr, ch)
@@ -213,8 +220,8 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 	for m := uint64(ch); m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
 		o, u := i/routing.MaxVCs, i%routing.MaxVCs
-		if o == 0 && r.node0&nodeClasses == 0 {
-			u, i = 0, 0 // the node's one VC, once for each VC ch names there (with classes ch names its class's)
+		if o == 0 && r.node0&nodeVCs == 0 {
+			u, i = 0, 0 // the node's one VC, once for each VC ch names there (with classes or lanes ch names its class's)
 		}
 		ov := r.outVCAt(int(r.base[o]) + u)
 		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 || o == 0 && !v.drop && r.ejectFull(u) {
@@ -227,7 +234,7 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 		score := ov.credits
 		switch {
 		case o == 0:
-			score = ^uint32(0) // the node's sink takes it (its VC has no credits promised; with bounded ejection, it has a credit)
+			score = ^uint32(0) - uint32(u) // the node's sink takes it (its VC has no credits promised; with bounded ejection, it has a credit); with lanes the lowest free one
 		case ov.npend == 0 && score >= nd.most+uint32(ov.pad):
 		default:
 			ok := false
@@ -355,6 +362,10 @@ func (r *Router) allocateSwitch(now uint64) {
 	}
 	for ; asked != 0; asked &= asked - 1 {
 		q := bits.TrailingZeros(asked)
+		if q == 0 && r.node0&nodeLanes != 0 {
+			r.grantLanes(now, req[0]) // each lane an output of its own
+			continue
+		}
 		if r.outP()[q].busyTo <= now {
 			rq := req[q&(maxPorts-1)]
 			if r.prio && r.grantHigh(now, q, rq) {
@@ -381,7 +392,7 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 	if rq&(rq-1) == 0 { // one VC asks: the round robin's outcome without its scan
 		id := int32(bits.TrailingZeros64(rq))
 		p, w := portOf(id), vcIn(id)
-		if ip := &r.inP()[p]; ip.busyTo <= now && r.run(now, now, q, id, false) {
+		if ip := r.inRec(id); ip.busyTo <= now && r.run(now, now, q, id, false) {
 			op.rr, r.rrIn[p] = uint8(next(p, np)), uint8(next(w, len(ip.vcs)))
 			return true
 		}
@@ -397,13 +408,17 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 		for ; pm != 0; pm &= pm - 1 {
 			p := bits.TrailingZeros(pm)
 			ip := &r.inP()[p]
-			if ip.busyTo > now {
+			lanes := p == 0 && r.node0&nodeLanes != 0 // each lane a crossbar input
+			if ip.busyTo > now && !lanes {
 				continue
 			}
 			nv := len(ip.vcs)
 			for _, vm := range rotate(uint(rq>>uint(p*routing.MaxVCs))&0xff, int(r.rrIn[p])) {
 				for ; vm != 0; vm &= vm - 1 {
 					w := bits.TrailingZeros(vm)
+					if lanes && r.inRec(vcID(p, w)).busyTo > now {
+						continue
+					}
 					if r.run(now, now, q, vcID(p, w), false) {
 						op.rr, r.rrIn[p] = uint8(next(p, np)), uint8(next(w, nv))
 						return true
@@ -437,7 +452,7 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 	if v.dep == v.ann {
 		return never // its next flit is not announced: a message wakes us
 	}
-	op := &r.outP()[v.out]
+	op := r.outRec(int(v.out), v.ovc)
 	if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
 		return never // an acknowledgement or the time-out wakes us
 	}
@@ -490,10 +505,10 @@ func (r *Router) sleep(now uint64) {
 			if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
 				ackWake |= 1 << v.out // its head waits for room in the resend buffer
 			}
-			if op := &r.outP()[v.out]; op.from == id && op.busyTo > now {
+			if op := r.outRec(int(v.out), v.ovc); op.from == id && op.busyTo > now {
 				wake = min(wake, op.busyTo)
 			} else {
-				wake = min(wake, max(r.waitOf(now, &r.inP()[portOf(id)], v), now+1))
+				wake = min(wake, max(r.waitOf(now, r.inRec(id), v), now+1))
 			}
 		}
 	}
@@ -519,6 +534,9 @@ func (r *Router) sleep(now uint64) {
 	if r.probes && r.Eject != nil {
 		if at, ok := r.Eject.WakeAt(now, false); ok { // its valid falls after the tail
 			wake = min(wake, at)
+		}
+		if r.node0&nodeLanes != 0 {
+			wake = min(wake, r.laneWake(now))
 		}
 	}
 	if r.traced && (busy || r.moved >= now || r.holdsFlits(now)) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/ring"
+	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 )
@@ -26,8 +27,17 @@ type classes struct {
 	// its injection FIFO: credits to return (Router.due without
 	// classes). The credit line takes one token a cycle, so the classes
 	// take turns (next) when several are due at once.
-	due  [routing.MaxVCs]ring.Ring[uint64]
-	next uint8
+	due [routing.MaxVCs]ring.Ring[uint64]
+	// next is, per lane, the class whose credits go first when several
+	// are due at once.
+	next [routing.MaxVCs]uint8
+	// The node port's lanes (Params.Lanes > 1; lanes.go): their number,
+	// per class its ejection VCs on every lane, and the lanes' links
+	// (lane 0's are Router.Inject and Router.Eject).
+	lanes int
+	local [routing.MaxVCs]uint8
+	inj   []*link.Receiver
+	ej    []*link.Sender
 }
 
 // initClasses sets up the classes of r's parameters (Classes > 1, VCs a
@@ -37,7 +47,7 @@ type classes struct {
 // and the bubble mask replicated in every class.
 func (r *Router) initClasses() {
 	p := &r.p
-	cl := &classes{n: p.Classes, k: p.VCs / p.Classes}
+	cl := &classes{n: p.Classes, k: p.VCs / p.Classes, lanes: 1}
 	cl.net = *ClassNet(p.Net, cl.k)
 	one := uint64(1)<<uint(cl.k) - 1
 	for q := 1; q < routing.MaxPorts; q++ {
@@ -70,22 +80,38 @@ func (cl *classes) replicate(m uint8) uint8 {
 }
 
 // injectVC is the injection FIFO (input VC id on port 0) of a packet
-// from the node: its class's.
-func (r *Router) injectVC(pk *packet.Packet) int32 {
-	c := int(pk.VL)
-	if c >= r.cls.n {
-		panic(fmt.Sprintf("router: %s: packet %d of class (VL) %d from the node; the router has %d message classes (router.Params.Classes)", r.Path(), pk.ID, c, r.cls.n))
+// from the node on lane l: its class's on that lane (lane l's class c
+// is VC l·classes + c).
+func (r *Router) injectVC(pk *packet.Packet, l int) int32 {
+	c := 0
+	if r.node0&nodeClasses != 0 {
+		c = int(pk.VL)
+		if c >= r.cls.n {
+			panic(fmt.Sprintf("router: %s: packet %d of class (VL) %d from the node; the router has %d message classes (router.Params.Classes)", r.Path(), pk.ID, c, r.cls.n))
+		}
 	}
-	return vcID(0, c)
+	return vcID(0, l*r.cls.n+c)
 }
 
-// localVCs is the ejection VC of packet p, as the routing choices name
-// it: VC 0, or with classes its class's.
+// localVCs is the ejection VCs of packet p, as the routing choices name
+// them: VC 0, with classes its class's, with lanes its class's on every
+// lane (any free one takes it).
 func (r *Router) localVCs(p *packet.Packet) uint8 {
-	if r.node0&nodeClasses != 0 {
+	switch {
+	case r.node0&nodeLanes != 0:
+		return r.cls.local[r.classOf(p)]
+	case r.node0&nodeClasses != 0:
 		return 1 << (p.VL & (routing.MaxVCs - 1))
 	}
 	return 1
+}
+
+// classOf is p's message class (0 without classes).
+func (r *Router) classOf(p *packet.Packet) int {
+	if r.node0&nodeClasses != 0 {
+		return int(p.VL & (routing.MaxVCs - 1))
+	}
+	return 0
 }
 
 // route is routing function f for a router with classes: the request's
@@ -115,29 +141,35 @@ func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
 	if p.Dst == r.node {
 		return routing.Choices(0).Add(routing.Local, r.localVCs(p))
 	}
-	return r.route(r.net, request(r.Node, q, w, p))
+	return r.laneLocal(r.route(r.net, request(r.Node, q, w, p)), p)
 }
 
 // returnClassCredits gives the node a credit token for one class's
 // injected packets whose tails have left its FIFO: one token a cycle on
-// the credit line, the classes in turn.
+// each lane's credit line, the classes in turn.
 func (r *Router) returnClassCredits(now uint64) {
 	cl := r.cls
-	if r.Inject == nil || r.Inject.Credit.Busy() {
-		return // a switch with no node (a MIN's inner stages) has no FIFOs to credit
-	}
-	for i := 0; i < cl.n; i++ {
-		c := (int(cl.next) + i) % cl.n
-		d := &cl.due[c]
-		n := 0
-		for d.Len() > 0 && *d.Peek() <= now {
-			d.Pop()
-			n++
+	for l := 0; l < cl.lanes; l++ {
+		rx := r.injectLane(l)
+		if rx == nil || rx.Credit.Busy() {
+			if cl.lanes == 1 {
+				return // a switch with no node (a MIN's inner stages) has no FIFOs to credit
+			}
+			continue // the next cycle (dueWake)
 		}
-		if n > 0 {
-			r.Inject.ReturnCredit(credit.Token{XP: uint16(c), N: uint16(n)})
-			cl.next = uint8((c + 1) % cl.n)
-			break
+		for i := 0; i < cl.n; i++ {
+			c := (int(cl.next[l]) + i) % cl.n
+			d := &cl.due[l*cl.n+c]
+			n := 0
+			for d.Len() > 0 && *d.Peek() <= now {
+				d.Pop()
+				n++
+			}
+			if n > 0 {
+				rx.ReturnCredit(credit.Token{XP: uint16(c), N: uint16(n)})
+				cl.next[l] = uint8((c + 1) % cl.n)
+				break
+			}
 		}
 	}
 	if wake := cl.dueWake(now); wake != never {
@@ -148,7 +180,7 @@ func (r *Router) returnClassCredits(now uint64) {
 // dueWake is the earliest cycle an injection credit is due back.
 func (cl *classes) dueWake(now uint64) uint64 {
 	wake := uint64(never)
-	for c := 0; c < cl.n; c++ {
+	for c := 0; c < cl.n*cl.lanes; c++ {
 		if d := &cl.due[c]; d.Len() > 0 {
 			wake = min(wake, max(*d.Peek(), now+1))
 		}
@@ -157,33 +189,38 @@ func (cl *classes) dueWake(now uint64) uint64 {
 }
 
 // ejectFull reports whether, under bounded ejection, the node's receive
-// side has no room for a packet of class (ejection VC) u: no credit of
-// its class. The ejection link's credits always wake the router then
+// side has no room for a packet of ejection VC u: no credit of its class
+// on its lane. The ejection link's credits always wake the router then
 // (bindReady), so a head that waits for one is retried when it comes.
 func (r *Router) ejectFull(u int) bool {
-	return r.node0&nodeBounded != 0 && r.Eject.Credits.Avail(u) == 0
+	if r.node0&nodeBounded == 0 {
+		return false
+	}
+	s, c := r.ejectAt(u)
+	return s.Credits.Avail(c) == 0
 }
 
-// fifo is the injection FIFO of packet pk from the node: v0, or with
-// classes its class's.
+// fifo is the injection FIFO of packet pk from the node on lane 0: v0, or
+// with classes or lanes its class's.
 func (r *Router) fifo(pk *packet.Packet, v0 *inVC) *inVC {
-	if r.node0&nodeClasses != 0 {
-		return r.inVC(r.injectVC(pk))
+	if r.node0&nodeVCs != 0 {
+		return r.inVC(r.injectVC(pk, 0))
 	}
 	return v0
 }
 
 // fifoID is fifo's VC id.
 func (r *Router) fifoID(pk *packet.Packet) int32 {
-	if r.node0&nodeClasses != 0 {
-		return r.injectVC(pk)
+	if r.node0&nodeVCs != 0 {
+		return r.injectVC(pk, 0)
 	}
 	return 0
 }
 
-// dueOf is the injection credits due of FIFO w (a class's, or the one).
+// dueOf is the injection credits due of FIFO w (a class's or a lane's,
+// or the one).
 func (r *Router) dueOf(w int) *ring.Ring[uint64] {
-	if r.node0&nodeClasses != 0 {
+	if r.node0&nodeVCs != 0 {
 		return &r.cls.due[w]
 	}
 	return &r.due

@@ -25,7 +25,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		panic("router: a multicast packet in a " + r.p.Switching.String() + " router; multicast needs vct")
 	}
 	P := uint64(r.P)
-	ip := &r.inP()[q]
+	ip := r.inRec(vcID(q, w)) // with lanes an injection FIFO's lane
 	F := uint32(pr.end - v.dep)
 	retry := uint64(never)
 	ok := ip.busyTo <= now
@@ -44,7 +44,8 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	for m := ports; m != 0; m &= m - 1 {
 		o := bits.TrailingZeros8(m)
 		op := &r.outP()[o]
-		if op.busyTo > now {
+		lanes := o == 0 && r.node0&nodeLanes != 0 // each lane a link of its own: busy checked per VC
+		if op.busyTo > now && !lanes {
 			ok, retry = false, min(retry, op.busyTo)
 			continue
 		}
@@ -52,8 +53,14 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		best := uint32(0)
 		for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
 			u := bits.TrailingZeros8(vcs)
-			if o == 0 && r.node0&nodeClasses == 0 {
-				u = 0 // the node's one VC (with classes ch names its class's)
+			if o == 0 && r.node0&nodeVCs == 0 {
+				u = 0 // the node's one VC (with classes or lanes ch names its class's)
+			}
+			if lanes {
+				if b := r.outRec(0, uint8(u)).busyTo; b > now {
+					retry = min(retry, b)
+					continue
+				}
 			}
 			ov := &op.vcs[u]
 			if ov.owner >= 0 || o == 0 && r.ejectFull(u) {
@@ -134,6 +141,9 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F uint32) {
 	op := &r.outP()[o]
 	ov := &op.vcs[u]
+	if o == 0 && r.node0&nodeLanes != 0 {
+		op = r.outRec(0, u) // its lane's link
+	}
 	if r.tapOn>>uint(o)&1 != 0 {
 		r.tap(now, o, u, &pr.p)
 	}
@@ -145,7 +155,8 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 		pk := pr.p
 		pk.Hops++
 		pk.Cycles = uint32(op.busyTo - now)
-		r.Eject.SendRef(now, &pk, 1<<u)
+		s, c := r.ejectAt(int(u))
+		s.SendRef(now, &pk, 1<<c)
 		return
 	}
 	ov.take(F, r.P, op, int(u))

@@ -91,6 +91,15 @@ type Params struct {
 	// c's counter, which the node returns (EjectToken) when it has
 	// consumed a packet. 0: the node's sink always takes a packet.
 	EjectPackets int
+	// Lanes is the node port's lanes (doc.go, "The node's port"): F
+	// packet links each way between the node and port 0, each with its
+	// own injection FIFOs and ejection VCs (one per message class), each
+	// moving one packet at a time at link rate, busy independently of
+	// the others, as the BG/L node's several injection and reception
+	// FIFOs feed several links at once (the BG/L MPI paper §2). The
+	// node picks a packet's lane by the link it sends it on; the router
+	// ejects a packet into any free lane of its class. 0 or 1: one.
+	Lanes int
 	// Retry gives the network links bit errors at Retry.BER and the
 	// link-level retry protocol (retry.go); BER 0: perfect links.
 	Retry link.Retry
@@ -129,6 +138,8 @@ func (p *Params) Check() error {
 		return param.Errorf("router.Params.Classes", "%d message classes is out of range; allowed 0..%d (0 and 1: one)", p.Classes, routing.MaxVCs)
 	case p.Classes > 1 && p.VCs%p.Classes != 0:
 		return param.Errorf("router.Params.VCs", "%d VCs cannot be split into %d message classes ({router.Params.Classes}) of equal VC groups; allowed: a multiple of %d (%d, %d, …)", p.VCs, p.Classes, p.Classes, p.Classes, 2*p.Classes)
+	case p.Lanes < 0 || p.Lanes*p.classes() > routing.MaxVCs:
+		return param.Errorf("router.Params.Lanes", "%d lanes of %d message classes ({router.Params.Classes}) is out of range; allowed: lanes × classes at most %d (port 0's VCs)", p.Lanes, p.classes(), routing.MaxVCs)
 	case p.EjectPackets < 0 || p.EjectPackets > 1<<10:
 		return param.Errorf("router.Params.EjectPackets", "%d is out of range; allowed 0..1024 (0: the node's sink always takes a packet)", p.EjectPackets)
 	case p.Retry.BER > 0 && p.Switching != VCT:
@@ -144,6 +155,13 @@ func (p *Params) Check() error {
 
 // classes is the number of message classes, at least 1.
 func (p *Params) classes() int { return max(1, p.Classes) }
+
+// lanes is the node port's lanes, at least 1.
+func (p *Params) lanes() int { return max(1, p.Lanes) }
+
+// nodeVCs is port 0's VCs, in and out: a FIFO (and an ejection VC) per
+// lane and message class, lane l's class c at l·classes + c.
+func (p *Params) nodeVCs() int { return p.lanes() * p.classes() }
 
 // ClassVCs is the VCs of one message class on a network port: VCs / Classes.
 func (p *Params) ClassVCs() int { return p.VCs / p.classes() }

@@ -109,9 +109,11 @@ type Router struct {
 
 // Port 0's modes (Router.node0).
 const (
-	nodeDefer   = 1 << iota // DeferInjection
-	nodeClasses             // Params.Classes > 1
-	nodeBounded             // Params.EjectPackets > 0
+	nodeDefer   = 1 << iota               // DeferInjection
+	nodeClasses                           // Params.Classes > 1
+	nodeBounded                           // Params.EjectPackets > 0
+	nodeLanes                             // Params.Lanes > 1
+	nodeVCs     = nodeClasses | nodeLanes // port 0 has several VCs (cls is set)
 )
 
 // rare is what a router seldom has: packet capture records, dropped
@@ -201,21 +203,28 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	if p.Classes > 1 {
 		r.initClasses()
 	}
+	if p.Lanes > 1 {
+		r.initLanes()
+	}
 	if p.EjectPackets > 0 {
 		r.node0 |= nodeBounded
 	}
-	r.inp, r.outp = unsafe.SliceData(make([]inPort, np)), unsafe.SliceData(make([]outPort, np))
+	// Lanes 1..F−1 of the node's port keep their busy cycles and runs in
+	// port records after the np ports (inLane, outLane).
+	extra := p.lanes() - 1
+	r.inp, r.outp = unsafe.SliceData(make([]inPort, np+extra)), unsafe.SliceData(make([]outPort, np+extra))
 	// Every VC of the router in one block, in and out, so that a cycle's
 	// work touches few cache lines.
-	c0 := p.classes() // port 0's VCs: one per message class
+	c0 := p.nodeVCs() // port 0's VCs: one per lane and message class
 	nvc := c0 + (np-1)*p.VCs
 	r.nvc = uint8(nvc)
 	r.vin = unsafe.SliceData(make([]inVC, nvc))
 	// The output VCs hold no pointers: a port's VCs start a line (port
 	// 0's VCs end the first group), ports × VCs × 32 bytes in a
 	// size class of whole lines for the torus (7 × 4 × 32 = 896).
-	outs := make([]outVC, np*p.VCs)
-	r.vout = &outs[p.VCs-c0] // c0 ≤ VCs: Classes divides VCs (Params.Check)
+	first := max(p.VCs, c0) // port 0's group (c0 > VCs only with lanes)
+	outs := make([]outVC, first+(np-1)*p.VCs)
+	r.vout = &outs[first-c0]
 	for q := 0; q < np; q++ {
 		r.base[q] = uint8(vcBase(q, p.VCs, c0))
 	}
@@ -231,7 +240,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	}
 	r.credOn = r.outs // lines wake their receiver until told otherwise
 	prio := p.Priority & (1<<uint(p.VCs) - 1)
-	if r.cls != nil {
+	if r.node0&nodeClasses != 0 {
 		prio = r.cls.replicate(p.Priority)
 	}
 	for q := 1; q < np && prio != 0; q++ {
@@ -246,8 +255,9 @@ func (r *Router) initIn(q int) {
 	ip.Init(&r.Module, rtl.Idx("in", q), ip)
 	nvc := r.p.VCs
 	if q == 0 {
-		nvc = r.p.classes() // the injection FIFOs, one per message class
+		nvc = r.p.nodeVCs() // the injection FIFOs, one per lane and message class
 		r.Inject = link.NewReceiver(&ip.Module, "rx")
+		r.initInLanes(ip)
 	} else {
 		ip.Data.Init(&ip.Module, "data")
 		ip.Cred.Init(&ip.Module, "credit_out")
@@ -268,9 +278,10 @@ func (r *Router) initOut(q int) {
 	op.Init(&r.Module, rtl.Idx("out", q), op)
 	nvc := r.p.VCs
 	if q == 0 {
-		nvc = r.p.classes() // an ejection VC per message class
+		nvc = r.p.nodeVCs() // an ejection VC per lane and message class
 		mode, n, capacity := r.p.EjectCounter()
 		r.Eject = link.NewSender(&op.Module, "tx", mode, n, capacity)
+		r.initOutLanes(op)
 	} else {
 		op.Data.Init(&op.Module, "data")
 		op.Cred.Init(&op.Module, "credit_in")
@@ -396,17 +407,11 @@ func (r *Router) receive(now uint64) {
 			if !ok {
 				break
 			}
-			f, v := flitsOf(pk, P), r.fifo(pk, v0) // with classes its class's FIFO
-			v.cleanup(now, P, r.pk)
-			end := v.ann + uint64(f)
-			v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
-			at := now
-			if r.node0&nodeDefer != 0 {
-				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
-			}
-			v.announce(at, f, P)
-			r.arrive(r.fifoID(pk), v)
+			r.take(now, pk, r.fifo(pk, v0), r.fifoID(pk), r.Inject) // with classes or lanes its class's FIFO
 		}
+	}
+	if r.node0&nodeLanes != 0 {
+		r.receiveLanes(now, w)
 	}
 	if r.probes && r.Inject != nil {
 		r.Inject.Settle(now) // the waveform's valid falls after the tail
@@ -456,14 +461,32 @@ func (r *Router) receive(now uint64) {
 	r.returnInjection(now)
 }
 
+// take puts packet pk, from the node on rx, into injection FIFO v (id).
+func (r *Router) take(now uint64, pk *packet.Packet, v *inVC, id int32, rx *link.Receiver) {
+	P := r.P
+	f := flitsOf(pk, P)
+	v.cleanup(now, P, r.pk)
+	end := v.ann + uint64(f)
+	v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
+	at := now
+	if r.node0&nodeDefer != 0 {
+		at = pk.Sent + rx.Data.Latency() // it arrived then; we hear of it when it may leave
+	}
+	v.announce(at, f, P)
+	r.arrive(id, v)
+}
+
 // bindReady asks the kernel, once the lines are connected, to keep the
 // ready bits of this router's input lines.
 func (r *Router) bindReady() {
-	r.ready = *rtl.NewReadySet(3 * maxPorts)
+	r.ready = *rtl.NewReadySet(laneCredBit + maxPorts) // one word
 	if r.Inject != nil {
 		r.Inject.Data.Notify(&r.ready, 0)
 		r.Eject.Credit.Notify(&r.ready, maxPorts)
 		r.Eject.Settle(r.node0&nodeBounded != 0) // bounded ejection: a credit may let a head go; else the sink never runs out
+		if r.node0&nodeLanes != 0 {
+			r.bindLanes()
+		}
 	}
 	for q := 1; q < int(r.np); q++ {
 		if r.inP()[q].exists() {
@@ -490,7 +513,7 @@ func (r *Router) arrive(id int32, v *inVC) {
 // line's tokens for a cycle being merged), else when the router wakes at
 // end.
 func (r *Router) injected(now, end uint64, w int) {
-	if end > now && r.node0&nodeClasses == 0 && r.Inject.CanSchedule() {
+	if end > now && r.node0&nodeVCs == 0 && r.Inject.CanSchedule() {
 		r.Inject.ScheduleCredit(end, 1)
 		return
 	}
@@ -509,8 +532,8 @@ func (r *Router) returnInjection(now uint64) {
 	if n > 0 {
 		r.Inject.ReturnCredit(credit.Token{N: uint16(n)})
 	}
-	if r.node0&nodeClasses != 0 {
-		r.returnClassCredits(now) // r.due is empty: the classes' credits are due per class
+	if r.node0&nodeVCs != 0 {
+		r.returnClassCredits(now) // r.due is empty: the credits are due per class and lane
 	}
 }
 
@@ -520,17 +543,29 @@ func (r *Router) outVCOf(id int32) *outVC { return r.outVCAt(r.slot(id)) }
 func (r *Router) extend(now uint64) {
 	for m := r.runs; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
-		op := &r.outP()[q]
-		if now > op.runEnd {
-			r.runs &^= 1 << uint(q) // over: the next flits need a new run
-			continue
+		on := r.extendRun(now, q, &r.outP()[q])
+		if q == 0 && r.node0&nodeLanes != 0 && r.extendLanes(now) {
+			on = true // a lane's run: bit 0 stands for all of port 0's
 		}
-		if v := r.inVC(op.from); v.state != Active || int(v.out) != q || v.sent == 0 {
-			r.runs &^= 1 << uint(q) // its packet's tail is sent; the next packet asks the allocator
-			continue
+		if !on {
+			r.runs &^= 1 << uint(q)
 		}
-		r.run(now, op.runEnd+uint64(r.P), q, op.from, true)
 	}
+}
+
+// extendRun lengthens output op's run (port q's, or a lane's of port 0)
+// by what the news allows; it reports whether the run is still on (over:
+// the next flits need a new run; its packet's tail sent: the next packet
+// asks the allocator).
+func (r *Router) extendRun(now uint64, q int, op *outPort) bool {
+	if op.from < 0 || now > op.runEnd {
+		return false
+	}
+	if v := r.inVC(op.from); v.state != Active || int(v.out) != q || v.sent == 0 {
+		return false
+	}
+	r.run(now, op.runEnd+uint64(r.P), q, op.from, true)
+	return true
 }
 
 // TapRecord is a packet whose head left a tapped output port (a link, or

@@ -64,7 +64,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 					on = append(on, r.downstream(int(v.out), int(v.ovc)))
 				}
 			case Routing:
-				if int(pr.p.Dst) == r.Node && r.node0&(nodeClasses|nodeBounded) == 0 {
+				if int(pr.p.Dst) == r.Node && r.node0&(nodeVCs|nodeBounded) == 0 {
 					break // the node's one VC: its sink always takes it
 				}
 				ch := r.choices(q, w, &pr.p)
@@ -72,7 +72,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 					o := bits.TrailingZeros8(ports)
 					for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
 						u := bits.TrailingZeros8(vcs)
-						if o == 0 && r.node0&nodeClasses == 0 {
+						if o == 0 && r.node0&nodeVCs == 0 {
 							u = 0 // the node's one VC
 						}
 						if ov := &r.outP()[o].vcs[u]; ov.owner >= 0 {
@@ -80,7 +80,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 						}
 						if o != 0 {
 							on = append(on, r.downstream(o, u))
-						} else if r.node0&nodeBounded != 0 && r.Eject.Available(u) == 0 {
+						} else if s, c := r.ejectAt(u); r.node0&nodeBounded != 0 && s.Available(c) == 0 {
 							on = r.injecting(on)
 						}
 					}

@@ -56,7 +56,8 @@ type Net struct {
 	Spec    routing.Spec
 	Routers []*router.Router
 	delay   uint64
-	inj     []*link.Sender // per node: its source's sender (ConnectNode)
+	inj     []*link.Sender   // per node: its source's sender (ConnectNode)
+	lanes   [][]*link.Sender // per node: its senders of lanes 1.. (ConnectNodeLane; nil: none)
 	graph   Graph
 	rp      router.Params // the routers' (RouterParams)
 }
@@ -165,6 +166,20 @@ func (n *Net) ConnectNode(i int, tx *link.Sender, rx *link.Receiver) {
 	n.inj[i] = tx
 }
 
+// ConnectNodeLane joins lane l ≥ 1 of node i's port (router.Params.Lanes;
+// lane 0 is ConnectNode's): the node's sender of that lane (made as
+// lane 0's, Net.NodeSender) and its receiver. Call after ConnectNode;
+// DeferInjection defers every lane.
+func (n *Net) ConnectNodeLane(i, l int, tx *link.Sender, rx *link.Receiver) {
+	r := n.Routers[i]
+	link.Connect(tx, r.InjectLane(l), n.delay)
+	link.Connect(r.EjectLane(l), rx, n.delay)
+	if n.lanes == nil {
+		n.lanes = make([][]*link.Sender, len(n.Routers))
+	}
+	n.lanes[i] = append(n.lanes[i], tx)
+}
+
 // DeferInjection has every node's source deliver its packets to its
 // router when they may leave it (router.Router.DeferInjection): one router
 // evaluation less per packet, the same results. For untraced runs; call
@@ -172,6 +187,11 @@ func (n *Net) ConnectNode(i int, tx *link.Sender, rx *link.Receiver) {
 func (n *Net) DeferInjection() {
 	for i, tx := range n.inj {
 		if tx != nil {
+			n.Routers[i].DeferInjection(tx)
+		}
+	}
+	for i, txs := range n.lanes { // nil without lanes
+		for _, tx := range txs {
 			n.Routers[i].DeferInjection(tx)
 		}
 	}
