@@ -97,6 +97,10 @@ type Router struct {
 	VCBufferFlits int    `yaml:"vc_buffer_flits" json:"vc_buffer_flits"`
 	Routing       string `yaml:"routing" json:"routing"`
 	Escape        string `yaml:"escape" json:"escape"`
+	// InjectionFIFOs is the node port's lanes (router.Params.Lanes):
+	// injection FIFOs and reception FIFOs each moving a packet at link
+	// rate, independently (the BG/L node's; program runs on NICs).
+	InjectionFIFOs int `yaml:"injection_fifos" json:"injection_fifos"`
 }
 
 // Packet holds the packet format.
@@ -305,7 +309,7 @@ func Default() Config {
 		},
 		Link:   Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8},
 		Switch: Switch{DelayNS: 90},
-		Router: Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto},
+		Router: Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto, InjectionFIFOs: 1},
 		Packet: Packet{Bytes: 256, FlitBytes: 32},
 		NIC:    NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: NICNone},
 		DSM: DSM{Directory: "full-map", Pointers: 4, Consistency: "sc", VirtualNetworks: 2, CPI: 1, CacheBytes: 1 << 20,

@@ -58,7 +58,7 @@ func TestDefaultValidates(t *testing.T) {
 	require.Equal(t, Link{Gbps: 10, DelayNS: 20, ResendBuffer: 8}, c.Link)
 	require.Equal(t, Switch{DelayNS: 90}, c.Switch)
 	require.Equal(t, Packet{Bytes: 256, FlitBytes: 32}, c.Packet)
-	require.Equal(t, Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto}, c.Router)
+	require.Equal(t, Router{Switching: "vct", VCs: VCsAuto, VCBufferFlits: 32, Routing: Auto, Escape: Auto, InjectionFIFOs: 1}, c.Router)
 	require.Equal(t, NIC{SendOverheadNS: 1300, RecvOverheadNS: 1300, Model: "none"}, c.NIC)
 	require.Equal(t, Traffic{Pattern: "uniform", Load: 0.5, Process: "bernoulli", Fanout: 4, MessageBytes: 256, Multicast: "hardware", Software: "binomial", Groups: 64, Sources: 1, GroupPercent: 100, Program: "one-to-all", Colors: 1}, c.Traffic)
 	require.Equal(t, Run{WarmupCycles: 10000, MeasureCycles: 50000, MaxCycles: 5000000, WatchdogCycles: 100000}, c.Run)

@@ -19,12 +19,15 @@ func broadcastRun(t require.TestingT, sets ...string) (experiment.Result, *exper
 
 // A broadcast on a random torus or mesh of 1 to 3 dimensions, in
 // deposit-bit lines of 1, 3 or 6 colours (hardware, packets passed on as
-// they arrive) or a binomial tree (software): every node but the root
+// they arrive) or a binomial tree (software), through a node port of 1
+// to 6 lanes (router.injection_fifos): every node but the root
 // completes the message exactly once, whole, and no NIC sees a packet
 // twice or one not meant for it; every packet is injected once per line
 // it starts, so the deposit lines inject fewer packets than the tree's
 // point-to-point messages whenever a line has more than two nodes to
-// reach.
+// reach; the credits add up, the run drains under the watchdog (the
+// colours' lines keep the bubble rule of the VCs they take) and no
+// deposit broadcast ends before its bound.
 func TestTorusBroadcastReachesEveryNodeOnce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		dims := rapid.SliceOfN(rapid.IntRange(2, 5), 1, 3).Draw(t, "dims")
@@ -35,11 +38,13 @@ func TestTorusBroadcastReachesEveryNodeOnce(t *testing.T) {
 			colours = append(colours, 6)
 		}
 		col := rapid.SampledFrom(colours).Draw(t, "colours")
+		lanes := rapid.IntRange(1, 6).Draw(t, "lanes")
 		shape := fmt.Sprint(dims[0])
 		for _, k := range dims[1:] {
 			shape += fmt.Sprint(",", k)
 		}
-		sets := []string{"network.topology=" + topo, "network.dims=" + shape, fmt.Sprint("traffic.message_bytes=", bytes)}
+		sets := []string{"network.topology=" + topo, "network.dims=" + shape, fmt.Sprint("traffic.message_bytes=", bytes),
+			fmt.Sprint("router.injection_fifos=", lanes)}
 		if topo == "mesh" {
 			sets = append(sets, "router.escape=none")
 		}
@@ -61,6 +66,10 @@ func TestTorusBroadcastReachesEveryNodeOnce(t *testing.T) {
 				require.NoError(t, rx.Err())
 			}
 			require.Equal(t, uint64(nodes-1)*pkts, r.PacketsDelivered, "%s broadcast on %s %v", mode, topo, dims)
+			require.True(t, r.Stable, "%s broadcast on %s %v: %s", mode, topo, dims, r.Error)
+			if mode == "hardware" {
+				require.GreaterOrEqual(t, r.CompletionCycles, r.BoundCycles, "%d colours, %d lanes on %s %v end before their bound", col, lanes, topo, dims)
+			}
 			injected[i] = r.PacketsInjected
 		}
 		require.LessOrEqual(t, injected[0], injected[1])

@@ -27,9 +27,14 @@ import (
 //   - broadcast: o_s + Ser(M) + lat(r_max) − P_last + P_last + o_r, r_max the
 //     routers to the node farthest from node 0: the root's one port puts
 //     the whole message on one link, and its last packet still has to
-//     cross the network. The BG/L hardware's bound with the root's six
-//     links working at once (root_links_bound_cycles) divides Ser(M) by
-//     the root's links instead;
+//     cross the network. With F lanes in the node's port
+//     (router.injection_fifos) and a broadcast in k colours (deposit
+//     lines) the root feeds w = min(F, k, its links) links at once, and
+//     Ser(M) − P_last is divided by w, or multiplied by s/k where the
+//     colours' lines put s of them on one link (program.LinkShare: 1 of
+//     3, 2 of 6 on a torus), whichever is more. The BG/L hardware's bound with the
+//     root's six links working at once (root_links_bound_cycles) divides
+//     Ser(M) − P_last by the root's links instead;
 //   - alltoall: the most of (N−1) messages through a node's port each
 //     way (injection: the NIC sends one message every max(o_s, P_last) +
 //     (n−1)·P_full; ejection: Ser(M) and o_r apart) and the bisection:
@@ -108,6 +113,14 @@ func (n *ProgramNet) bounds(r *Result) {
 		}
 		if links > 0 {
 			r.RootLinksBoundCycles = os + (ser-last+links-1)/links + lat(farthest, last) + or
+		}
+		k := uint64(max(cfg.Traffic.Colors, 1))
+		if w := min(uint64(max(cfg.Router.InjectionFIFOs, 1)), k, max(links, 1)); w > 1 && cfg.Traffic.Program == "deposit-broadcast" {
+			// The root feeds w links at once; no link carries more than
+			// share of the k colours (program.LinkShare).
+			share := uint64(program.LinkShare(rn, int(k)))
+			r.BoundCycles = os + max((ser-last+w-1)/w, ((ser-last)*share+k-1)/k) + lat(farthest, last) + or
+			r.Bound = fmt.Sprintf("root's injection lanes: the message on %d links at once (a link carries %d of the %d colours), then its last packet to the farthest node", w, share, k)
 		}
 	case "alltoall", "alltoall-random":
 		inj := (N - 1) * (max(os, last) + uint64(sh.Packets-1)*uint64(sh.FullCycles))

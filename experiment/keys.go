@@ -54,6 +54,7 @@ var paramKeys = map[string]string{
 	"tree.Params.LinkDelay":           "link.delay_ns",
 	"router.Params.Classes":           "dsm.virtual_networks",
 	"router.Params.EjectPackets":      "dsm.ni_queue",
+	"router.Params.Lanes":             "router.injection_fifos",
 	"dsm.Params.LineWords":            "dsm.line_bytes",
 	"dsm.Params.CacheLines":           "dsm.cache_bytes",
 	"dsm.Params.Ways":                 "dsm.cache_ways",

@@ -11,6 +11,7 @@ import (
 	"github.com/hwcoll/hwcoll/msglayer"
 	"github.com/hwcoll/hwcoll/nic"
 	"github.com/hwcoll/hwcoll/program"
+	"github.com/hwcoll/hwcoll/router"
 	"github.com/hwcoll/hwcoll/routernet"
 	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/stats"
@@ -60,7 +61,11 @@ func RoutedProgram(netlist func(config.Config) (RouterNetlist, error)) Maker[*Pr
 }
 
 func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*ProgramNet, error) {
-	rt, err := buildNet(cfg, tm, nl)
+	lanes := max(cfg.Router.InjectionFIFOs, 1) // the NICs' (the message layer does not read the key)
+	if cfg.NIC.Model == config.NICMsgLayer {
+		lanes = 1
+	}
+	rt, err := buildNet(cfg, tm, nl, func(p *router.Params) { p.Lanes = lanes })
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +108,13 @@ func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*Prog
 		rx.Links = links
 		n.Runner.Attach(i, tx, rx)
 		rt.net.ConnectNode(i, tx.Tx, rx.Rx)
+		if lanes > 1 { // the node port's lanes (nic: a forwarded packet in its colour's)
+			tx.AddLanes(lanes, credit.PerLink, 1, injectPackets)
+			rx.AddLanes(lanes)
+			for l := 1; l < lanes; l++ {
+				rt.net.ConnectNodeLane(i, l, tx.Lane(l), rx.Lane(l))
+			}
+		}
 		n.Senders, n.Receivers = append(n.Senders, tx), append(n.Receivers, rx)
 	}
 	n.Watch = newWatchdog(rt.net, uint64(cfg.Run.WatchdogCycles))
@@ -181,6 +193,9 @@ func (n *ProgramNet) result(wall float64) Result {
 	}
 	if r.Program == "deposit-broadcast" {
 		r.Colors = max(cfg.Traffic.Colors, 1)
+	}
+	if n.Layer == nil && cfg.Router.InjectionFIFOs > 1 {
+		r.InjectionFIFOs = cfg.Router.InjectionFIFOs
 	}
 	r.kernel(n.Sim, wall, hops)
 	if err == nil {

@@ -129,6 +129,9 @@ type Result struct {
 	BisectionBoundCycles uint64  `json:"bisection_bound_cycles,omitempty"`
 	RootLinksBoundCycles uint64  `json:"root_links_bound_cycles,omitempty"`
 	Colors               int     `json:"colors,omitempty"`
+	// InjectionFIFOs is router.injection_fifos when above 1: the node
+	// port's lanes (a program run on NICs).
+	InjectionFIFOs int `json:"injection_fifos,omitempty"`
 
 	// Direct networks (torus, mesh).
 	Dims          []int    `json:"dims,omitempty"`

@@ -206,7 +206,7 @@ func programKeys(cfg config.Config) []string {
 	if cfg.NIC.Model == config.NICMsgLayer {
 		return append(k, "msglayer.protocol", "msglayer.eager_max_bytes", "msglayer.midsize_max_bytes", "msglayer.leads", "msglayer.high_priority_lead")
 	}
-	return append(k, "nic.send_overhead_ns", "nic.recv_overhead_ns", "nic.send_packet_ns", "nic.recv_packet_ns")
+	return append(k, "nic.send_overhead_ns", "nic.recv_overhead_ns", "nic.send_packet_ns", "nic.recv_packet_ns", "router.injection_fifos")
 }
 
 // RoutedReads is the Reads of a topology of router blocks whose shape and

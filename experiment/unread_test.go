@@ -53,7 +53,7 @@ var unreadValues = map[string]string{
 	"network.vls": "2", "network.vl_policy": "per-direction", "network.tree_builder": "simple",
 	"network.min_kind": "butterfly", "network.irregular_file": irregularFile,
 	"network.switches": "8", "network.degree": "3",
-	"router.switching": "wormhole", "router.vcs": "3", "router.vc_buffer_flits": "16",
+	"router.switching": "wormhole", "router.vcs": "3", "router.vc_buffer_flits": "16", "router.injection_fifos": "3",
 	"router.routing": "west-first", "router.escape": "bubble",
 	"link.ber": "1e-6", "link.resend_buffer": "4", "link.retry_timeout": "100",
 	"packet.bytes": "128", "packet.flit_bytes": "16",

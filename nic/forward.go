@@ -36,6 +36,12 @@ import (
 //     message of the queue (Post) and the streams with a packet ready;
 //     a stream's packets go in the order they arrived. Per-packet NIC
 //     work (PacketOverhead) separates any two forwarded packets.
+//   - With lanes (AddLanes: the router's node port has several, the BG/L
+//     node's injection FIFOs) a stream's packets go on the lane of its
+//     colour, Phase modulo the lanes, the head message's on lane 0: each
+//     lane is a link of its own, so a root sends its colours, and a node
+//     passes on several colours' lines, at once. The round robin serves
+//     every candidate whose lane is idle, several in one cycle.
 //
 // Nothing changes for a node whose host posts no Forward: its NIC is the
 // one of nic.go, packet for packet.
@@ -75,6 +81,7 @@ type fwdStream struct {
 	armed uint64 // packets may go from this cycle (At + o_s)
 	own   bool   // the node's own message: every packet of the colour is here
 	next  uint32 // own: the next Seq to send
+	lane  int    // the lane its packets take (its colour's)
 	total uint32 // packets the stream sends
 	sent  uint32
 	q     ring.Ring[avail] // forwarded: the packets in, in arrival order
@@ -156,7 +163,8 @@ func (s *Sender) Forward(f Forward) {
 	if fw == nil {
 		panic(fmt.Errorf("%s: Forward without AttachForwarding", s.Path()))
 	}
-	st := fwdStream{f: f, armed: f.At + s.Overhead, own: f.Src == s.Node, total: f.count(s.Shape.Packets)}
+	st := fwdStream{f: f, armed: f.At + s.Overhead, own: f.Src == s.Node, total: f.count(s.Shape.Packets),
+		lane: int(f.Phase) % s.Lanes()}
 	if st.own {
 		st.next = uint32(f.Phase)
 		if f.Every <= 1 {
@@ -223,32 +231,37 @@ func (s *Sender) nextForwarded() uint64 {
 	return t
 }
 
-// sendForwarding puts the next packet on the link when one is ready, the
-// link idle and a credit in: round robin over the streams and the head
-// message.
+// sendForwarding puts the next packets on the links when they are ready,
+// their lanes idle and credits in: round robin over the streams and the
+// head message, one packet a lane.
 func (s *Sender) sendForwarding(now uint64) {
-	fw := s.fwd
-	if !s.Tx.CanSend(now, 1) {
-		return
+	for s.sendForwarded(now) {
 	}
+}
+
+// sendForwarded sends the next candidate's packet whose lane can take
+// it, and reports whether one went.
+func (s *Sender) sendForwarded(now uint64) bool {
+	fw := s.fwd
 	n := len(fw.streams) + 1 // candidate n−1 is the head message
 	for k := 1; k <= n; k++ {
 		c := (fw.rr + k) % n
 		if c == n-1 {
-			if s.active && now >= s.ready {
+			if s.active && now >= s.ready && s.Tx.CanSend(now, 1) {
 				fw.rr = c
 				s.sendMessagePacket(now)
-				return
+				return true
 			}
 			continue
 		}
 		st := &fw.streams[c]
-		if r := st.ready(); r <= now && fw.free <= now {
+		if r := st.ready(); r <= now && fw.free <= now && s.Lane(st.lane).CanSend(now, 1) {
 			fw.rr = c
 			s.sendStreamPacket(now, c)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // sendStreamPacket sends stream c's next packet.
@@ -269,7 +282,7 @@ func (s *Sender) sendStreamPacket(now uint64, c int) {
 		Msg: st.f.Msg, Seq: uint16(seq), Bytes: s.Shape.Bytes(seq), Cycles: s.Shape.Cycles(seq),
 		Born: born, Sent: now, Measured: true,
 	}
-	s.inject(now, pk)
+	s.inject(now, pk, st.lane)
 	fw.free = now + s.PacketOverhead
 	st.sent++
 	if st.sent == st.total {

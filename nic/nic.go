@@ -232,6 +232,10 @@ type Sender struct {
 	hostf   int
 	rng     rtl.Stream // births and destinations
 
+	// lanes are the links of lanes 1.. into the router's node port
+	// (AddLanes; Tx is lane 0's), which forwarded packets take by colour.
+	lanes []*link.Sender
+
 	// fwd is the forwarding state (forward.go; nil: none), arrivals the
 	// packets of forwarded messages the Receiver reports.
 	fwd      *forwarding
@@ -266,6 +270,9 @@ func (s *Sender) births() bool { return s.Proc != nil && (s.StopAt == 0 || s.nex
 func (s *Sender) Eval() {
 	now := s.Now()
 	s.Tx.Tick(now)
+	for _, tx := range s.lanes {
+		tx.Tick(now)
+	}
 	s.startProc()
 	s.takeCompletions()
 	if s.fwd != nil {
@@ -395,7 +402,7 @@ func (s *Sender) sendMessagePacket(now uint64) {
 		Msg: m.msg, Seq: uint16(s.seq), Bytes: s.Shape.Bytes(s.seq), Cycles: s.Shape.Cycles(s.seq),
 		Born: m.born, Sent: now, Measured: m.measured,
 	}
-	s.inject(now, pk)
+	s.inject(now, pk, 0)
 	s.seq++
 	s.ready = now + s.PacketOverhead
 	if s.seq == s.Shape.Packets {
@@ -458,6 +465,9 @@ func (s *Sender) sleep(now uint64) {
 func (s *Sender) sleepForwarding(now uint64) {
 	next := s.nextForwarded()
 	s.Tx.Settle(next <= now && s.Tx.Idle(now))
+	for _, tx := range s.lanes {
+		tx.Settle(next <= now && tx.Idle(now))
+	}
 	wake := never
 	if s.births() {
 		wake = s.next
@@ -476,6 +486,11 @@ func (s *Sender) sleepForwarding(now uint64) {
 	wake = min(wake, s.hostAt)
 	if at, ok := s.Tx.WakeAt(now, next != never); ok {
 		wake = min(wake, at)
+	}
+	for _, tx := range s.lanes {
+		if at, ok := tx.WakeAt(now, next != never); ok {
+			wake = min(wake, at)
+		}
 	}
 	if wake == never {
 		s.Sleep()
@@ -635,6 +650,7 @@ type Receiver struct {
 	Member func(node, addr uint32) bool
 
 	notify  rtl.LineOut[Completion] `rtl:"optional"` // to the Sender's Host (Attach only)
+	lanes   []*link.Receiver        // lanes 1.. of the node port (AddLanes; Rx is lane 0's)
 	pending []Completion
 	pendf   int
 
@@ -679,13 +695,9 @@ func (r *Receiver) Err() error {
 
 func (r *Receiver) Eval() {
 	now := r.Now()
-	for {
-		p, ok := r.Rx.Recv(now)
-		if !ok {
-			break
-		}
-		r.Rx.ReturnCredit(credit.Token{N: 1})
-		r.take(&p, now+uint64(p.Cycles)-1)
+	r.recv(now, r.Rx)
+	for _, rx := range r.lanes {
+		r.recv(now, rx)
 	}
 	if r.pendf < len(r.pending) {
 		r.notify.Send(r.pending[r.pendf])
@@ -695,12 +707,30 @@ func (r *Receiver) Eval() {
 		}
 	}
 	more := r.sendArrival()
-	if t, busy := r.Rx.TailDone(now); r.pendf < len(r.pending) || more {
+	t, busy := r.Rx.TailDone(now)
+	for _, rx := range r.lanes {
+		if at, ok := rx.TailDone(now); ok && (!busy || at < t) {
+			t, busy = at, true
+		}
+	}
+	if r.pendf < len(r.pending) || more {
 		r.SleepUntil(now + 1)
 	} else if busy {
 		r.SleepUntil(t)
 	} else {
 		r.Sleep()
+	}
+}
+
+// recv takes the packets that arrived on link rx (a lane).
+func (r *Receiver) recv(now uint64, rx *link.Receiver) {
+	for {
+		p, ok := rx.Recv(now)
+		if !ok {
+			break
+		}
+		rx.ReturnCredit(credit.Token{N: 1})
+		r.take(&p, now+uint64(p.Cycles)-1)
 	}
 }
 
@@ -801,14 +831,14 @@ func (r *Receiver) arrived(p *packet.Packet, slot int32) {
 	r.re.release(slot)
 }
 
-// inject puts pk on the link now, its header completed, and counts it: the
+// inject puts pk on lane l's link (0 without lanes) now, its header completed, and counts it: the
 // one way a packet leaves the sender (its own messages, and packets it
 // forwards along a deposit line).
-func (s *Sender) inject(now uint64, pk packet.Packet) {
+func (s *Sender) inject(now uint64, pk packet.Packet, l int) {
 	if s.Header != nil {
 		s.Header(&pk)
 	}
-	s.Tx.Send(now, pk, 1)
+	s.Lane(l).Send(now, pk, 1)
 	s.pkts++
 	s.Injected++
 	s.InjectedCycles += uint64(pk.Cycles)
@@ -816,4 +846,49 @@ func (s *Sender) inject(now uint64, pk packet.Packet) {
 		s.InjectedInWindow++
 		s.InjectedCyclesIn += uint64(pk.Cycles)
 	}
+}
+
+// Node-port lanes (router.Params.Lanes; the BG/L MPI paper §2: the
+// node's several injection FIFOs, each drained to the router on its own,
+// and several reception FIFOs). A Sender with lanes puts each forwarded
+// packet on the lane of its colour (Forward.Phase modulo the lanes), so
+// that a node passes on, and a broadcast's root sends, several colours
+// at once, one link's bandwidth each; the head message of its queue
+// (Post, the Proc's births) goes on lane 0. The Receiver takes packets
+// from every lane, each one's credits back on its own link.
+
+// AddLanes gives the Sender lanes 1..n−1 (Tx is lane 0), links made as
+// Tx is (mode, counters and capacity of the router's node port,
+// router.Params.NodeSender), named tx(1)...: join them to the router's
+// lanes (routernet.Net.ConnectNodeLane). Call before Build.
+func (s *Sender) AddLanes(n int, mode credit.Mode, counters int, capacity uint16) {
+	for l := 1; l < n; l++ {
+		s.lanes = append(s.lanes, link.NewSender(&s.Module, rtl.Idx("tx", l), mode, counters, capacity))
+	}
+}
+
+// Lane is lane l's link (0: Tx).
+func (s *Sender) Lane(l int) *link.Sender {
+	if l == 0 {
+		return s.Tx
+	}
+	return s.lanes[l-1]
+}
+
+// Lanes is the Sender's lanes (at least 1).
+func (s *Sender) Lanes() int { return 1 + len(s.lanes) }
+
+// AddLanes gives the Receiver lanes 1..n−1 (Rx is lane 0), named rx(1)...
+func (r *Receiver) AddLanes(n int) {
+	for l := 1; l < n; l++ {
+		r.lanes = append(r.lanes, link.NewReceiver(&r.Module, rtl.Idx("rx", l)))
+	}
+}
+
+// Lane is lane l's link (0: Rx).
+func (r *Receiver) Lane(l int) *link.Receiver {
+	if l == 0 {
+		return r.Rx
+	}
+	return r.lanes[l-1]
 }

@@ -34,6 +34,12 @@ var opNames = [...]string{"unicast", "multicast", "reduce", "barrier", "broadcas
 // above 7 are the message layer's (package msglayer).
 func HintMinus(d int) uint64 { return 1 << uint(d) }
 
+// HintHigh in a Deposit packet's Mask puts its line on the high-priority
+// bubble VC (the VC field of the BG/L torus header, which the sender
+// sets; routing bgl with 4 VCs): two lines that share links, each on a
+// bubble VC of its own, do not wait behind each other's packets.
+const HintHigh uint64 = 1 << 6
+
 func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]

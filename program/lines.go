@@ -289,6 +289,10 @@ func (p *Program) checkLines(sent func(src, dst, tag int32)) error {
 type line struct {
 	From, Dim, Hops, Depth int
 	Minus                  bool
+	// High puts the line on the high-priority bubble VC
+	// (packet.HintHigh): a line that shares links with another colour's
+	// on the normal one (colourPlans).
+	High bool
 }
 
 // dst is the line's last node.
@@ -306,10 +310,14 @@ func (l line) dst(n *routing.Net) int {
 
 // hint is the line's hint bits.
 func (l line) hint() uint8 {
+	h := uint8(0)
 	if l.Minus {
-		return uint8(packet.HintMinus(l.Dim))
+		h = uint8(packet.HintMinus(l.Dim))
 	}
-	return 0
+	if l.High {
+		h |= uint8(packet.HintHigh)
+	}
+	return h
 }
 
 // plan is a broadcast from root in deposit-bit lines that gives every
@@ -328,6 +336,58 @@ func (l line) hint() uint8 {
 // line from one end to the other. On an 8×8×8 torus that is 73 lines, at
 // most 5 deep; each node injects each packet at most once.
 func plan(n *routing.Net, root int, order []int, minus bool) []line {
+	m := 0
+	if minus {
+		m = 1<<n.N - 1
+	}
+	return planOn(n, root, order, m, nil)
+}
+
+// linkUse is what the colours planned so far put on each link (by node
+// and port): how many lines, and which bubble VCs they take (bit 0 the
+// normal one, bit 1 the high-priority one).
+type linkUse struct {
+	load, vcs []uint8
+}
+
+func newLinkUse(n *routing.Net) *linkUse {
+	return &linkUse{load: make([]uint8, n.Nodes()*n.Ports()), vcs: make([]uint8, n.Nodes()*n.Ports())}
+}
+
+// add records line l on the links it crosses, on the normal bubble VC
+// unless a link of it has that taken by another colour and none the
+// high-priority one (then l.High).
+func (u *linkUse) add(n *routing.Net, l *line) {
+	port := routing.Plus(l.Dim)
+	if l.Minus {
+		port = routing.Minus(l.Dim)
+	}
+	var taken uint8
+	at := l.From
+	for range l.Hops {
+		taken |= u.vcs[at*n.Ports()+int(port)]
+		at, _ = n.Neighbor(at, port)
+	}
+	l.High = taken&1 != 0 && taken&2 == 0
+	vc := uint8(1)
+	if l.High {
+		vc = 2
+	}
+	at = l.From
+	for range l.Hops {
+		u.load[at*n.Ports()+int(port)]++
+		u.vcs[at*n.Ports()+int(port)] |= vc
+		at, _ = n.Neighbor(at, port)
+	}
+}
+
+// planOn is plan with the lines of dimension d the negative way when bit
+// d of minus is set, and, given the links the colours planned before use
+// (load: per node and port, how many lines of them leave it there), the
+// node g that sends each line picked among the candidates by the most
+// colours its line's links already carry, then as plan picks: colours
+// then share few links (every line of a colour adds itself to load).
+func planOn(n *routing.Net, root int, order []int, minus int, use *linkUse) []line {
 	depth := make([]int, n.Nodes())
 	hops := make([]int, n.Nodes())
 	for i := range depth {
@@ -341,11 +401,16 @@ func plan(n *routing.Net, root int, order []int, minus bool) []line {
 		if k < 2 {
 			return nil
 		}
-		l := line{From: s, Dim: d, Hops: k - 1, Depth: depth[s] + 1, Minus: minus && n.Torus}
+		l := line{From: s, Dim: d, Hops: k - 1, Depth: depth[s] + 1, Minus: minus>>d&1 != 0 && n.Torus}
 		if !n.Torus && n.Coord(s, d) != 0 {
 			l.Minus = true // from the far end of a mesh line
 		}
 		used[s] = true
+		if use != nil && n.Torus && n.VCs > 3 {
+			use.add(n, &l)
+		} else if use != nil {
+			use.add(n, &line{From: l.From, Dim: l.Dim, Hops: l.Hops, Minus: l.Minus}) // one bubble VC: the load only
+		}
 		lines = append(lines, l)
 		port := routing.Plus(d)
 		if l.Minus {
@@ -390,7 +455,7 @@ func plan(n *routing.Net, root int, order []int, minus bool) []line {
 		if n.K[d] < 2 {
 			return
 		}
-		g := -1
+		g, gl := -1, 0
 		for _, x := range slab(s, lower) {
 			if used[x] || depth[x] < 0 {
 				continue
@@ -398,8 +463,9 @@ func plan(n *routing.Net, root int, order []int, minus bool) []line {
 			if !n.Torus && !atEnds(n, x, lower) {
 				continue
 			}
-			if g < 0 || depth[x] < depth[g] || depth[x] == depth[g] && (hops[x] < hops[g] || hops[x] == hops[g] && x < g) {
-				g = x
+			xl := lineLoad(n, use, x, d, minus>>d&1 != 0)
+			if g < 0 || xl < gl || xl == gl && (depth[x] < depth[g] || depth[x] == depth[g] && (hops[x] < hops[g] || hops[x] == hops[g] && x < g)) {
+				g, gl = x, xl
 			}
 		}
 		if g < 0 {
@@ -411,6 +477,24 @@ func plan(n *routing.Net, root int, order []int, minus bool) []line {
 	}
 	cover(root, order)
 	return lines
+}
+
+// lineLoad is the most lines of other colours (load) on a link of the
+// line node x would send along dimension d (0 without load).
+func lineLoad(n *routing.Net, use *linkUse, x, d int, minus bool) int {
+	if use == nil || n.K[d] < 2 {
+		return 0
+	}
+	port := routing.Plus(d)
+	if minus && n.Torus || !n.Torus && n.Coord(x, d) != 0 {
+		port = routing.Minus(d)
+	}
+	most := 0
+	for at, h := x, 1; h < n.K[d]; h++ {
+		most = max(most, int(use.load[at*n.Ports()+int(port)]))
+		at, _ = n.Neighbor(at, port)
+	}
+	return most
 }
 
 // stride is the node-number distance of one step along dimension d.
@@ -442,17 +526,71 @@ func colourPlan(n *routing.Net, root, c int) []line {
 	return plan(n, root, order, c >= 3)
 }
 
+// colourPlans is the plans of a broadcast from root in colours colours
+// (the rectangle broadcast): colour c takes the dimensions from c on (mod
+// the network's). One colour is colourPlan's. With 3, colour c's lines
+// go the positive way along its first dimension, where it has most of
+// its lines (k² of them on a k×k×k torus), and the negative way along
+// the others; with 6, colours 3..5 the negative way. The colours are
+// planned in turn, each picking the nodes that start its lines so that
+// they share as few links with the colours before as they can (planOn):
+// the colours then run side by side on their own links and the root's
+// lanes (router.injection_fifos) are not wasted on shared ones.
+func colourPlans(n *routing.Net, root, colours int) [][]line {
+	if colours <= 1 {
+		return [][]line{colourPlan(n, root, 0)}
+	}
+	use := newLinkUse(n)
+	out := make([][]line, colours)
+	for c := range colours {
+		order := make([]int, n.N)
+		for i := range order {
+			order[i] = (c + i) % n.N
+		}
+		minus := 0
+		switch {
+		case colours == 3:
+			minus = (1<<n.N - 1) &^ (1 << order[0])
+		case c >= 3:
+			minus = 1<<n.N - 1
+		}
+		out[c] = planOn(n, root, order, minus, use)
+	}
+	return out
+}
+
 // LineBcastDepth is the most lines a packet of a colours-colour broadcast
 // from node 0 takes to reach a node, and the most hops along them.
 func LineBcastDepth(n *routing.Net, colours int) (lines, hops int) {
-	for c := 0; c < colours; c++ {
-		for _, l := range colourPlan(n, 0, c) {
+	for _, p := range colourPlans(n, 0, colours) {
+		for _, l := range p {
 			lines = max(lines, l.Depth)
 		}
-		_, h := planReach(n, colourPlan(n, 0, c))
+		_, h := planReach(n, p)
 		hops = max(hops, h)
 	}
 	return lines, hops
+}
+
+// LinkShare is the most colours of a colours-colour broadcast from node 0
+// whose lines cross one link: a colour carries 1/colours of the message,
+// so no link carries more than LinkShare/colours of it.
+func LinkShare(n *routing.Net, colours int) int {
+	load := make([]uint8, n.Nodes()*n.Ports())
+	for _, p := range colourPlans(n, 0, colours) {
+		for _, l := range p {
+			port := routing.Plus(l.Dim)
+			if l.Minus {
+				port = routing.Minus(l.Dim)
+			}
+			at := l.From
+			for range l.Hops {
+				load[at*n.Ports()+int(port)]++
+				at, _ = n.Neighbor(at, port)
+			}
+		}
+	}
+	return int(slices.Max(load))
 }
 
 // planReach is, over every node, the most lines and hops a packet takes
@@ -487,8 +625,8 @@ var Colours = []int{1, 3, 6}
 // colours colours of deposit-bit lines (nil: none).
 func bcastTables(n *routing.Net, colours int) [][]Relay {
 	out := make([][]Relay, n.Nodes())
-	for c := 0; c < colours; c++ {
-		for _, l := range colourPlan(n, 0, c) {
+	for c, p := range colourPlans(n, 0, colours) {
+		for _, l := range p {
 			out[l.From] = append(out[l.From], Relay{Origin: 0, Dst: int32(l.dst(n)), Hint: l.hint(), Every: uint16(colours), Phase: uint16(c)})
 		}
 	}

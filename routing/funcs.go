@@ -1,6 +1,10 @@
 package routing
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/hwcoll/hwcoll/packet"
+)
 
 // Request is what a routing function sees of a packet at a router.
 type Request struct {
@@ -360,6 +364,9 @@ func BGL(n *Net, r Request) Choices {
 		return eject
 	}
 	if r.Deposit {
+		if r.Path&packet.HintHigh != 0 && n.VCs > 3 {
+			return n.deposit(r, 1<<3) // the sender put its line on the high-priority bubble VC
+		}
 		return n.deposit(r, 1<<2)
 	}
 	if r.SL == HighPriority && n.VCs > 3 {
