@@ -41,7 +41,8 @@ import (
 //     |A|·|B|·Ser(M) over the links that cross the cut that halves the
 //     longest dimension (2N/k each way on a torus, N/k on a mesh)
 //     (bisection_bound_cycles);
-//   - allgather: N−1 messages into every node's ejection port, and the
+//   - allgather: N−1 messages into every node's ejection port (with F
+//     lanes, F packets at once: Ser(M)/F a message, or o_r), and the
 //     bisection (every message crosses the cut once: |A|·Ser(M) over its
 //     links);
 //   - barrier and allreduce by messages: one message's o_s + Ser(M) +
@@ -101,6 +102,9 @@ func (n *ProgramNet) bounds(r *Result) {
 	}
 	diameter++ // routers, both ends
 	last := uint64(sh.LastCycles)
+	// A node's ejection: F lanes (router.injection_fifos) take F
+	// packets at once; its host takes one message at a time (o_r).
+	ejSer := (ser + uint64(max(n.lanes, 1)) - 1) / uint64(max(n.lanes, 1))
 	switch cfg.Traffic.Program {
 	case "deposit-broadcast", "broadcast":
 		r.BoundCycles = os + ser - last + lat(farthest, last) + or
@@ -124,7 +128,7 @@ func (n *ProgramNet) bounds(r *Result) {
 		}
 	case "alltoall", "alltoall-random":
 		inj := (N - 1) * (max(os, last) + uint64(sh.Packets-1)*uint64(sh.FullCycles))
-		ej := (N - 1) * max(ser, or)
+		ej := (N - 1) * max(ejSer, or)
 		bis := bisection(rn, func(a, b uint64) uint64 { return a * b * ser })
 		r.BisectionBoundCycles = bis
 		r.BoundCycles, r.Bound = inj, "injection: N−1 messages through a node's port"
@@ -135,7 +139,7 @@ func (n *ProgramNet) bounds(r *Result) {
 			r.BoundCycles, r.Bound = bis, "bisection: half the nodes' messages to the other half across the cut"
 		}
 	case "allgather":
-		ej := (N - 1) * max(ser, or)
+		ej := (N - 1) * max(ejSer, or)
 		bis := bisection(rn, func(a, _ uint64) uint64 { return a * ser })
 		r.BisectionBoundCycles = bis
 		r.BoundCycles, r.Bound = ej, "ejection: N−1 messages into a node's port"

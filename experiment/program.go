@@ -42,6 +42,7 @@ type ProgramNet struct {
 	extra     func(*Result) // RouterNetlist.Result
 	hosts     hosts         // Runner or Layer
 	shape     nic.Shape     // the NICs' (collectives.go's bounds)
+	lanes     int           // the node port's lanes (router.injection_fifos; 1 on the message layer)
 	maxCycles uint64        // run.max_cycles, or derived from the work (workLimit)
 }
 
@@ -97,7 +98,7 @@ func routedProgram(cfg config.Config, tm config.Timing, nl RouterNetlist) (*Prog
 		return nil, err
 	}
 	n := &ProgramNet{Sim: rt.sim, Cfg: cfg, Timing: rt.tm, Net: rt.net, Prog: prog, Runner: program.NewRunner(prog), flits: rt.flits, extra: rt.nl.Result,
-		shape: shape, maxCycles: workLimit(cfg, prog, shape, rt.tm.SendOverheadCycles, rt.tm.RecvOverheadCycles)}
+		shape: shape, lanes: lanes, maxCycles: workLimit(cfg, prog, shape, rt.tm.SendOverheadCycles, rt.tm.RecvOverheadCycles)}
 	n.hosts = n.Runner
 	links := linksOf(rt.net)
 	for i := 0; i < nodes; i++ {
