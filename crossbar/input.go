@@ -157,7 +157,14 @@ func (p *inPort) takeDone(now uint64) {
 	if p.done.Len() == 0 || p.done.Peek().at > now {
 		return
 	}
-	perXP := p.mode == credit.PerCrosspoint
+	if p.done.Len() == 1 || p.done.At(1).at > now {
+		// One notice due (the common case): no order to sort it into.
+		d := p.done.Pop()
+		if p.took(d) && p.mode == credit.PerLink {
+			p.owe(1)
+		}
+		return
+	}
 	// This cycle's notices (at most one per output, each output sends at
 	// most one packet a cycle), taken by output index as the done wires of
 	// a crossbar are: the credit tokens of per-crosspoint mode go upstream
@@ -175,28 +182,36 @@ func (p *inPort) takeDone(now uint64) {
 	p.sw.batch = b
 	var freed uint16
 	for _, d := range b {
-		o, st := int(d.out), &p.slots[d.slot]
-		st.copies--
-		p.queued[o]--
-		if p.mode == credit.MinFree {
-			p.grant.Leave(p.queued[o])
-		}
-		if perXP {
-			p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
-		}
-		if st.copies == 0 {
-			p.free = append(p.free, d.slot)
-			p.inUse--
-			// The notice of the last copy sent may come before another of
-			// the same cycle in output order: ask the slot.
-			if !st.credited {
-				freed++
-			}
+		if p.took(d) {
+			freed++
 		}
 	}
 	if p.mode == credit.PerLink {
 		p.owe(freed)
 	}
+}
+
+// took takes one done notice: output d.out's copy of slot d.slot has left
+// its crosspoint. It reports whether the slot freed with its credit not
+// yet scheduled (per-link: the input returns it).
+func (p *inPort) took(d xpDone) bool {
+	o, st := int(d.out), &p.slots[d.slot]
+	st.copies--
+	p.queued[o]--
+	switch p.mode {
+	case credit.MinFree:
+		p.grant.Leave(p.queued[o])
+	case credit.PerCrosspoint:
+		p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
+	}
+	if st.copies != 0 {
+		return false
+	}
+	p.free = append(p.free, d.slot)
+	p.inUse--
+	// The notice of the last copy sent may come before another of the
+	// same cycle in output order: ask the slot.
+	return !st.credited
 }
 
 // owe queues n credits (one token) to return upstream.
