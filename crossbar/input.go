@@ -334,16 +334,29 @@ func (p *inPort) route(pk *packet.Packet, mask uint64) uint64 {
 // per-crosspoint credit mode the upstream's look-ahead must make the same
 // choice.)
 func (p *inPort) leastLoaded(mask uint64) uint64 {
-	if p.adaptive {
-		now := p.Now()
-		mask = mostCredits(mask, func(o int) uint16 {
-			if out := &p.sw.outs[o]; out.dsCred != nil {
-				return out.published(now)
-			}
-			return 0
-		})
+	if !p.adaptive {
+		return pickLeast(mask, p.queued, p.sw.ties, &p.rng, &p.Module)
 	}
-	return pickLeast(mask, p.queued, p.sw.ties, &p.rng, &p.Module)
+	// The most published credits (an output outside Params.AdaptiveCredits
+	// counts 0), then the fewest queued copies: mostCredits and then
+	// pickLeast, in one pass over the candidates.
+	now, outs := p.Now(), p.sw.outs
+	var best uint64
+	bestN, bestQ := -1, 0
+	for mm := mask; mm != 0; mm &= mm - 1 {
+		o := bits.TrailingZeros64(mm)
+		n := 0
+		if out := &outs[o]; out.dsCred != nil {
+			n = int(out.published(now))
+		}
+		switch q := int(p.queued[o]); {
+		case n > bestN || n == bestN && q < bestQ:
+			best, bestN, bestQ = 1<<uint(o), n, q
+		case n == bestN && q == bestQ:
+			best |= 1 << uint(o)
+		}
+	}
+	return drawTie(best, p.sw.ties, &p.rng, &p.Module)
 }
 
 // mostCredits keeps the candidates in mask with the most credits.
@@ -377,6 +390,12 @@ func pickLeast(mask uint64, queued []uint16, random bool, rng *rtl.Stream, m *rt
 			best |= 1 << uint(o)
 		}
 	}
+	return drawTie(best, random, rng, m)
+}
+
+// drawTie returns one candidate of best: the lowest index or, when random,
+// one drawn from m's random stream (through rng, which keeps it).
+func drawTie(best uint64, random bool, rng *rtl.Stream, m *rtl.Module) uint64 {
 	if best&(best-1) == 0 || !random {
 		return best & -best
 	}

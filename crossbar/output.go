@@ -83,11 +83,17 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 // evaluated yet in this cycle.
 func (p *outPort) published(now uint64) uint16 {
 	if p.dsAt != now+1 {
-		// The same value whoever asks first in this cycle, as long as
-		// it is before the output's Tick (Eval takes it first thing).
-		p.dsSnap, p.dsAt = p.tx.AvailableAt(0, now), now+1
+		p.snapshot(now)
 	}
 	return p.dsSnap
+}
+
+// snapshot takes the published credits of cycle now: the same value
+// whoever asks first in this cycle, as long as it is before the output's
+// Tick (Eval takes it first thing). Out of line, so that published, the
+// cached read an adaptive input makes of each candidate, is inlined.
+func (p *outPort) snapshot(now uint64) {
+	p.dsSnap, p.dsAt = p.tx.AvailableAt(0, now), now+1
 }
 
 // Accept is input w.in's copy entering the switch towards this output's
