@@ -123,3 +123,37 @@ func TestSwitchHotLines(t *testing.T) {
 			"unicast lookup reads. To fix: keep the new field after ucSet or in the second line; if the move is "+
 			"measured and wanted, update the bound here with the benchmark figure.", unsafe.Offsetof(tb.ucSet))
 }
+
+// What a hop hands between the ports is small and packed: a copy's write
+// into a crosspoint, an output's notice that it sent one and the input's
+// queued done notice (four to a line in its ring), and the slot an input
+// keeps a packet in, its copy counts before the packet.
+func TestHandoffRecords(t *testing.T) {
+	for _, r := range []struct {
+		name       string
+		size, want uintptr
+		why        string
+	}{
+		{"xpWrite", unsafe.Sizeof(xpWrite{}), 16, "passed by value in every copy's call to an output"},
+		{"xpSent", unsafe.Sizeof(xpSent{}), 4, "passed by value in every done notice"},
+		{"xpDone", unsafe.Sizeof(xpDone{}), 16, "four to a line in an input's ring of done notices"},
+	} {
+		require.Equal(t, r.want, r.size, "%s is %d bytes, not %d: it is %s. %s", r.name, r.size, r.want, r.why, layoutFix)
+	}
+	// A slot is 96 bytes: in a slots array of up to four (the allocator's
+	// classes of 96 to 384 bytes start their objects at 0 or 32 bytes into
+	// a line) every slot spans exactly two lines, its counts and the
+	// packet's first 56 bytes on the first; at 97 to 128 bytes some would
+	// take three. (An input holding more than four packets at once, 17 of
+	// the 1024-node tree's 10,240 at load 0.5, has an array past 512 bytes,
+	// which the allocator's 8-byte header puts off that grid.)
+	var h held
+	require.Equal(t, uintptr(96), unsafe.Sizeof(h),
+		"held is %d bytes, not 96: its 8-byte header (copies, left, credited) and the 88-byte packet.Packet "+
+			"make every slot two cache lines, which an arrival writes and an output's send and the done notices read. "+
+			"To fix: keep the header within 8 bytes (a new per-slot field goes in a per-input array of its own); "+
+			"if packet.Packet grew, the slot should grow to 128 bytes, whole lines, and this test with the benchmark figure.",
+		unsafe.Sizeof(h))
+	require.Equal(t, uintptr(8), unsafe.Offsetof(h.pkt),
+		"held.pkt is at byte %d, not 8: the header before it grew or was reordered. %s", unsafe.Offsetof(h.pkt), layoutFix)
+}

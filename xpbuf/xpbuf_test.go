@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -162,4 +163,16 @@ func TestBankPoolFollowsOccupancy(t *testing.T) {
 		}
 		require.Nil(t, b.Head(i))
 	}
+}
+
+// A crosspoint entry is 16 bytes, four to a line, its list link in its
+// padding (the first layout pass): a push or a pop touches one line of
+// the pool; a crosspoint's list head is 6 bytes, a bank's eight in one
+// line. At 24 bytes an entry would straddle lines.
+func TestEntryLayout(t *testing.T) {
+	fix := "To fix: keep what the output reads at every send (At, Slot) and the list link in 16 bytes; " +
+		"put what only the waveform reads (the probes) in Probes, which the bank keeps apart; if an " +
+		"entry must grow, grow it to 32 bytes (two to a line) and update this test with the benchmark figure."
+	require.Equal(t, uintptr(16), unsafe.Sizeof(Entry{}), "xpbuf.Entry is %d bytes, not 16. %s", unsafe.Sizeof(Entry{}), fix)
+	require.Equal(t, uintptr(6), unsafe.Sizeof(xpFIFO{}), "xpFIFO is %d bytes, not 6. %s", unsafe.Sizeof(xpFIFO{}), fix)
 }
