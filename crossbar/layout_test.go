@@ -92,7 +92,7 @@ func TestOutPortLines(t *testing.T) {
 	var p outPort
 	requireSize(t, "outPort", unsafe.Sizeof(p), 10*64)
 	requireLines(t, "outPort", []lineField{
-		{"sw, arrAt, full", unsafe.Offsetof(p.sw), 24, 0},
+		{"sw, evalBy, full", unsafe.Offsetof(p.sw), 24, 0},
 		{"the published credits", unsafe.Offsetof(p.dsCred), 24, 1},
 		{"the credit line's count and the counter", unsafe.Offsetof(p.tx) + 32, 64, 2},
 		{"the link's free cycle and the crosspoints' lists", unsafe.Offsetof(p.tx) + unsafe.Sizeof(p.tx) - 8, 56, 6},

@@ -25,9 +25,12 @@ type outPort struct {
 	// dsSnap) and line 2 (the credit line's count and the counter). At
 	// 600 bytes (the 4864-byte class) every port had them elsewhere.
 	rtl.Module
-	sw    *Switch
-	arrAt uint64 // the latest wake-up scheduled for arrivals (write)
-	full  uint64 // crosspoints holding packets, arrived or on their way (bit i: xp(i))
+	sw *Switch
+	// evalBy is a cycle (≥ now) in which the output will be evaluated, 0
+	// if none is known: its own timed sleep, decided at the end of its
+	// last evaluation, or a wake-up an arrival scheduled (Accept).
+	evalBy uint64
+	full   uint64 // crosspoints holding packets, arrived or on their way (bit i: xp(i))
 	// line 1: what an adaptive input reads of this output (published),
 	// just before the credit line and counter at the head of tx (line 2).
 	dsCred  *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
@@ -102,10 +105,11 @@ func (p *outPort) snapshot(now uint64) {
 // then on (the ports share a partition, and w.at is a later cycle). A copy
 // that arrives while the link is busy cannot leave before the link frees
 // and changes nothing else the output shows (while the crosspoint and
-// stall probes are not traced), so the output wakes for it only when the
-// link frees. (Should the output send again in this cycle after this read,
-// the link stays busy longer and the output wakes before it frees, as
-// often as it did before.)
+// stall probes are not traced), so the output need be evaluated only by
+// then (c). It is woken for it only if no evaluation is due by c: one
+// that is (evalBy) sees the copy and sleeps no later than the link frees
+// or the copy arrives (Eval), so a copy that arrives while the output
+// sends another costs no evaluation of its own.
 func (p *outPort) Accept(w xpWrite) {
 	i := int(w.in)
 	if err := p.xp.Push(i, xpbuf.Entry{At: w.at, Tag: w.tag, Slot: w.slot}); err != nil {
@@ -113,12 +117,25 @@ func (p *outPort) Accept(w xpWrite) {
 	}
 	p.full |= 1 << uint(i)
 	c := w.at
-	if free, busy := p.tx.Busy(c); busy && !p.xp.Traced() && !p.stall.Traced() {
+	if p.xp.Traced() || p.stall.Traced() {
+		// The probes show the copy in the cycle it arrives.
+		p.wakeAt(c)
+		return
+	}
+	if free, busy := p.tx.Busy(c); busy {
 		c = free
 	}
-	if p.arrAt != c {
-		p.arrAt = c
-		p.WakeAt(c)
+	if e := p.evalBy; e == 0 || e > c {
+		p.wakeAt(c)
+	}
+}
+
+// wakeAt has the output evaluated in cycle c (a timer that fires
+// whatever the output decides meanwhile).
+func (p *outPort) wakeAt(c uint64) {
+	p.WakeAt(c)
+	if e := p.evalBy; e == 0 || c < e {
+		p.evalBy = c
 	}
 }
 
@@ -186,9 +203,30 @@ func (p *outPort) Eval() {
 		p.dsCred.Set(p.tx.Credits.Avail(0))
 	}
 	p.tx.Settle(waiting && !granted || track)
+	p.sleep(now)
+}
+
+// sleep decides when the output must be evaluated next: when the link
+// frees, if copies wait; else when the first copy on its way through the
+// switch arrives (Accept may not have woken the output for it); else
+// never, but for an arrival or a credit it waits for (Settle).
+func (p *outPort) sleep(now uint64) {
 	if free, ok := p.tx.WakeAt(now, p.full != 0); ok {
 		p.SleepUntil(free)
-	} else {
-		p.Sleep() // an arrival or a credit wakes us
+		p.evalBy = max(free, now+1)
+		return
 	}
+	next := ^uint64(0)
+	for m := p.full; m != 0; m &= m - 1 {
+		if at := p.xp.Head(bits.TrailingZeros64(m)).At; at > now {
+			next = min(next, at)
+		}
+	}
+	if next == ^uint64(0) {
+		p.Sleep()
+		p.evalBy = 0
+		return
+	}
+	p.SleepUntil(next)
+	p.evalBy = next
 }
