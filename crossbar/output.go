@@ -116,26 +116,13 @@ func (p *outPort) Accept(w xpWrite) {
 		p.sw.fail(err)
 	}
 	p.full |= 1 << uint(i)
-	c := w.at
-	if p.xp.Traced() || p.stall.Traced() {
-		// The probes show the copy in the cycle it arrives.
-		p.wakeAt(c)
-		return
-	}
-	if free, busy := p.tx.Busy(c); busy {
+	c, quiet := w.at, !p.xp.Traced() && !p.stall.Traced() // traced: the probes show the copy when it arrives
+	if free, busy := p.tx.Busy(c); busy && quiet {
 		c = free
 	}
-	if e := p.evalBy; e == 0 || e > c {
-		p.wakeAt(c)
-	}
-}
-
-// wakeAt has the output evaluated in cycle c (a timer that fires
-// whatever the output decides meanwhile).
-func (p *outPort) wakeAt(c uint64) {
-	p.WakeAt(c)
-	if e := p.evalBy; e == 0 || c < e {
-		p.evalBy = c
+	if e := p.evalBy; !quiet || e == 0 || e > c {
+		p.evalBy = c // a wake-up timer fires whatever the output decides meanwhile
+		p.WakeAt(c)
 	}
 }
 
@@ -203,19 +190,22 @@ func (p *outPort) Eval() {
 		p.dsCred.Set(p.tx.Credits.Avail(0))
 	}
 	p.tx.Settle(waiting && !granted || track)
-	p.sleep(now)
-}
-
-// sleep decides when the output must be evaluated next: when the link
-// frees, if copies wait; else when the first copy on its way through the
-// switch arrives (Accept may not have woken the output for it); else
-// never, but for an arrival or a credit it waits for (Settle).
-func (p *outPort) sleep(now uint64) {
 	if free, ok := p.tx.WakeAt(now, p.full != 0); ok {
 		p.SleepUntil(free)
 		p.evalBy = max(free, now+1)
-		return
+	} else if p.full == 0 {
+		p.Sleep() // an arrival or a credit wakes us
+		p.evalBy = 0
+	} else {
+		p.sleepIdle(now)
 	}
+}
+
+// sleepIdle is the output's sleep decision when it holds copies and need
+// not wake for its link: if some are on their way through the switch,
+// until the first arrives (Accept may not have woken the output for it:
+// evalBy); else (they wait for credits) until a credit wakes it (Settle).
+func (p *outPort) sleepIdle(now uint64) {
 	next := ^uint64(0)
 	for m := p.full; m != 0; m &= m - 1 {
 		if at := p.xp.Head(bits.TrailingZeros64(m)).At; at > now {
