@@ -187,12 +187,20 @@ func (k *Bank) Show(i int, now uint64) {
 // Traced reports whether a probe of the bank is in the waveform.
 func (k *Bank) Traced() bool { return k.isTraced() }
 
+// isTraced is Traced, small enough to be inlined where an output asks at
+// every packet (Eval, Accept, Pop): the probes are looked at only when
+// tracing has started or ended since the last time (refresh).
 func (k *Bank) isTraced() bool {
-	if e := k.sim.TraceEpoch(); e != k.epoch {
-		k.epoch = e
-		k.traced = k.pr.occ.Traced() || k.pr.head.Traced()
+	if k.sim.TraceEpoch() != k.epoch {
+		k.refresh()
 	}
 	return k.traced
+}
+
+// refresh notes whether a probe of the bank is traced, as of now.
+func (k *Bank) refresh() {
+	k.epoch = k.sim.TraceEpoch()
+	k.traced = k.pr.occ.Traced() || k.pr.head.Traced()
 }
 
 // show sets crosspoint i's probes to what has arrived by cycle c.
