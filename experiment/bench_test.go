@@ -250,3 +250,45 @@ func BenchmarkBGLTorus64x32x32(b *testing.B) {
 	b.ReportMetric(heap, "heap-B/node")
 	b.ReportMetric(peak/(1<<20), "peak-rss-MB")
 }
+
+// BenchmarkBGLTorusBroadcastLanes is configs/bgl-torus.yaml's broadcast
+// in deposit-bit lines on the midplane (8×8×8, 64 KiB) through a node
+// port of one lane and of six (router.injection_fifos), in 1, 3 and 6
+// colours: the simulator's cost per packet-hop and the heap per node
+// with the lanes' links and port records (one op is one whole run,
+// built and run as hwcoll run does).
+func BenchmarkBGLTorusBroadcastLanes(b *testing.B) {
+	cfg0, err := config.Load("../configs/bgl-torus.yaml")
+	require.NoError(b, err)
+	const nodes = 8 * 8 * 8
+	for _, c := range []struct{ lanes, colours int }{{1, 1}, {1, 6}, {6, 1}, {6, 3}, {6, 6}} {
+		b.Run(fmt.Sprintf("lanes=%d/colors=%d", c.lanes, c.colours), func(b *testing.B) {
+			cfg := cfg0
+			for _, s := range []string{"network.dims=8,8,8", "traffic.pattern=broadcast", "traffic.multicast=hardware",
+				"traffic.message_bytes=65536", "run.workers=1", fmt.Sprint("traffic.colors=", c.colours),
+				fmt.Sprint("router.injection_fifos=", c.lanes)} {
+				require.NoError(b, cfg.Set(s))
+			}
+			var run, hops, heap float64
+			var r Result
+			for b.Loop() {
+				runtime.GC()
+				var m0 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				r, err = Run(cfg, Options{Started: func(*rtl.Sim) {
+					runtime.GC()
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					heap = max(heap, float64(m.HeapAlloc-min(m.HeapAlloc, m0.HeapAlloc))/nodes)
+				}})
+				require.NoError(b, err)
+				require.True(b, r.Stable, r.Error)
+				run += r.WallSeconds
+				hops += r.FlitHopsPerS * r.WallSeconds
+			}
+			b.ReportMetric(float64(r.CompletionCycles), "sim-cycles")
+			b.ReportMetric(run*1e9/hops, "ns/packet-hop")
+			b.ReportMetric(heap, "heap-B/node")
+		})
+	}
+}

@@ -16,8 +16,8 @@ import (
 // barrier and an allreduce by messages. Each result carries the analytic
 // bound its completion is compared with (bound_cycles, and what binds in
 // bound), all in cycles of the switch clock, all lower bounds of this
-// model (a node has one injection port and one ejection port of one
-// link's bandwidth: the router's port 0):
+// model (a node's port, the router's port 0, has router.injection_fifos
+// lanes each way, each of one link's bandwidth; one by default):
 //
 //   - o_s, o_r: the NIC's send and receive overheads; Ser(M): a message's
 //     link time (nic.Shape.LinkCycles); lat(r): a packet's zero-load

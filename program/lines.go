@@ -23,9 +23,11 @@ import (
 // brought its packets, and takes it with Recv(origin, tag) or RecvAll.
 //
 // The line plans give every node at most one line per colour, so that a
-// node injects each packet of a message at most once: its one injection
-// port (the router's port 0, one link's bandwidth) is never asked for
-// more than the message. See plan.
+// node injects each packet of a message at most once: its injection port
+// (the router's port 0, one link's bandwidth a lane) is never asked for
+// more than the message, and with a lane per colour
+// (router.injection_fifos) each colour's packets go in on their own lane.
+// See plan and colourPlans.
 
 // Relay is an entry of a forwarding table: message Msg of node Origin,
 // the packets of one colour, along the line to Dst.

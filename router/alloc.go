@@ -180,9 +180,6 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		// packet it strands (Err), which then waits where it is.
 		r.rareRec().unrouted = &unrouted{at: now, in: q, p: pr.p}
 	}
-	if r.node0&nodeLanes != 0 {
-		ch = r.laneLocal(ch, &pr.p) // a deposit-bit packet's copy: any lane
-	}
 	if replicated(pr.p.Op) {
 		v.watch = ^uint8(0)
 		r.multicast(now, q, w, v, pr, ch)

@@ -98,6 +98,18 @@
 //	// receive: pk, ok := rx.Recv(now) … and once consumed:
 //	// rx.ReturnCredit(router.EjectToken(rp.ClassOf(&pk), 1))
 //
+// Lanes (Params.Lanes = F > 1; lanes.go) are several such links each
+// way, as the BG/L node's several injection and reception FIFOs feed and
+// drain several links at once (the BG/L MPI paper §2): lane l has its
+// own link in (InjectLane(l); lane 0 is Inject) and out (EjectLane(l);
+// lane 0 is Eject), an injection FIFO and an ejection VC per class (port
+// 0's VC l·C + c), and is a crossbar input and output of its own, one
+// packet at a time at link rate, busy independently of the other lanes.
+// The node picks a packet's injection lane by the link it sends it on;
+// the router gives a packet for the node any free ejection VC of its
+// class, the lowest lane first. Each lane's sender is made as
+// NodeSender says and joined by routernet.Net.ConnectNodeLane.
+//
 // # Bubble rule (torus escape rings)
 //
 // On the VCs of Params.Bubble a vct packet may enter a ring — be injected,

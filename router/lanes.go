@@ -125,11 +125,17 @@ func (r *Router) outLane(l int) *outPort {
 }
 
 // inRec is the record of input VC id's crossbar input: its port's, or
-// for an injection FIFO with lanes its lane's.
+// for an injection FIFO with lanes its lane's (inline: the switch
+// allocator asks at every grant).
 func (r *Router) inRec(id int32) *inPort {
-	if p := portOf(id); p != 0 || r.node0&nodeLanes == 0 {
-		return &r.inP()[p]
+	if r.node0&nodeLanes != 0 && portOf(id) == 0 {
+		return r.fifoLane(id)
 	}
+	return &r.inP()[portOf(id)]
+}
+
+// fifoLane is the record of injection FIFO id's lane.
+func (r *Router) fifoLane(id int32) *inPort {
 	if l := vcIn(id) / r.cls.n; l > 0 {
 		return r.inLane(l)
 	}

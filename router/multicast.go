@@ -25,7 +25,8 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		panic("router: a multicast packet in a " + r.p.Switching.String() + " router; multicast needs vct")
 	}
 	P := uint64(r.P)
-	ip := r.inRec(vcID(q, w)) // with lanes an injection FIFO's lane
+	ch = r.laneLocal(ch, &pr.p) // a deposit-bit packet's copy for the node: any lane
+	ip := r.inRec(vcID(q, w))   // with lanes an injection FIFO's lane
 	F := uint32(pr.end - v.dep)
 	retry := uint64(never)
 	ok := ip.busyTo <= now

@@ -407,7 +407,16 @@ func (r *Router) receive(now uint64) {
 			if !ok {
 				break
 			}
-			r.take(now, pk, r.fifo(pk, v0), r.fifoID(pk), r.Inject) // with classes or lanes its class's FIFO
+			f, v := flitsOf(pk, P), r.fifo(pk, v0) // with classes or lanes its class's FIFO
+			v.cleanup(now, P, r.pk)
+			end := v.ann + uint64(f)
+			v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
+			at := now
+			if r.node0&nodeDefer != 0 {
+				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
+			}
+			v.announce(at, f, P)
+			r.arrive(r.fifoID(pk), v)
 		}
 	}
 	if r.node0&nodeLanes != 0 {
@@ -461,7 +470,8 @@ func (r *Router) receive(now uint64) {
 	r.returnInjection(now)
 }
 
-// take puts packet pk, from the node on rx, into injection FIFO v (id).
+// take puts packet pk, from the node on lane rx, into injection FIFO v
+// (id), as receive does lane 0's.
 func (r *Router) take(now uint64, pk *packet.Packet, v *inVC, id int32, rx *link.Receiver) {
 	P := r.P
 	f := flitsOf(pk, P)
