@@ -52,11 +52,25 @@ type LineIn[T any] struct {
 	ln  line[T]
 }
 
+// timed is a value on the line and the cycle it arrives. Monitors see a
+// value on the line from the cycle after it was sent: that is at − latency
+// unless the value was sent to arrive later (SendAt, or after such a value),
+// and then at carries raised and the line keeps at − sent of the newest
+// such value (line.raise), the only one that can have been sent in the
+// current cycle. Without a sent cycle of its own an entry carrying a packet
+// is 96 bytes, not 104: in the 96-, 192- and 384-byte size classes of the
+// rings it then always lies on two cache lines, where it often took three.
 type timed[T any] struct {
-	at   uint64 // arrives then
-	sent uint64 // sent then (monitors see it on the line from the next cycle)
-	v    T
+	at uint64 // arrives then (| raised)
+	v  T
 }
+
+// raised marks an entry that arrives later than latency cycles after it
+// was sent.
+const raised = 1 << 63
+
+// arrives is the cycle the entry arrives.
+func (e *timed[T]) arrives() uint64 { return e.at &^ raised }
 
 type line[T any] struct {
 	// what a send or a receive reads first
@@ -67,12 +81,19 @@ type line[T any] struct {
 	head, n int32
 	size    uint32 // entries in the ring, a power of 2 (0: none yet)
 	latency uint32
-	bit     uint32 // the line's bit in set
+	raise   uint32 // at − sent of the newest raised entry
+	bit     uint16 // the line's bit in set
 	lazy    bool   // arrivals do not wake the receiver (SetWake)
-	direct  bool   // both ends in one partition: sends go in at once (bind)
-	bound   bool   // bind has run
-	conn    bool   // ConnectLine has run
+	flags   uint8  // lineDirect | lineBound | lineConn
 }
+
+const (
+	lineDirect = 1 << iota // both ends in one partition: sends go in at once (bind)
+	lineBound              // bind has run
+	lineConn               // ConnectLine has run
+)
+
+func (l *line[T]) direct() bool { return l.flags&lineDirect != 0 }
 
 // lineProblem is what is wrong with a connection, and where it was made.
 type lineProblem struct {
@@ -107,7 +128,7 @@ func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
 	case latency > math.MaxUint32:
 		bad = fmt.Sprintf("line %s -> %s has latency %d; a delay line has at most %d cycles",
 			out.sig.at(out.owner), in.sig.at(l.recv), latency, uint32(math.MaxUint32))
-	case l.conn:
+	case l.flags&lineConn != 0:
 		bad = fmt.Sprintf("line receiver %s is connected twice", in.sig.at(l.recv))
 	case out.l != nil:
 		bad = fmt.Sprintf("line sender %s is connected twice", out.sig.at(out.owner))
@@ -115,8 +136,8 @@ func ConnectLine[T any](out *LineOut[T], in *LineIn[T], latency uint64) {
 	if bad != "" {
 		out.owner.sim.badLine(unsafe.Pointer(out), lineProblem{pc: callerPC(1), msg: bad})
 	}
-	if !l.conn {
-		*l = line[T]{recv: l.recv, latency: uint32(latency), conn: true}
+	if l.flags&lineConn == 0 {
+		*l = line[T]{recv: l.recv, latency: uint32(latency), flags: lineConn}
 		if l.recv != nil {
 			l.sim = l.recv.sim
 		}
@@ -152,7 +173,8 @@ func (o *LineOut[T]) SendRef(v *T) { o.send(v, 0, false) }
 // need not wake the receiver before. Values arrive in the order sent, so
 // at is raised to now+latency and to the arrival of the value sent
 // before it. Monitors (Each, InFlight) see it on the line from the next
-// cycle, as any value sent now.
+// cycle, as any value sent now (one asked to arrive more than 2^32−1
+// cycles after it is sent: from 2^32−1 cycles before it arrives).
 func (o *LineOut[T]) SendAt(v *T, at uint64) { o.send(v, at, false) }
 
 // SendAtWake is SendAt of a value that wakes the receiver when it arrives
@@ -162,19 +184,31 @@ func (o *LineOut[T]) SendAt(v *T, at uint64) { o.send(v, at, false) }
 // among its acknowledgements).
 func (o *LineOut[T]) SendAtWake(v *T, at uint64) { o.send(v, at, true) }
 
+// mark is the mark of a value sent in cycle sent to arrive in cycle at:
+// raised if it arrives later than the latency after, and then the line
+// keeps by how much (the newest such value's, in 32 bits: see SendAt).
+func (o *LineOut[T]) mark(at, sent uint64) uint64 {
+	d := at - sent
+	if d == uint64(o.l.latency) {
+		return 0
+	}
+	o.l.raise = uint32(min(d, math.MaxUint32))
+	return raised
+}
+
 // send puts v on the line arriving at at (raised as SendAt says); wake
 // wakes the receiver then even if its arrivals are lazy.
 func (o *LineOut[T]) send(v *T, at uint64, wake bool) {
 	l := o.l
 	at = max(at, l.sim.now+uint64(l.latency), o.lastAt)
 	o.lastAt = at
-	if l.direct {
+	if l.direct() {
 		c := l.sim.now + 1
 		if o.last == c {
 			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 		}
 		o.last = c
-		l.push(v, at, c-1, o.owner.part, o.rcv, wake)
+		l.push(v, at, o.mark(at, c-1), o.owner.part, o.rcv, wake)
 		return
 	}
 	if l.sim.fused {
@@ -220,7 +254,7 @@ func (o *LineOut[T]) sendAcross(v *T, at uint64, wake bool) {
 func (o *LineOut[T]) deliver(b uint64, p *partition) {
 	st := &o.staged[b]
 	l := o.l
-	if l.put(&st.v, st.at, p.sim.now-1) || st.wake {
+	if l.put(&st.v, st.at, o.mark(st.at, p.sim.now-1)) || st.wake {
 		if o.rcv != 0 {
 			p.timers.push(st.at, timerEntry(o.rcv-1)<<1)
 		}
@@ -246,9 +280,21 @@ func (l *line[T]) sent() int {
 	if l.sim.pending {
 		l.sim.flush()
 	}
-	n := int(l.n)
-	for n > 0 && l.entry(l.slot(n-1)).sent >= l.sim.now {
-		n--
+	n, now, newest := int(l.n), l.sim.now, true
+	for ; n > 0; n-- {
+		e := l.entry(l.slot(n - 1))
+		at := e.arrives()
+		if at-uint64(l.latency) < now {
+			break // sent before now, whether raised or not
+		}
+		if e.at&raised != 0 {
+			// Only the newest raised value can have been sent now
+			// (one send a cycle; Schedule raises none).
+			if !newest || at-uint64(l.raise) < now {
+				break
+			}
+			newest = false
+		}
 	}
 	return n
 }
@@ -266,50 +312,50 @@ func (o *LineOut[T]) Direct() bool { return o.direct }
 // sent then. Only on a Direct line.
 func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	l := o.l
-	if !l.direct || c <= l.sim.now {
+	if !l.direct() || c <= l.sim.now {
 		panic("rtl: " + o.sig.at(o.owner) + ": Schedule needs a direct line and a later cycle")
 	}
 	at := c + uint64(l.latency)
 	if l.n > 0 {
 		last := l.entry(l.slot(int(l.n) - 1))
-		if last.at == at {
+		if last.arrives() == at {
 			merge(&last.v, v)
 			return
 		}
-		if last.at > at {
+		if last.arrives() > at {
 			panic("rtl: " + o.sig.at(o.owner) + ": Schedule before a value already on the line")
 		}
 	}
 	o.last = c + 1
 	o.lastAt = max(o.lastAt, at)
-	l.push(&v, at, c, o.owner.part, o.rcv, false)
+	l.push(&v, at, 0, o.owner.part, o.rcv, false) // at = c + latency: not raised
 }
 
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
 	st := &o.staged[0]
-	o.l.push(&st.v, st.at, p.sim.now, p, o.rcv, st.wake)
+	o.l.push(&st.v, st.at, o.mark(st.at, p.sim.now), p, o.rcv, st.wake)
 	*st = staged[T]{}
 }
 
-// push appends v, sent in cycle sent and arriving in cycle at, and
+// push appends v, arriving in cycle at with mark (mark: raised or 0), and
 // schedules the wake-up of the receiving component (1 + its index in
 // Sim.sched, 0: none) on partition p (the sender's), unless its arrivals
 // are lazy and wake is false.
-func (l *line[T]) push(v *T, at, sent uint64, p *partition, rcv uint32, wake bool) {
-	if (l.put(v, at, sent) || wake) && rcv != 0 {
-		p.wakeIdx(rcv-1, at, l.direct)
+func (l *line[T]) push(v *T, at, mark uint64, p *partition, rcv uint32, wake bool) {
+	if (l.put(v, at, mark) || wake) && rcv != 0 {
+		p.wakeIdx(rcv-1, at, l.direct())
 	}
 }
 
-// put appends v, sent in cycle sent and arriving in cycle at, and reports
-// whether its arrival wakes the receiver (arrivals are not lazy).
-func (l *line[T]) put(v *T, at, sent uint64) bool {
+// put appends v, arriving in cycle at with mark, and reports whether its
+// arrival wakes the receiver (arrivals are not lazy).
+func (l *line[T]) put(v *T, at, mark uint64) bool {
 	if uint32(l.n) == l.size {
 		l.grow()
 	}
 	e := l.entry(l.slot(int(l.n)))
-	e.at, e.sent = at, sent
+	e.at = at | mark
 	e.v = *v
 	l.n++
 	if l.set != nil && l.n == 1 {
@@ -322,16 +368,18 @@ func (l *line[T]) put(v *T, at, sent uint64) bool {
 // are evaluated by one partition takes values directly (SendRef).
 func (o *LineOut[T]) bind() {
 	if l := o.l; l != nil && l.recv != nil {
-		l.direct = o.owner.part == l.recv.part
-		o.direct = l.direct
+		o.direct = o.owner.part == l.recv.part
+		l.flags |= lineBound
+		if o.direct {
+			l.flags |= lineDirect
+		}
 		if m := l.recv.s; m != nil {
 			o.rcv = uint32(m.idx) + 1
 		}
-		l.bound = true
-		if l.set != nil && !l.direct {
+		if l.set != nil && !o.direct {
 			l.set.shared = true
 		}
-		if !l.direct {
+		if !o.direct {
 			if o.staged == nil {
 				o.staged = new([2]staged[T])
 			}
@@ -366,7 +414,7 @@ func (l *line[T]) grow() {
 // Recv takes the oldest value that has arrived by this cycle.
 func (i *LineIn[T]) Recv() (T, bool) {
 	l := &i.ln
-	if l.n == 0 || l.entry(int(l.head)).at > l.sim.now {
+	if l.n == 0 || l.entry(int(l.head)).arrives() > l.sim.now {
 		var zero T
 		return zero, false
 	}
@@ -390,7 +438,7 @@ func (i *LineIn[T]) Recv() (T, bool) {
 // until the entry is reused.
 func (i *LineIn[T]) RecvRef() (*T, bool) {
 	l := &i.ln
-	if l.n == 0 || l.entry(int(l.head)).at > l.sim.now {
+	if l.n == 0 || l.entry(int(l.head)).arrives() > l.sim.now {
 		return nil, false
 	}
 	e := l.entry(int(l.head))
@@ -405,7 +453,7 @@ func (i *LineIn[T]) RecvRef() (*T, bool) {
 // Peek returns the oldest arrived value without taking it.
 func (i *LineIn[T]) Peek() (T, bool) {
 	l := &i.ln
-	if l.n == 0 || l.entry(int(l.head)).at > l.sim.now {
+	if l.n == 0 || l.entry(int(l.head)).arrives() > l.sim.now {
 		var zero T
 		return zero, false
 	}
@@ -429,7 +477,7 @@ func (o *LineOut[T]) problems(add func(string, uintptr, string)) {
 }
 
 func (i *LineIn[T]) problems(add func(string, uintptr, string)) {
-	if !i.ln.conn {
+	if i.ln.flags&lineConn == 0 {
 		add(i.sig.at(i.ln.recv), i.sig.pc, "line receiver is not connected (ConnectLine a LineOut to it)")
 	}
 }
@@ -503,9 +551,12 @@ func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 	if l.sim != nil && l.sim.pending {
 		l.sim.flush()
 	}
+	if bit < 0 || bit > math.MaxUint16 {
+		panic(fmt.Sprintf("rtl: %s: ready bit %d; a line's bit is 0 to %d", i.sig.at(l.recv), bit, math.MaxUint16))
+	}
 	l.set = set
-	l.bit = uint32(bit)
-	if !l.bound || !l.direct {
+	l.bit = uint16(bit)
+	if l.flags&lineBound == 0 || !l.direct() {
 		set.shared = true // a producer in another partition (or not known yet)
 	}
 	if l.n > 0 { // values sent before
@@ -533,7 +584,7 @@ func (i *LineIn[T]) SetWake(on bool) {
 	// Values sent while arrivals were lazy have no wake-up: give each one.
 	m := i.ln.recv.s
 	for k := 0; k < int(l.n); k++ {
-		at := max(l.entry(l.slot(k)).at, l.sim.now+1)
+		at := max(l.entry(l.slot(k)).arrives(), l.sim.now+1)
 		l.sim.parts[m.part].addTimer(timer{at: at, m: m})
 	}
 }
@@ -550,7 +601,7 @@ func (i *LineIn[T]) Arrived(k int, c uint64) (*T, bool) {
 		return nil, false
 	}
 	e := l.entry(l.slot(k))
-	if e.at > c {
+	if e.arrives() > c {
 		return nil, false
 	}
 	return &e.v, true
@@ -565,7 +616,7 @@ func (i *LineIn[T]) EachArrivedBy(c uint64, f func(v T)) {
 	}
 	for k := 0; k < int(l.n); k++ {
 		e := l.entry(l.slot(k))
-		if e.at > c {
+		if e.arrives() > c {
 			return
 		}
 		f(e.v)
