@@ -413,3 +413,42 @@ func TestLineCheckCatches(t *testing.T) {
 	require.ErrorContains(t, build(map[int][]Relay{0: {{Origin: 0, Dst: 3, Every: 1}}}, []int{1, 2}),
 		"node 0 sends 1 message(s) with tag 0 to node 3 that it never receives")
 }
+
+// The rectangle broadcast's colours share few links (colourPlans): on
+// 3-D tori 3 colours share none, 6 at most two colours a link, and
+// never two lines of different colours on one bubble VC of a link (the
+// second takes the high-priority one, packet.HintHigh), so no colour
+// waits in a VC buffer behind another's packets. Counted by following
+// every line hop by hop, independently of the planner's own tally.
+func TestColourPlansShareFewLinks(t *testing.T) {
+	for _, dims := range [][]int{{4, 4, 4}, {8, 8, 8}, {4, 8, 16}, {8, 32, 32}} {
+		n, err := routing.NewNet(dims, true, routing.Bubble, 4)
+		require.NoError(t, err)
+		for _, c := range []int{3, 6} {
+			type key struct{ node, port int }
+			on := map[key][]bool{} // per link: the High of each line on it
+			for _, p := range colourPlans(n, 0, c) {
+				for _, l := range p {
+					port := routing.Plus(l.Dim)
+					if l.Minus {
+						port = routing.Minus(l.Dim)
+					}
+					at := l.From
+					for range l.Hops {
+						on[key{at, int(port)}] = append(on[key{at, int(port)}], l.High)
+						at, _ = n.Neighbor(at, port)
+					}
+				}
+			}
+			most := 0
+			for k, hs := range on {
+				most = max(most, len(hs))
+				if len(hs) == 2 {
+					require.NotEqual(t, hs[0], hs[1], "%v, %d colours: two lines on one bubble VC of node %d's port %d", dims, c, k.node, k.port)
+				}
+			}
+			require.Equal(t, c/3, most, "%v, %d colours", dims, c)
+			require.Equal(t, most, LinkShare(n, c))
+		}
+	}
+}
