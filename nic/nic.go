@@ -68,6 +68,7 @@ package nic
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/hostcall"
@@ -650,7 +651,7 @@ type Receiver struct {
 	Member func(node, addr uint32) bool
 
 	notify  rtl.LineOut[Completion] `rtl:"optional"` // to the Sender's Host (Attach only)
-	lanes   []*link.Receiver        // lanes 1.. of the node port (AddLanes; Rx is lane 0's)
+	lanes   *rxLanes                // lanes 1.. of the node port (AddLanes; Rx is lane 0's)
 	pending []Completion
 	pendf   int
 
@@ -696,8 +697,8 @@ func (r *Receiver) Err() error {
 func (r *Receiver) Eval() {
 	now := r.Now()
 	r.recv(now, r.Rx)
-	for _, rx := range r.lanes {
-		r.recv(now, rx)
+	if r.lanes != nil {
+		r.recvLanes(now)
 	}
 	if r.pendf < len(r.pending) {
 		r.notify.Send(r.pending[r.pendf])
@@ -708,9 +709,11 @@ func (r *Receiver) Eval() {
 	}
 	more := r.sendArrival()
 	t, busy := r.Rx.TailDone(now)
-	for _, rx := range r.lanes {
-		if at, ok := rx.TailDone(now); ok && (!busy || at < t) {
-			t, busy = at, true
+	if r.lanes != nil {
+		for _, rx := range r.lanes.rx {
+			if at, ok := rx.TailDone(now); ok && (!busy || at < t) {
+				t, busy = at, true
+			}
 		}
 	}
 	if r.pendf < len(r.pending) || more {
@@ -878,10 +881,22 @@ func (s *Sender) Lane(l int) *link.Sender {
 // Lanes is the Sender's lanes (at least 1).
 func (s *Sender) Lanes() int { return 1 + len(s.lanes) }
 
+// rxLanes is a Receiver's lanes 1.. and the ready bits of their lines
+// (bit l−1: lane l's line holds a packet), so that an evaluation looks
+// only at the lanes that bring something.
+type rxLanes struct {
+	rx    []*link.Receiver
+	ready rtl.ReadySet
+}
+
 // AddLanes gives the Receiver lanes 1..n−1 (Rx is lane 0), named rx(1)...
 func (r *Receiver) AddLanes(n int) {
+	if n < 2 {
+		return
+	}
+	r.lanes = &rxLanes{}
 	for l := 1; l < n; l++ {
-		r.lanes = append(r.lanes, link.NewReceiver(&r.Module, rtl.Idx("rx", l)))
+		r.lanes.rx = append(r.lanes.rx, link.NewReceiver(&r.Module, rtl.Idx("rx", l)))
 	}
 }
 
@@ -890,5 +905,31 @@ func (r *Receiver) Lane(l int) *link.Receiver {
 	if l == 0 {
 		return r.Rx
 	}
-	return r.lanes[l-1]
+	return r.lanes.rx[l-1]
+}
+
+// recvLanes takes what lanes 1.. brought: the lanes whose lines hold
+// something, or every lane while one is traced (its valid probe falls
+// after a tail).
+func (r *Receiver) recvLanes(now uint64) {
+	ls := r.lanes
+	if ls.ready.Words() == 0 { // the lines are joined now: the kernel keeps the bits
+		ls.ready = *rtl.NewReadySet(len(ls.rx))
+		for i, rx := range ls.rx {
+			rx.Data.Notify(&ls.ready, i)
+		}
+	}
+	traced := false
+	for _, rx := range ls.rx {
+		traced = traced || rx.Traced()
+	}
+	if traced {
+		for _, rx := range ls.rx {
+			r.recv(now, rx)
+		}
+		return
+	}
+	for m := ls.ready.Word(0); m != 0; m &= m - 1 {
+		r.recv(now, ls.rx[bits.TrailingZeros64(m)])
+	}
 }

@@ -2,6 +2,7 @@ package router
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/internal/ring"
@@ -29,8 +30,9 @@ type classes struct {
 	// take turns (next) when several are due at once.
 	due [routing.MaxVCs]ring.Ring[uint64]
 	// next is, per lane, the class whose credits go first when several
-	// are due at once.
-	next [routing.MaxVCs]uint8
+	// are due at once; dueOn has bit w set while due[w] holds cycles.
+	next  [routing.MaxVCs]uint8
+	dueOn uint8
 	// The node port's lanes (Params.Lanes > 1; lanes.go): their number,
 	// per class its ejection VCs on every lane, and the lanes' links
 	// (lane 0's are Router.Inject and Router.Eject).
@@ -149,7 +151,14 @@ func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
 // each lane's credit line, the classes in turn.
 func (r *Router) returnClassCredits(now uint64) {
 	cl := r.cls
+	if cl.dueOn == 0 {
+		return // nothing due (the common cycle)
+	}
+	all := uint8(1)<<uint(cl.n) - 1 // a lane's FIFOs
 	for l := 0; l < cl.lanes; l++ {
+		if cl.dueOn>>uint(l*cl.n)&all == 0 {
+			continue
+		}
 		rx := r.injectLane(l)
 		if rx == nil || rx.Credit.Busy() {
 			if cl.lanes == 1 {
@@ -164,6 +173,9 @@ func (r *Router) returnClassCredits(now uint64) {
 			for d.Len() > 0 && *d.Peek() <= now {
 				d.Pop()
 				n++
+			}
+			if d.Len() == 0 {
+				cl.dueOn &^= 1 << uint(l*cl.n+c)
 			}
 			if n > 0 {
 				rx.ReturnCredit(credit.Token{XP: uint16(c), N: uint16(n)})
@@ -180,8 +192,8 @@ func (r *Router) returnClassCredits(now uint64) {
 // dueWake is the earliest cycle an injection credit is due back.
 func (cl *classes) dueWake(now uint64) uint64 {
 	wake := uint64(never)
-	for c := 0; c < cl.n*cl.lanes; c++ {
-		if d := &cl.due[c]; d.Len() > 0 {
+	for m := cl.dueOn; m != 0; m &= m - 1 {
+		if d := &cl.due[bits.TrailingZeros8(m)]; d.Len() > 0 {
 			wake = min(wake, max(*d.Peek(), now+1))
 		}
 	}

@@ -205,13 +205,15 @@ func (r *Router) receiveLanes(now uint64, w uint64) {
 			r.take(now, pk, r.inVC(id), id, rx)
 		}
 	}
-	for l := 1; l < cl.lanes; l++ {
-		if r.probes {
+	if r.probes {
+		for l := 1; l < cl.lanes; l++ {
 			cl.inj[l].Settle(now)
-		}
-		if w>>(laneCredBit+l)&1 != 0 || r.probes {
 			cl.ej[l].Tick(now)
 		}
+		return
+	}
+	for m := w >> (laneCredBit + 1) & (1<<(maxPorts-1) - 1); m != 0; m &= m - 1 {
+		cl.ej[1+bits.TrailingZeros64(m)].Tick(now)
 	}
 }
 

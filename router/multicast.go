@@ -98,6 +98,9 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 			if pick[o] < 0 || c > best {
 				pick[o], best = int8(u), c
 			}
+			if lanes {
+				break // the lowest free lane: the sink's VCs all score alike
+			}
 		}
 		if pick[o] < 0 {
 			ok = false

@@ -528,6 +528,9 @@ func (r *Router) injected(now, end uint64, w int) {
 		return
 	}
 	r.dueOf(w).Push(end)
+	if r.cls != nil {
+		r.cls.dueOn |= 1 << uint(w)
+	}
 	r.returnInjection(now)
 }
 
