@@ -51,10 +51,24 @@ func (l *Latency) put(v uint64) {
 		}
 		l.tabulate()
 	}
-	if !l.cover(v) || !l.inc(v-l.lo, 1) {
+	if !l.cover(v, l.budget()) || !l.inc(v-l.lo, 1) {
 		l.over = append(l.over, v)
 	}
 }
+
+// budget is the most counts a table may span: tableFree, or 8 a sample
+// (at 8 bits a count, what the samples would cost listed) when more, at
+// most denseMax. A sink's packets sit within a few thousand cycles of
+// each other and fill a table densely; a collective's messages can
+// spread over tens of millions of cycles at a few thousand a node
+// (alltoall on 8,192 nodes), where a table spanning them would hold 1 MB
+// of mostly empty counts a node (8 GB on 8,192 nodes) against 64 KB
+// listed.
+func (l *Latency) budget() uint64 { return min(denseMax, max(8*l.n, tableFree)) }
+
+// tableFree is the span a table takes whatever its samples (4 KB at 8
+// bits a count).
+const tableFree = 4096
 
 // listSamples is how many samples a Latency lists before it makes a
 // table.
@@ -67,7 +81,7 @@ func (l *Latency) tabulate() {
 	list := buf[:copy(buf[:], l.over)]
 	l.over = l.over[:0]
 	for _, v := range list {
-		if !l.cover(v) || !l.inc(v-l.lo, 1) {
+		if !l.cover(v, l.budget()) || !l.inc(v-l.lo, 1) {
 			l.over = append(l.over, v)
 		}
 	}
@@ -138,9 +152,9 @@ func (l *Latency) reshape(front, n uint64) {
 	l.tab = r
 }
 
-// cover extends the table to v when that keeps it within denseMax; false
-// when it cannot.
-func (l *Latency) cover(v uint64) bool {
+// cover extends the table to v when that keeps it within most counts
+// (at most denseMax); false when it cannot.
+func (l *Latency) cover(v, most uint64) bool {
 	size := uint64(l.size())
 	if size == 0 {
 		l.lo = v
@@ -150,17 +164,17 @@ func (l *Latency) cover(v uint64) bool {
 	switch {
 	case v < l.lo:
 		hi := l.lo + size
-		if hi-v > denseMax {
+		if hi-v > most {
 			return false
 		}
-		grow := min(max(l.lo-v, size), l.lo, denseMax-size)
+		grow := min(max(l.lo-v, size), l.lo, most-size)
 		l.reshape(grow, grow+size)
 		l.lo -= grow
 	case v >= l.lo+size:
-		if v-l.lo >= denseMax {
+		if v-l.lo >= most {
 			return false
 		}
-		l.reshape(0, min(max(v-l.lo+1, 2*size), denseMax))
+		l.reshape(0, min(max(v-l.lo+1, 2*size), most))
 	}
 	return true
 }
@@ -224,7 +238,7 @@ func (l *Latency) Merge(o *Latency) {
 		if c == 0 {
 			continue
 		}
-		if !l.cover(v) {
+		if !l.cover(v, denseMax) {
 			for ; c > 0; c-- {
 				l.over = append(l.over, v)
 			}
@@ -239,10 +253,10 @@ func (l *Latency) Merge(o *Latency) {
 			}
 		}
 	}
+	l.n += o.n // first: the listed samples' budget counts them
+	l.sum += o.sum
+	l.max = max(l.max, o.max)
 	for _, v := range o.over {
 		l.put(v)
 	}
-	l.n += o.n
-	l.sum += o.sum
-	l.max = max(l.max, o.max)
 }

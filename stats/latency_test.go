@@ -122,7 +122,8 @@ func counts(l *Latency, from, to uint64) []uint64 {
 // A few samples spread wide are listed, not tabled: a sink of a large
 // network that gets a handful of packets in a window, with latencies
 // thousands of cycles apart, keeps a few words; from listSamples on they
-// go into a table and the list is let go.
+// go into a table as far as its budget spans them (tableFree counts
+// while there are few), the others staying listed.
 func TestFewSamplesAreListed(t *testing.T) {
 	var l Latency
 	for i := range 5 {
@@ -135,7 +136,34 @@ func TestFewSamplesAreListed(t *testing.T) {
 		l.Add(2000 + uint64(i))
 	}
 	require.NotNil(t, l.tab)
-	require.Nil(t, l.over, "every listed sample fits the table")
+	require.Equal(t, []uint64{10000, 14000, 18000}, l.over, "beyond tableFree counts from the first")
 	require.Equal(t, uint64(listSamples+1), l.N())
 	require.Equal(t, float64(18000), l.Quantile(1))
+	require.Equal(t, float64(2020), l.Quantile(0.5))
+}
+
+// Many samples spread far wider than 8 cycles apart (alltoall's messages
+// at a node of 8,192: thousands over tens of millions of cycles) keep a
+// table of at most 8 counts a sample, the rest listed, with exact
+// quantiles; a dense distribution within tableFree is all in its table.
+func TestWideSamplesKeepASmallTable(t *testing.T) {
+	var l Latency
+	var xs []uint64
+	for i := range uint64(8191) {
+		x := 1000 + (i*7919)%8191*5000 // a permutation of 8,191 values 5,000 apart
+		l.Add(x)
+		xs = append(xs, x)
+	}
+	require.LessOrEqual(t, len(l.tab), 8*8191)
+	require.LessOrEqual(t, len(l.tab)+8*len(l.over), 2*8*8191, "bytes: table and list")
+	slices.Sort(xs)
+	for _, q := range []float64{0.01, 0.5, 0.99, 1} {
+		require.Equal(t, float64(xs[int(math.Ceil(q*8191))-1]), l.Quantile(q), "q=%v", q)
+	}
+	var d Latency
+	for i := range uint64(100_000) {
+		d.Add(2000 + (i*7919)%3000)
+	}
+	require.Empty(t, d.over)
+	require.LessOrEqual(t, d.size(), tableFree)
 }
