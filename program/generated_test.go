@@ -192,3 +192,15 @@ func BenchmarkProgramMemory(b *testing.B) {
 		}
 	}
 }
+
+// A run stopped early names where each node's program stands: a node
+// still posting its sends is not waiting in a receive.
+func TestBlockedNamesTheOperation(t *testing.T) {
+	p, err := New("alltoall", 3, Options{})
+	require.NoError(t, err)
+	var c core
+	c.init(p)
+	c.hosts[1].pc = 2
+	require.Equal(t, []string{"node 0 at operation 0 (send to node 1, tag 0, not yet posted)",
+		"node 1 at operation 2 (recv from node 0, tag 0)"}, c.Blocked(2))
+}

@@ -55,7 +55,16 @@ func (c *core) Blocked(most int) []string {
 			out = append(out, fmt.Sprintf("node %d at operation %d (%d of %d messages with tag %d from any node)", i, h.pc, got, op.Peer, op.Tag))
 			continue
 		}
-		out = append(out, fmt.Sprintf("node %d at operation %d (recv from node %d, tag %d)", i, h.pc, op.Peer, op.Tag))
+		what := fmt.Sprintf("recv from node %d, tag %d", op.Peer, op.Tag)
+		switch op.Kind { // not blocked: busy with the send overhead or a Compute
+		case Send, Deposit:
+			what = fmt.Sprintf("send to node %d, tag %d, not yet posted", op.Peer, op.Tag)
+		case Forward:
+			what = "forwarding table, not yet posted"
+		case Compute:
+			what = "compute, not yet started"
+		}
+		out = append(out, fmt.Sprintf("node %d at operation %d (%s)", i, h.pc, what))
 	}
 	return out
 }
