@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hwcoll/hwcoll/routing"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
@@ -167,10 +168,14 @@ func TestGeneratedMemoryPerNode(t *testing.T) {
 
 // BenchmarkProgramMemory reports the heap a program holds, per node, as
 // built (bytes/node), and the time to build it, for the generated
-// alltoalls and for the same alltoall as lists.
+// alltoalls, for the same alltoall as lists, and for allgather's
+// forwarding tables (lists: a node's table has an entry per line of a
+// broadcast plan, 73 on 8×8×8, 1,057 on 8×32×32) on 8×8×8, 8×16×16 and
+// 8×32×32 tori.
 func BenchmarkProgramMemory(b *testing.B) {
-	for _, n := range []int{512, 2048, 8192} {
-		for _, name := range []string{"alltoall", "alltoall-random", "alltoall-as-lists"} {
+	for _, dims := range [][]int{{8, 8, 8}, {8, 16, 16}, {8, 32, 32}} {
+		n := dims[0] * dims[1] * dims[2]
+		for _, name := range []string{"alltoall", "alltoall-random", "alltoall-as-lists", "allgather"} {
 			if name == "alltoall-as-lists" && n > 2048 {
 				continue // 3.2 GB
 			}
@@ -179,7 +184,13 @@ func BenchmarkProgramMemory(b *testing.B) {
 					if name == "alltoall-as-lists" {
 						return refAlltoall(b, name, n, nil)
 					}
-					p, err := New(name, n, Options{Seed: 1})
+					var net *routing.Net
+					if name == "allgather" {
+						var err error
+						net, err = routing.NewNet(dims, true, routing.Bubble, 4)
+						require.NoError(b, err)
+					}
+					p, err := New(name, n, Options{Seed: 1, Net: net})
 					require.NoError(b, err)
 					return p
 				}
