@@ -181,7 +181,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		r.rareRec().unrouted = &unrouted{at: now, in: q, p: pr.p}
 	}
 	if replicated(pr.p.Op) {
-		v.watch = ^uint8(0)
+		v.watch = 0 // the outputs whose credits it waits for (multicast)
 		r.multicast(now, q, w, v, pr, ch)
 		return
 	}

@@ -28,7 +28,14 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	ch = r.laneLocal(ch, &pr.p) // a deposit-bit packet's copy for the node: any lane
 	ip := r.inRec(vcID(q, w))   // with lanes an injection FIFO's lane
 	F := uint32(pr.end - v.dep)
-	retry := uint64(never)
+	// The copies go all at once, so the packet can go no sooner than the
+	// last of what it waits for frees: retry is the latest of the input's,
+	// the flits' and each output's earliest cycle (an output's: its
+	// earliest VC's), not the earliest, which would wake the router to
+	// fail while the others are still busy. What no cycle bounds (a VC
+	// held, credits or an acknowledgement to come, the tail not
+	// announced) wakes the router by a message or r.freed.
+	retry := uint64(0)
 	ok := ip.busyTo <= now
 	if !ok {
 		retry = ip.busyTo
@@ -38,7 +45,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	} else if n := v.availFrom(now, r.delay, r.P, F); n < F {
 		ok = false
 		last := v.arrival(pr.end-1, r.P) + r.delay
-		retry = min(retry, max(now+1, last-uint64(F-1)*P))
+		retry = max(retry, now+1, last-uint64(F-1)*P)
 	}
 	var pick [maxPorts]int8
 	ports := ch.Ports()
@@ -47,11 +54,12 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		op := &r.outP()[o]
 		lanes := o == 0 && r.node0&nodeLanes != 0 // each lane a link of its own: busy checked per VC
 		if op.busyTo > now && !lanes {
-			ok, retry = false, min(retry, op.busyTo)
+			ok, retry = false, max(retry, op.busyTo)
 			continue
 		}
 		pick[o] = -1
 		best := uint32(0)
+		at := uint64(never) // the earliest cycle one of its VCs might take the copy
 		for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
 			u := bits.TrailingZeros8(vcs)
 			if o == 0 && r.node0&nodeVCs == 0 {
@@ -59,7 +67,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 			}
 			if lanes {
 				if b := r.outRec(0, uint8(u)).busyTo; b > now {
-					retry = min(retry, b)
+					at = min(at, b)
 					continue
 				}
 			}
@@ -71,7 +79,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 				continue // an acknowledgement wakes us
 			}
 			if ov.freeAt > now {
-				retry = min(retry, ov.freeAt)
+				at = min(at, ov.freeAt)
 				continue
 			}
 			c := ^uint32(0)
@@ -82,14 +90,16 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 					ov.settle(now, r.P, op, u)
 					if ov.credits < nd+uint32(ov.pad) {
 						if t, ok := ov.creditsAt(nd, r.P, op, u); ok {
-							retry = min(retry, t)
+							at = min(at, t)
 						}
+						v.watch |= 1 << uint(o) // a credit message may bring them sooner
 						continue
 					}
 				} else if c = ov.creditFor(now, r.P, F, op, u); c < F {
 					if t, ok := ov.creditsAt(F, r.P, op, u); ok {
-						retry = min(retry, t)
+						at = min(at, t)
 					}
+					v.watch |= 1 << uint(o)
 					continue
 				}
 				ov.settle(now, r.P, op, u)
@@ -104,10 +114,16 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		}
 		if pick[o] < 0 {
 			ok = false
+			if at != never {
+				retry = max(retry, at)
+			}
 		}
 	}
 	if !ok {
-		v.retry = retry
+		v.retry = never
+		if retry > now {
+			v.retry = retry
+		}
 		return
 	}
 	end := now + uint64(F-1)*P
