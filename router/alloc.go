@@ -20,7 +20,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		return false
 	}
 	pr := ref.rec(r.pk)
-	op := &r.outP()[q]
+	op := r.outAt(q)
 	if r.node0&nodeLanes != 0 { // port 0's lanes are inputs and outputs of their own
 		ip, op = r.inRec(id), r.outRec(q, v.ovc)
 	}
@@ -256,7 +256,7 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 // and whether they are the need of the packet beyond its padding; if not,
 // it lowers v.retry to when they might be, or marks port o in v.watch.
 func (r *Router) admits(now uint64, v *inVC, ov *outVC, o, u int, need uint32) (uint32, bool) {
-	op := &r.outP()[o] // its overflow rings, if ov has more than one promise
+	op := r.outAt(o) // its overflow rings, if ov has more than one promise
 	ov.settle(now, r.P, op, u)
 	if ov.credits >= need+uint32(ov.pad) {
 		return ov.credits, true
@@ -345,7 +345,7 @@ func (r *Router) padOf(o, u int, F uint32) uint16 {
 // from the one after its last grant, an input offering its VCs round robin.
 func (r *Router) allocateSwitch(now uint64) {
 	for m := r.redo; m != 0; m &= m - 1 {
-		if q := bits.TrailingZeros8(m); r.outP()[q].busyTo <= now {
+		if q := bits.TrailingZeros8(m); r.outAt(q).busyTo <= now {
 			r.resend(now, q)
 		}
 	}
@@ -363,7 +363,7 @@ func (r *Router) allocateSwitch(now uint64) {
 			r.grantLanes(now, req[0]) // each lane an output of its own
 			continue
 		}
-		if r.outP()[q].busyTo <= now {
+		if r.outAt(q).busyTo <= now {
 			rq := req[q&(maxPorts-1)]
 			if r.prio && r.grantHigh(now, q, rq) {
 				continue // a high-priority VC's run (Params.Priority)
@@ -384,7 +384,7 @@ func (r *Router) grantHigh(now uint64, q int, rq uint64) bool {
 // whose flits can go, round robin over the inputs and their VCs, and says
 // whether one could.
 func (r *Router) grant(now uint64, q int, rq uint64) bool {
-	op := &r.outP()[q]
+	op := r.outAt(q)
 	np := int(r.np)
 	if rq&(rq-1) == 0 { // one VC asks: the round robin's outcome without its scan
 		id := int32(bits.TrailingZeros64(rq))
@@ -404,7 +404,7 @@ func (r *Router) grant(now uint64, q int, rq uint64) bool {
 	for _, pm := range rotate(ports, int(op.rr)) {
 		for ; pm != 0; pm &= pm - 1 {
 			p := bits.TrailingZeros(pm)
-			ip := &r.inP()[p]
+			ip := r.inAt(p)
 			lanes := p == 0 && r.node0&nodeLanes != 0 // each lane a crossbar input
 			if ip.busyTo > now && !lanes {
 				continue

@@ -131,7 +131,7 @@ func (r *Router) inRec(id int32) *inPort {
 	if r.node0&nodeLanes != 0 && portOf(id) == 0 {
 		return r.fifoLane(id)
 	}
-	return &r.inP()[portOf(id)]
+	return r.inAt(portOf(id))
 }
 
 // fifoLane is the record of injection FIFO id's lane.
@@ -139,19 +139,19 @@ func (r *Router) fifoLane(id int32) *inPort {
 	if l := vcIn(id) / r.cls.n; l > 0 {
 		return r.inLane(l)
 	}
-	return &r.inP()[0]
+	return r.inAt(0)
 }
 
 // outRec is the record of output VC (q, u)'s link: its port's, or for an
 // ejection VC with lanes its lane's.
 func (r *Router) outRec(q int, u uint8) *outPort {
 	if q != 0 || r.node0&nodeLanes == 0 {
-		return &r.outP()[q]
+		return r.outAt(q)
 	}
 	if l := int(u) / r.cls.n; l > 0 {
 		return r.outLane(l)
 	}
-	return &r.outP()[0]
+	return r.outAt(0)
 }
 
 // ejectAt is the sender and credit counter of ejection VC u: Eject and

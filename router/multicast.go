@@ -51,7 +51,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	ports := ch.Ports()
 	for m := ports; m != 0; m &= m - 1 {
 		o := bits.TrailingZeros8(m)
-		op := &r.outP()[o]
+		op := r.outAt(o)
 		lanes := o == 0 && r.node0&nodeLanes != 0 // each lane a link of its own: busy checked per VC
 		if op.busyTo > now && !lanes {
 			ok, retry = false, max(retry, op.busyTo)
@@ -159,7 +159,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 // copyTo sends one whole copy of the packet on output o, VC u, from now to
 // end.
 func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F uint32) {
-	op := &r.outP()[o]
+	op := r.outAt(o)
 	ov := &op.vcs[u]
 	if o == 0 && r.node0&nodeLanes != 0 {
 		op = r.outRec(0, u) // its lane's link

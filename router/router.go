@@ -140,6 +140,17 @@ func (r *Router) rareRec() *rare {
 func (r *Router) inP() []inPort   { return unsafe.Slice(r.inp, r.np) }
 func (r *Router) outP() []outPort { return unsafe.Slice(r.outp, r.np) }
 func (r *Router) inVCs() []inVC   { return unsafe.Slice(r.vin, r.nvc) }
+
+// inAt and outAt are port q's records (q < np, as every port mask and VC
+// id of the router makes it) without the slice and bounds check of inP
+// and outP, on the paths a hop takes.
+func (r *Router) inAt(q int) *inPort {
+	return (*inPort)(unsafe.Add(unsafe.Pointer(r.inp), uintptr(q)*unsafe.Sizeof(inPort{})))
+}
+
+func (r *Router) outAt(q int) *outPort {
+	return (*outPort)(unsafe.Add(unsafe.Pointer(r.outp), uintptr(q)*unsafe.Sizeof(outPort{})))
+}
 func (r *Router) outVCs() []outVC { return unsafe.Slice(r.vout, r.nvc) }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
@@ -336,7 +347,7 @@ func portOf(id int32) int { return int(uint32(id) / routing.MaxVCs) }
 func vcIn(id int32) int { return int(uint32(id) % routing.MaxVCs) }
 
 func (r *Router) vcOf(id int32) (*inPort, *inVC) {
-	return &r.inP()[uint32(id)/routing.MaxVCs], r.inVC(id)
+	return r.inAt(portOf(id)), r.inVC(id)
 }
 
 // inVC and outVC find a VC in the router's VC blocks without reading its
@@ -428,7 +439,7 @@ func (r *Router) receive(now uint64) {
 	retry := r.retry != 0
 	for m := w & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
-		ip := &r.inP()[q]
+		ip := r.inAt(q)
 		for {
 			m, ok := ip.Data.RecvRef()
 			if !ok {
@@ -455,7 +466,7 @@ func (r *Router) receive(now uint64) {
 	}
 	for m := w >> 8 & 0xfe; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros64(m)
-		op := &r.outP()[q]
+		op := r.outAt(q)
 		for {
 			c, ok := op.Cred.Recv()
 			if !ok {
@@ -556,7 +567,7 @@ func (r *Router) outVCOf(id int32) *outVC { return r.outVCAt(r.slot(id)) }
 func (r *Router) extend(now uint64) {
 	for m := r.runs; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
-		on := r.extendRun(now, q, &r.outP()[q])
+		on := r.extendRun(now, q, r.outAt(q))
 		if q == 0 && r.node0&nodeLanes != 0 && r.extendLanes(now) {
 			on = true // a lane's run: bit 0 stands for all of port 0's
 		}
