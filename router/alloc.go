@@ -113,7 +113,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		v.state, v.sent = Idle, 0
 		r.act &^= bit(id)
 		v.done(ref, r.pk, op.runEnd, pr.p.Payload != nil)
-		if _, ok := v.cur(r.pk); ok {
+		if v.curRef() != nil {
 			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
 		}
 	}
@@ -483,7 +483,7 @@ func (r *Router) sleep(now uint64) {
 		v := r.inVC(id)
 		switch v.state {
 		case Idle:
-			if _, ok := v.cur(r.pk); ok { // the next packet, behind a tail sent this cycle
+			if v.curRef() != nil { // the next packet, behind a tail sent this cycle
 				busy = true
 				wake = min(wake, max(v.arrival(v.dep, r.P)+r.delay, now+1))
 			}

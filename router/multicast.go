@@ -151,7 +151,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	v.state, v.sent, v.retry = Idle, 0, 0
 	v.done(ref, r.pk, end, pr.p.Payload != nil)
-	if _, ok := v.cur(r.pk); !ok {
+	if v.curRef() == nil {
 		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}
 }

@@ -118,10 +118,15 @@ func (v *inVC) cur(st *store) (*pktRec, bool) {
 	return nil, false
 }
 
-// curRef is the reference of the VC's current packet (nil: none).
+// curRef is the reference of the VC's current packet (nil: none): the
+// oldest in the VC's record, the rest in its ring (empty when the oldest
+// is: a zero entry's end is 0).
 func (v *inVC) curRef() *pktRef {
-	for i := 0; i < v.pkts.Len(); i++ {
-		if p := v.pkts.At(i); p.end > v.dep {
+	if p := &v.pkts.first; p.end > v.dep {
+		return p
+	}
+	for i := 0; i < v.pkts.more.Len(); i++ {
+		if p := v.pkts.more.At(i); p.end > v.dep {
 			return p
 		}
 	}
