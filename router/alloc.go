@@ -172,7 +172,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		}
 		ch = pr.route
 		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
-			ch = r.aroundFaults(now, dst, v, ch, &pr.p)
+			ch = r.aroundFaults(now, dst, v, pr)
 		}
 	}
 	if ch == 0 && (r.rare == nil || r.rare.unrouted == nil) {

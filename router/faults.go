@@ -2,7 +2,6 @@ package router
 
 import (
 	"github.com/hwcoll/hwcoll/fault"
-	"github.com/hwcoll/hwcoll/packet"
 	"github.com/hwcoll/hwcoll/routing"
 )
 
@@ -37,13 +36,21 @@ func (r *Router) Dropped() *fault.Log {
 	return &r.flt.log
 }
 
-// aroundFaults keeps the choices ch that still lead to dst; with none, the
-// packet is marked for discarding and goes to the ejection port.
-func (r *Router) aroundFaults(now uint64, dst int, v *inVC, ch routing.Choices, p *packet.Packet) routing.Choices {
-	ch = r.p.Net.Alive(r.p.Route, r.p.Minimal, r.Node, dst, ch, now, &r.flt.search)
+// aroundFaults keeps the choices of packet pr's route that still lead to
+// dst; with none, the packet is marked for discarding and goes to the
+// ejection port. The answer is kept with the packet until the next link
+// goes down, so that a packet waiting for an output does not search
+// around the dead links again at every try.
+func (r *Router) aroundFaults(now uint64, dst int, v *inVC, pr *pktRec) routing.Choices {
+	if now >= pr.aliveTo {
+		n := r.p.Net
+		pr.alive = n.Alive(r.p.Route, r.p.Minimal, r.Node, dst, pr.route, now, &r.flt.search)
+		pr.aliveTo = n.Settled(now)
+	}
+	ch := pr.alive
 	v.drop = ch == 0
 	if v.drop {
-		ch = ch.Add(routing.Local, r.localVCs(p))
+		ch = ch.Add(routing.Local, r.localVCs(&pr.p))
 	}
 	return ch
 }

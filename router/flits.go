@@ -48,9 +48,14 @@ type pktRec struct {
 	p     packet.Packet
 	end   uint64
 	route routing.Choices
+	// With dead links, route's choices that still lead to the
+	// destination (routing.Net.Alive), valid before cycle aliveTo (0:
+	// not worked out): a packet waiting here asks again at every try.
+	alive   routing.Choices
+	aliveTo uint64
 	// Up to 128 bytes: a slot is two whole cache lines of the store's
 	// array (a large one starts on a page), not three for most slots.
-	_ [24]byte
+	_ [8]byte
 }
 
 // flitsOf is the flits of a packet: the source sets Cycles = flits × P.

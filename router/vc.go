@@ -188,7 +188,7 @@ func (s *store) put(p *packet.Packet, end, now uint64) uint32 {
 		i := s.free[n-1]
 		s.free = s.free[:n-1]
 		rec := &s.slots[i]
-		rec.p, rec.end, rec.route = *p, end, 0
+		rec.p, rec.end, rec.route, rec.aliveTo = *p, end, 0, 0
 		return i
 	}
 	if n := len(s.slots); n == cap(s.slots) {

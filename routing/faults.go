@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -47,6 +48,19 @@ func (n *Net) Faulty() (first uint64, ok bool) {
 		}
 	}
 	return first, len(n.dead) > 0
+}
+
+// Settled is the first cycle after now at which another link goes down
+// (never: none): Alive's answer for a packet at now holds until then, as
+// it reads the cycle only to ask which links are down.
+func (n *Net) Settled(now uint64) uint64 {
+	next := uint64(math.MaxUint64)
+	for _, d := range n.dead {
+		if d.at > now {
+			next = min(next, d.at)
+		}
+	}
+	return next
 }
 
 // Dead reports whether node's output p is down at cycle now.
@@ -130,22 +144,34 @@ func (n *Net) Reachable(f Func, minimal bool, node, dst int, now uint64, s *Sear
 // from node to dst: its source within the box the two span, pointing the
 // way its dimension's offset goes.
 func (n *Net) deadInBox(node, dst int, now uint64) bool {
-	for _, d := range n.dead {
+	// The box's offsets and node's coordinates once, not for every dead
+	// link and dimension.
+	var off [MaxDims]int
+	var cn []uint16
+	for i := range n.dead {
+		d := &n.dead[i]
 		if d.at > now {
 			continue
 		}
+		if cn == nil {
+			for e := 0; e < n.N; e++ {
+				off[e] = n.Offset(node, dst, e)
+			}
+			cn = n.coord[node*MaxDims:][:MaxDims]
+		}
 		dim := d.port.Dim()
-		o := n.Offset(node, dst, dim)
+		o := off[dim]
 		if o == 0 || (o > 0) != d.port.Positive() {
 			continue
 		}
+		cd := n.coord[int(d.node)*MaxDims:][:MaxDims]
 		in := true
 		for e := 0; e < n.N && in; e++ {
-			oe := n.Offset(node, dst, e)
+			oe := off[e]
 			// The link's source, dn, on the way from node along e: its
 			// offset from node goes the same way as oe, no farther (and
 			// along dim strictly short of dst).
-			de := n.ringOffset(n.Coord(int(d.node), e)-n.Coord(node, e), e)
+			de := n.ringOffset(int(cd[e])-int(cn[e]), e)
 			if oe < 0 {
 				oe, de = -oe, -de
 			}

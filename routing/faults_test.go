@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,6 +44,8 @@ func TestReachableWithDeadLinks(t *testing.T) {
 					}
 				}
 				now := uint64(rapid.IntRange(0, 3).Draw(t, "now"))
+				settled := n.Settled(now)
+				require.Equal(t, bruteSettled(n, now), settled, "the next cycle a link goes down after %d", now)
 				for i := 0; i < 40; i++ {
 					a := rapid.IntRange(0, n.Nodes()-1).Draw(t, "src")
 					b := rapid.IntRange(0, n.Nodes()-1).Draw(t, "dst")
@@ -63,10 +66,30 @@ func TestReachableWithDeadLinks(t *testing.T) {
 						}
 					}
 					require.Equal(t, want, alive != 0, "%d→%d: a live choice iff a route", a, b)
+					// The answer holds until the next link goes down (a
+					// router keeps it that long: router.pktRec.alive).
+					later := min(settled, 5) - 1
+					require.Equal(t, alive, n.Alive(spec.F, true, a, b, c, later, &s), "%d→%d at %d and %d", a, b, now, later)
 				}
 			})
 		})
 	}
+}
+
+// bruteSettled is the first cycle after now (up to 4, after which no
+// test link goes down) at which some link is dead that was not the cycle
+// before; none: math.MaxUint64.
+func bruteSettled(n *Net, now uint64) uint64 {
+	for c := now + 1; c <= 4; c++ {
+		for node := 0; node < n.Nodes(); node++ {
+			for p := Port(1); int(p) < n.Ports(); p++ {
+				if n.Dead(node, p, c) != n.Dead(node, p, c-1) {
+					return c
+				}
+			}
+		}
+	}
+	return math.MaxUint64
 }
 
 // A dead link is dead both ways, from its cycle on.
