@@ -1165,8 +1165,29 @@ func (w *timerWheel) entryOf(t timer) timerEntry {
 	return e
 }
 
-// push adds entry e for cycle at.
+// push adds entry e for cycle at. The common case, a cycle of the
+// calendar whose last chunk has room, is inlined at its callers (a line's
+// arrival, a timed sleep): no call, no frame; the rest is pushSlow.
 func (w *timerWheel) push(at uint64, e timerEntry) {
+	if at-w.base < wheelSize && w.b != nil { // at < base wraps: pushSlow
+		if b := &w.b[at&wheelMask]; b.last != 0 {
+			if c := &w.chunks[b.last-1]; c.n < timerChunkLen {
+				c.e[c.n] = e
+				c.n++
+				b.n++
+				w.n++ // the bucket's bit in occ is set: it is not empty
+				return
+			}
+		}
+	}
+	w.pushSlow(at, e)
+}
+
+// pushSlow is push of an entry that starts a chunk, or is beyond the
+// calendar.
+//
+//go:noinline
+func (w *timerWheel) pushSlow(at uint64, e timerEntry) {
 	if at < w.base {
 		at = w.base // cannot happen: timers are for later cycles
 	}
