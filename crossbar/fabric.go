@@ -1,6 +1,9 @@
 package crossbar
 
-import "github.com/hwcoll/hwcoll/link"
+import (
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/link"
+)
 
 // fabric is one switch organization: where its ports' link ends are and
 // what the monitors read of its buffers (Switch's accessors say what each
@@ -73,9 +76,15 @@ func (s oqxp) buffered(i int) int {
 }
 
 func (s oqxp) pendingCredits(i int) int {
+	in := &s.ins[i]
 	n := 0
-	for _, t := range s.ins[i].owed {
+	for _, t := range in.owed {
 		n += int(t.N)
+	}
+	if in.mode == credit.MinFree && in.early == earlyMaybe {
+		// Released early on the input's behalf (releaseEarly), on the
+		// line from the next cycle.
+		in.rx.Credit.EachScheduled(func(t credit.Token) { n += int(t.N) })
 	}
 	return n
 }

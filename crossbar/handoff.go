@@ -33,4 +33,5 @@ type xpDone struct {
 	slot uint16
 	out  uint16
 	last bool // the slot's last copy: the slot frees
+	left bool // min-free: the copy has left the input's counts already (releaseEarly)
 }

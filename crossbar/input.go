@@ -28,7 +28,8 @@ type inPort struct {
 	// goes upstream); line 8 holds the cold fields (TestInPortLines).
 	rtl.Module
 	sw       *Switch
-	idx      int32
+	idx      int16
+	early    uint8       // min-free: whether outputs may release a done notice's credit on the input's behalf (earlyUnknown: not decided yet)
 	creditN  uint16      // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
 	adaptive bool        // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 	mode     credit.Mode // the switch's credit mode, here so that a done notice need not read the switch
@@ -89,7 +90,7 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	}
 	stack := min(maxSlots, 2*s.P.XPPackets)
 	slab := make([]uint16, k+counts+stack)
-	*p = inPort{sw: s, idx: int32(i), maxSlots: int32(maxSlots), queued: slab[:k:k], free: slab[k+counts : k+counts : k+counts+stack]}
+	*p = inPort{sw: s, idx: int16(i), maxSlots: int32(maxSlots), queued: slab[:k:k], free: slab[k+counts : k+counts : k+counts+stack]}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
 	p.xpWrite.Init(&p.Module, "xp_write", func(w xpWrite) uint32 { return w.tag })
@@ -197,12 +198,16 @@ func (p *inPort) takeDone(now uint64) {
 func (p *inPort) took(d xpDone) bool {
 	o, st := int(d.out), &p.slots[d.slot]
 	st.copies--
-	p.queued[o]--
 	switch p.mode {
 	case credit.MinFree:
-		p.grant.Leave(p.queued[o])
+		if !d.left { // else the output released it on the input's behalf (sent)
+			p.leave(o)
+		}
 	case credit.PerCrosspoint:
+		p.queued[o]--
 		p.owed = append(p.owed, credit.Token{XP: uint16(o), N: 1})
+	default:
+		p.queued[o]--
 	}
 	if st.copies != 0 {
 		return false
@@ -212,6 +217,12 @@ func (p *inPort) took(d xpDone) bool {
 	// The notice of the last copy sent may come before another of the
 	// same cycle in output order: ask the slot.
 	return !st.credited
+}
+
+// leave counts a copy out of output o's crosspoint (min-free).
+func (p *inPort) leave(o int) {
+	p.queued[o]--
+	p.grant.Leave(p.queued[o])
 }
 
 // owe queues n credits (one token) to return upstream.
@@ -291,13 +302,15 @@ func (p *inPort) Accept(d xpSent) { p.sent(p.Now(), d.slot, int(d.out)) }
 // other slots freed then), so the input wakes in now+1 only while the
 // probe is traced or the credit cannot be scheduled; otherwise it takes
 // the notice when it next wakes (a packet arriving). Per-crosspoint mode
-// returns a credit per copy, queued, and min-free decides from the least
-// free space, which any copy leaving may raise: both wake the input.
+// returns a credit per copy, queued: it wakes the input. Min-free decides
+// from the least free space, which any copy leaving may raise; the output
+// releases that credit on the input's behalf when it can (early), and
+// wakes the input otherwise.
 func (p *inPort) sent(now uint64, slot uint16, out int) {
 	st := &p.slots[slot]
 	st.left--
 	d := xpDone{at: now + 1, slot: slot, out: uint16(out), last: st.left == 0}
-	wake := true
+	wake := p.mode != credit.MinFree || p.early == earlyNever || !p.releaseEarly(now, &d) // (one line: see releaseEarly)
 	if p.mode == credit.PerLink {
 		wake = false
 		if d.last {
@@ -312,6 +325,59 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 	if wake {
 		p.WakeAt(now + 1)
 	}
+}
+
+// The input's early states (min-free): not decided yet, never (the link
+// cannot take a credit scheduled ahead, or has the retry protocol, whose
+// receiving end acts at every look), or when the cycle allows.
+const (
+	earlyUnknown = iota
+	earlyNever
+	earlyMaybe
+)
+
+// releaseEarly is output out's notice, in cycle now, of a sent copy, taken
+// by a min-free input at once when that is the same as taking it in now+1:
+// the copy leaves the input's counts now and the credit it frees, if any,
+// is scheduled for now+1 (merged with the other outputs' of the cycle,
+// one token, as the input would send it), so the input need not be
+// evaluated for it. The slot itself frees when the input next takes its
+// done notices, before it receives (so it picks the same free slot).
+//
+// It is the same when the input is not evaluated in cycle now (AwakeNow:
+// its evaluation would see the counts changed early) and, in now+1, would
+// do nothing but this: no credit still owed, no head arriving by then (on
+// a line of 2 cycles or more, every such head is on the line already),
+// and nothing traced (its probes would change a cycle early). The credit
+// then totals what the input would return in now+1, whatever other
+// copies leave in the cycle. A timed wake-up of its own in now+1 then
+// finds nothing more to release.
+//
+// (The calls after it in sent keep their lines' offsets in sent, which is
+// how the profile the build uses, cmd/hwcoll/default.pgo, names them as
+// hot: moved, they are no longer inlined.)
+func (p *inPort) releaseEarly(now uint64, d *xpDone) bool {
+	if p.early == earlyUnknown {
+		p.early = earlyNever
+		if p.rx.CanSchedule() && p.rx.Data.Latency() >= 2 && len(p.rx.Children()) == 0 {
+			p.early = earlyMaybe
+		}
+		if p.early == earlyNever {
+			return false
+		}
+	}
+	if p.AwakeNow() || len(p.owed) > 0 || p.Tracing() {
+		return false
+	}
+	if _, ok := p.rx.Data.Arrived(0, now+1); ok {
+		return false
+	}
+	p.leave(int(d.out))
+	if n := p.grant.Release(); n > 0 {
+		p.rx.ScheduleCredit(now+1, n)
+	}
+	d.left = true
+	return true
 }
 
 // route picks one output of an adaptive unicast route: the one the

@@ -491,6 +491,18 @@ func (o *LineOut[T]) Each(f func(v T)) {
 	}
 }
 
+// EachScheduled calls f for every value on the line that monitors do not
+// see yet, oldest first: those a sender has put on it for the current
+// cycle or a later one (Schedule; a direct send between cycles is not
+// possible), which Each and InFlight count from that cycle on. For a
+// monitor of credits promised on a receiver's behalf (see Schedule).
+func (o *LineOut[T]) EachScheduled(f func(v T)) {
+	l := o.l
+	for i, n := l.sent(), int(l.n); i < n; i++ {
+		f(l.entry(l.slot(i)).v)
+	}
+}
+
 // Each calls f for every value on the line, oldest first.
 func (i *LineIn[T]) Each(f func(v T)) {
 	l := &i.ln

@@ -283,6 +283,20 @@ func (m *Module) Wake() {
 	}
 }
 
+// AwakeNow reports whether the component that evaluates m is evaluated in
+// the current cycle: it was listed awake when the cycle began (asked from
+// another component's Eval, it may have run already or not yet; no
+// evaluation of the cycle can list it any more). A component of the same
+// partition that acts on its behalf (Together) asks it: what it does for
+// one that is not evaluated now cannot be seen by that one's own
+// evaluation in the cycle.
+func (m *Module) AwakeNow() bool { return m.s.stamp == m.sim.now+1 }
+
+// Tracing reports whether a waveform is being written (Sim.Trace): a
+// component that acts on another's behalf where only that one's probes
+// would show the difference can do so only while nothing is traced.
+func (m *Module) Tracing() bool { return m.sim.tracer != nil }
+
 // Together, called before Build, puts every component under m in one
 // partition of a parallel Sim (the one of its first component), so that
 // they are never evaluated concurrently. They may then exchange values
