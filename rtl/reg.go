@@ -354,8 +354,9 @@ type Probe[T comparable] struct{ Reg[T] }
 // Set assigns the value the waveform shows from the next clock edge. While
 // the probe is not traced nobody can observe it (components do not read
 // their probes), so the value is stored at once and costs no commit.
+// (Both flags are read as one 16-bit word: one compare, not two.)
 func (p *Probe[T]) Set(v T) {
-	if !p.traced && !p.dirty {
+	if *(*uint16)(unsafe.Pointer(&p.dirty)) == 0 { // !p.traced && !p.dirty
 		p.q = v
 		return
 	}

@@ -20,3 +20,12 @@ func TestSchedIsOneLine(t *testing.T) {
 			"infoMore); reorder to close padding; if it shrank, add the room back as padding so it stays a line. "+
 			"The 64 is the line, not a budget to raise.", size)
 }
+
+// Probe.Set reads a register's dirty and traced flags as one 16-bit word.
+func TestRegFlagsAreOneWord(t *testing.T) {
+	var r Reg[uint8]
+	require.Equal(t, unsafe.Offsetof(r.dirty)+1, unsafe.Offsetof(r.traced),
+		"Reg.traced must follow Reg.dirty (Probe.Set reads both as one uint16): keep them adjacent")
+	var h regHead
+	require.Equal(t, unsafe.Offsetof(h.dirty)+1, unsafe.Offsetof(h.traced), "regHead must match Reg")
+}
