@@ -1165,12 +1165,14 @@ func (w *timerWheel) entryOf(t timer) timerEntry {
 	return e
 }
 
-// push adds entry e for cycle at. The common case, a cycle of the
-// calendar whose last chunk has room, is inlined at its callers (a line's
-// arrival, a timed sleep): no call, no frame; the rest is pushSlow.
+// push adds entry e for cycle at. The common cases, a cycle of the
+// calendar whose last chunk has room or that is empty while a chunk is
+// free, take no call and no frame; the rest is pushSlow.
 func (w *timerWheel) push(at uint64, e timerEntry) {
 	if at-w.base < wheelSize && w.b != nil { // at < base wraps: pushSlow
-		if b := &w.b[at&wheelMask]; b.last != 0 {
+		i := at & wheelMask
+		b := &w.b[i]
+		if b.last != 0 {
 			if c := &w.chunks[b.last-1]; c.n < timerChunkLen {
 				c.e[c.n] = e
 				c.n++
@@ -1178,6 +1180,14 @@ func (w *timerWheel) push(at uint64, e timerEntry) {
 				w.n++ // the bucket's bit in occ is set: it is not empty
 				return
 			}
+		} else if k := w.free; k != 0 {
+			c := &w.chunks[k-1] // released: n is 0
+			w.free, c.next = c.next, 0
+			c.e[0], c.n = e, 1
+			*b = bucket{first: k, last: k, n: 1}
+			w.occ[i>>6] |= 1 << (i & 63)
+			w.n++
+			return
 		}
 	}
 	w.pushSlow(at, e)
