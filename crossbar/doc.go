@@ -30,7 +30,11 @@
 // holds in all (at most XPPackets); input i keeps one slot per packet and
 // returns the credit when the last copy has left its crosspoint (the
 // output that sends the last copy schedules that credit for the next
-// cycle on the input's behalf, so the input need not wake for it).
+// cycle on the input's behalf, so the input need not wake for it; in
+// min-free mode the output takes the done notice's counts and releases the
+// credit they free in the same way when the input would do nothing else
+// in the next cycle: not evaluated in this one, nothing owed, no head
+// arriving by then, nothing traced — inPort.releaseEarly).
 // Per-crosspoint mode: one counter per downstream output, one credit back
 // per copy; the sender needs look-ahead routing. Slots for the packets an
 // input holds are made as they are first needed.
