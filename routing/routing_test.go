@@ -221,3 +221,17 @@ func librarySpecs() []Spec {
 	}
 	return out
 }
+
+// Ports names exactly the ports with some VC allowed, whatever the bits.
+func TestChoicesPorts(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := Choices(rapid.Uint64().Draw(t, "choices"))
+		var want uint8
+		for p := Port(0); p < 8; p++ {
+			if c.VCs(p) != 0 {
+				want |= 1 << uint(p)
+			}
+		}
+		require.Equal(t, want, c.Ports(), "%#x", uint64(c))
+	})
+}

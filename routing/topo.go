@@ -261,13 +261,17 @@ func (c Choices) Add(p Port, vcs uint8) Choices { return c | Choices(vcs)<<(8*ui
 // VCs is the mask allowed on port p.
 func (c Choices) VCs(p Port) uint8 { return uint8(c >> (8 * uint(p))) }
 
-// Ports is the mask of ports with some VC allowed (bit p for port p).
+// Ports is the mask of ports with some VC allowed (bit p for port p):
+// each byte folded onto its low bit, then the eight low bits gathered
+// into the top byte by one multiply (bit 8p lands on 56+p; no two terms
+// meet), not a loop over every VC bit (a deposit packet's choices name
+// several VCs on each port it asks for).
 func (c Choices) Ports() uint8 {
-	var m uint8
-	for x := uint64(c); x != 0; x &= x - 1 {
-		m |= 1 << (bits.TrailingZeros64(x) / 8)
-	}
-	return m
+	x := uint64(c)
+	x |= x >> 4 & 0x0f0f0f0f0f0f0f0f
+	x |= x >> 2 & 0x3333333333333333
+	x |= x >> 1 & 0x5555555555555555
+	return uint8((x & 0x0101010101010101) * 0x0102040810204080 >> 56)
 }
 
 // Only reports the one port allowed, if exactly one is.
