@@ -329,7 +329,12 @@ func (r *Receiver) TailDone(now uint64) (uint64, bool) {
 }
 
 // ReturnCredit sends a credit token upstream; at most one per cycle.
-func (r *Receiver) ReturnCredit(t credit.Token) { r.Credit.Send(t) }
+func (r *Receiver) ReturnCredit(t credit.Token) {
+	if t.XP == 0 && r.Credit.MergeScheduled(t, addCredit) {
+		return // one token a cycle: added to the one scheduled for this cycle (ScheduleCredit)
+	}
+	r.Credit.Send(t)
+}
 
 // CanSchedule reports whether ScheduleCredit may be used: the credit line's
 // two ends share a partition (rtl.LineOut.Direct).
@@ -337,8 +342,9 @@ func (r *Receiver) CanSchedule() bool { return r.Credit.Direct() }
 
 // ScheduleCredit returns a per-link credit in cycle c > now on behalf of
 // the owner, decided now by a component of its partition; credits
-// scheduled for one cycle go as one token, as the owner would send them.
-// The owner must not ReturnCredit in cycle c.
+// scheduled for one cycle go as one token, as the owner would send them,
+// and a ReturnCredit of the owner's in cycle c (a per-link token) adds to
+// that token.
 func (r *Receiver) ScheduleCredit(c uint64, n uint16) {
 	r.Credit.Schedule(c, credit.Token{N: n}, addCredit)
 }

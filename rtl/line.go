@@ -331,6 +331,23 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	l.push(&v, at, 0, o.owner.part, o.rcv, false) // at = c + latency: not raised
 }
 
+// MergeScheduled adds v (merge) to the value Scheduled for the current
+// cycle, if there is one, and reports whether it did: an owner that sends
+// in a cycle for which another component scheduled a value on its behalf
+// sends the two as one, as it would have had it sent both itself.
+func (o *LineOut[T]) MergeScheduled(v T, merge func(*T, T)) bool {
+	l := o.l
+	if l == nil || !l.direct() || l.n == 0 {
+		return false
+	}
+	last := l.entry(l.slot(int(l.n) - 1))
+	if last.arrives() != l.sim.now+uint64(l.latency) {
+		return false
+	}
+	merge(&last.v, v)
+	return true
+}
+
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
 	st := &o.staged[0]
