@@ -101,15 +101,7 @@ func TestInFlightCountsValuesSentBefore(t *testing.T) {
 				require.Equal(rt, inFlight(p.pushed, len(c.got), now), got, "in cycle %d, after the send", now)
 			}
 		}
-		s := rtl.NewSim(rtl.Options{})
-		p.Init(s.Top(), "p", p)
-		p.Tx.Init(&p.Module, "tx")
-		c.Init(s.Top(), "c", c)
-		c.Rx.Init(&c.Module, "rx")
-		rtl.ConnectLine(&p.Tx, &c.Rx, lat)
-		s.SetParallel(workers)
-		s.SetParallelThreshold(1)
-		require.NoError(rt, s.Build())
+		s := lineToCatcher(rt, &p.Module, p, &p.Tx, c, lat, workers)
 		defer s.Close()
 		for s.Now() < cycles+20 {
 			s.Step()

@@ -37,14 +37,8 @@ func (p *mergeSender) Eval() {
 // scheduled is added to it (one value a cycle, the sum arriving at the
 // scheduled cycle plus the latency), and a send in any other cycle is not.
 func TestMergeScheduledSendsOneValue(t *testing.T) {
-	s := rtl.NewSim(rtl.Options{})
 	p, c := &mergeSender{}, &catcher{}
-	p.Init(s.Top(), "p", p)
-	p.Tx.Init(&p.Module, "tx")
-	c.Init(s.Top(), "c", c)
-	c.Rx.Init(&c.Module, "rx")
-	rtl.ConnectLine(&p.Tx, &c.Rx, 2)
-	require.NoError(t, s.Build())
+	s := lineToCatcher(t, &p.Module, p, &p.Tx, c, 2, 1)
 	s.Run(12)
 	require.Equal(t, []bool{true, false}, p.merged)
 	require.Equal(t, [][2]uint64{{11, 7}, {1, 9}}, c.got)

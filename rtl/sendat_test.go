@@ -63,12 +63,19 @@ func TestSendAtArrivesLateAndInOrder(t *testing.T) {
 // senderToCatcher joins p to c by a line of latency lat on a Sim of that
 // many workers, every cycle parallel with two, built.
 func senderToCatcher(t *testing.T, p *lateSender, c *catcher, lat uint64, workers int) *rtl.Sim {
+	return lineToCatcher(t, &p.Module, p, &p.Tx, c, lat, workers)
+}
+
+// lineToCatcher joins a sending module m (e the component that embeds it, tx its line)
+// to c by a line of latency lat on a Sim of that many workers, every cycle
+// parallel with two, built: the harness of the line tests.
+func lineToCatcher(t require.TestingT, m *rtl.Module, e any, tx *rtl.LineOut[uint64], c *catcher, lat uint64, workers int) *rtl.Sim {
 	s := rtl.NewSim(rtl.Options{})
-	p.Init(s.Top(), "p", p)
-	p.Tx.Init(&p.Module, "tx")
+	m.Init(s.Top(), "p", e)
+	tx.Init(m, "tx")
 	c.Init(s.Top(), "c", c)
 	c.Rx.Init(&c.Module, "rx")
-	rtl.ConnectLine(&p.Tx, &c.Rx, lat)
+	rtl.ConnectLine(tx, &c.Rx, lat)
 	s.SetParallel(workers)
 	s.SetParallelThreshold(1)
 	require.NoError(t, s.Build())
