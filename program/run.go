@@ -101,7 +101,7 @@ type host struct {
 	pc      int
 	waiting bool   // blocked in the Recv at pc
 	asked   bool   // the Recv at pc is posted to the transport
-	mail    []mail // messages completed and not yet received, in completion order
+	mail    mailbox // messages completed and not yet received
 	// counts holds, per tag RecvAll waits for (Program.counted, same
 	// order), the messages completed and not yet taken, and the cycle
 	// of the last one.
@@ -133,7 +133,7 @@ func (h *host) deliver(src, tag int32, at uint64) {
 		}
 		return
 	}
-	h.mail = append(h.mail, mail{src: src, tag: tag, at: at})
+	h.mail.put(src, tag, at)
 	if h.waiting {
 		if op := h.c.P.Op(h.node, h.pc); op.Peer == src && op.Tag == tag {
 			h.waiting = false
@@ -179,13 +179,12 @@ func (h *host) run(t uint64) {
 				h.asked = true
 				h.tr.recv(op, t)
 			}
-			i := h.find(op.Peer, op.Tag)
-			if i < 0 {
+			at, ok := h.mail.take(op.Peer, op.Tag)
+			if !ok {
 				h.waiting = true
 				return
 			}
-			t = max(t, h.mail[i].at)
-			h.mail = append(h.mail[:i], h.mail[i+1:]...)
+			t = max(t, at)
 			h.asked = false
 			h.pc++
 		}
@@ -194,16 +193,6 @@ func (h *host) run(t uint64) {
 		h.done, h.end = true, t
 		h.c.finished.Add(1)
 	}
-}
-
-// find is the earliest message in the mailbox from src with tag (−1: none).
-func (h *host) find(src, tag int32) int {
-	for i, m := range h.mail {
-		if m.src == src && m.tag == tag {
-			return i
-		}
-	}
-	return -1
 }
 
 // Runner runs a program on the nodes' NICs: one host per node (Attach).
