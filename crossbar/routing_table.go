@@ -18,12 +18,24 @@ const MaxPorts = 64
 // port chooses, for adaptive routing), collective entries map a collective
 // address to the bit vector of its ports.
 type Table struct {
-	// What a unicast lookup reads comes first, one line of a record of
-	// two (a size class of whole lines; TestSwitchHotLines).
+	// What a unicast lookup reads is the first line of a record of three
+	// (a size class of whole lines; TestSwitchHotLines).
 	//
 	// changes are unicast entries and ports that change from a cycle on
 	// (links go down: SetUnicastFrom, SetDeadFrom); nil: none.
 	changes *tableChanges
+	// near is the runs (below) again, in this line, while there are at
+	// most nearRuns of them and their port sets fit 16 bits (a fat-tree
+	// switch of up to 16 ports has k/2+2): the run ends, unused ones
+	// ^0, and each run's port set, nearSet[n] = 0 past the last run. A
+	// lookup then reads this line and nothing else; the runs and their
+	// sets were two more records to miss on in a network larger than the
+	// caches (setNear keeps it).
+	nearEnd [nearRuns]uint32
+	nearSet [nearRuns + 1]uint16
+	near    bool
+	ports   int32
+	units   int32 // combine units on ports ports .. ports+units-1
 	// Unicast entries, compact, in one of three forms. Runs of
 	// destinations with the same port set (ucRuns), while there are few:
 	// a switch of a fat-tree has k+2 (the k blocks of its subtree and the
@@ -34,13 +46,15 @@ type Table struct {
 	// sets themselves (ucWide). ucSet[0] = 0 is no route.
 	ucRuns []ucRun
 	ucSet  []uint64
-	ports  int32
-	units  int32 // combine units on ports ports .. ports+units-1
-	ucIdx  []uint8
-	ucWide []uint64
 	coll   map[uint32]uint64 // nil until a collective entry is set: most switches of a large network have none
 	root   map[uint32]int    // collective address -> root (up) port, for the combine tree (nil: none)
+	ucIdx  []uint8
+	ucWide []uint64
+	_      [16]byte // to 192 bytes, whole lines
 }
+
+// nearRuns is the most runs a table keeps in its first line (near).
+const nearRuns = 7
 
 // ucRun is the destinations from the previous run's end (0 for the first)
 // up to end, routed to ucSet[set].
@@ -130,6 +144,7 @@ func (t *Table) SetUnicastRange(lo, hi uint32, mask uint64) {
 	if lo >= hi {
 		return
 	}
+	defer t.setNear()
 	if t.ucWide != nil {
 		t.setWide(lo, hi, mask)
 		return
@@ -147,6 +162,27 @@ func (t *Table) SetUnicastRange(lo, hi uint32, mask uint64) {
 			t.toBytes()
 		}
 	}
+}
+
+// setNear copies the runs into the first line (near) when they fit.
+func (t *Table) setNear() {
+	t.near = false
+	if t.ucRuns == nil || len(t.ucRuns) > nearRuns {
+		return
+	}
+	for _, r := range t.ucRuns {
+		if t.ucSet[r.set] > 0xffff {
+			return
+		}
+	}
+	for i := range t.nearEnd {
+		t.nearEnd[i], t.nearSet[i] = ^uint32(0), 0
+	}
+	t.nearSet[nearRuns] = 0
+	for i, r := range t.ucRuns {
+		t.nearEnd[i], t.nearSet[i] = r.end, uint16(t.ucSet[r.set])
+	}
+	t.near = true
 }
 
 // UnicastRuns is the number of runs of destinations the unicast entries
@@ -382,6 +418,17 @@ func (c *tableChanges) deadAt(now uint64) uint64 {
 
 // unicast returns the outputs of destination dst (0: no route).
 func (t *Table) unicast(dst uint32) uint64 {
+	if t.near {
+		// runAt's count over the ends in this line: an unused end (^0)
+		// counts only for dst ^0, whose set past the runs is 0 too.
+		i := 0
+		for _, e := range t.nearEnd {
+			if e <= dst {
+				i++
+			}
+		}
+		return uint64(t.nearSet[i&nearRuns])
+	}
 	if t.ucRuns != nil {
 		if i := t.runAt(dst); i < len(t.ucRuns) {
 			return t.ucSet[t.ucRuns[i].set]

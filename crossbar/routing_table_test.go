@@ -23,6 +23,9 @@ func TestUnicastEntriesAreAMap(t *testing.T) {
 			lo := rapid.Uint32Range(0, dests).Draw(rt, "lo")
 			hi := rapid.Uint32Range(lo, min(dests, lo+rapid.Uint32Range(0, dests).Draw(rt, "len"))).Draw(rt, "hi")
 			mask := uint64(rapid.IntRange(0, sets-1).Draw(rt, "set")) // 0: no route
+			if rapid.IntRange(0, 9).Draw(rt, "high") == 0 {
+				mask <<= 20 // past the 16 bits the first line's copy of the runs keeps
+			}
 			if rapid.Bool().Draw(rt, "one") && lo < dests {
 				tb.SetUnicast(lo, mask)
 				model[lo] = mask
@@ -39,10 +42,16 @@ func TestUnicastEntriesAreAMap(t *testing.T) {
 					require.NotEqual(rt, tb.ucRuns[j-1].set, tb.ucRuns[j].set, "adjacent runs merged")
 				}
 			}
+			fits := tb.ucRuns != nil && len(tb.ucRuns) <= nearRuns
+			for _, r := range tb.ucRuns {
+				fits = fits && tb.ucSet[r.set] <= 0xffff
+			}
+			require.Equal(rt, fits, tb.near, "the runs are in the first line (near) exactly when there are at most %d and their sets fit 16 bits", nearRuns)
 		}
 		for d := uint32(0); d <= dests+1; d++ {
 			require.Equal(rt, model[d], tb.unicast(d), "destination %d", d)
 		}
+		require.Zero(rt, tb.unicast(^uint32(0)), "the last destination a packet can name")
 	})
 }
 
@@ -57,6 +66,7 @@ func TestUnicastBlocksStayRuns(t *testing.T) {
 	}
 	require.Len(t, tb.ucRuns, 6)
 	require.Nil(t, tb.ucIdx)
+	require.True(t, tb.near, "six runs of sets within 16 bits are kept in the table's first line")
 	for dst, want := range map[uint32]uint64{0: up, 4095: up, 4096: 1, 5119: 1, 5120: 2, 8191: 8, 8192: up, 1<<16 - 1: up} {
 		m, err := tb.Lookup(&packet.Packet{Op: packet.Unicast, Dst: dst}, 0)
 		require.NoError(t, err)
