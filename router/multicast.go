@@ -21,8 +21,8 @@ import (
 // return once. A packet whose choices name no port (a multicast LID with
 // no forwarding entry here) is dropped, as a switch drops it (Drops).
 func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing.Choices) {
-	if r.p.Switching != VCT {
-		panic("router: a multicast packet in a " + r.p.Switching.String() + " router; multicast needs vct")
+	if r.sw != VCT { // r.p is in the record's cold lines
+		panic("router: a multicast packet in a " + r.sw.String() + " router; multicast needs vct")
 	}
 	P := uint64(r.P)
 	ch = r.laneLocal(ch, &pr.p) // a deposit-bit packet's copy for the node: any lane
@@ -71,7 +71,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 					continue
 				}
 			}
-			ov := &op.vcs[u]
+			ov := r.outVCAt(int(r.base[o&7]) + u) // from the router's block, not through the port's slice header (another line)
 			if ov.owner >= 0 || o == 0 && r.ejectFull(u) {
 				continue // r.freed wakes us when it frees (an ejection credit, when it comes)
 			}
@@ -160,7 +160,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 // end.
 func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F uint32) {
 	op := r.outAt(o)
-	ov := &op.vcs[u]
+	ov := r.outVCAt(int(r.base[o&7]) + int(u))
 	if o == 0 && r.node0&nodeLanes != 0 {
 		op = r.outRec(0, u) // its lane's link
 	}
