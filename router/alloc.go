@@ -52,7 +52,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	op.runEnd = s + uint64(n-1)*P
 	op.busyTo = op.runEnd + P
-	op.from = id
+	op.from = int8(id)     // a vcID: < 64
 	r.runs |= 1 << uint(q) // extend looks at it while its packet has flits to send
 	ip.busyTo = op.busyTo
 	r.moved = max(r.moved, op.runEnd)
@@ -455,7 +455,7 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 	}
 	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.delay)
 	if v.out != 0 {
-		ov := &op.vcs[v.ovc]
+		ov := r.outVCAt(int(r.base[v.out&7]) + int(v.ovc))
 		ov.settle(now, r.P, op, int(v.ovc))
 		if ov.credits == 0 {
 			if ov.npend == 0 {
@@ -502,7 +502,7 @@ func (r *Router) sleep(now uint64) {
 			if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
 				ackWake |= 1 << v.out // its head waits for room in the resend buffer
 			}
-			if op := r.outRec(int(v.out), v.ovc); op.from == id && op.busyTo > now {
+			if op := r.outRec(int(v.out), v.ovc); int32(op.from) == id && op.busyTo > now {
 				wake = min(wake, op.busyTo)
 			} else {
 				wake = min(wake, max(r.waitOf(now, r.inRec(id), v), now+1))
@@ -584,9 +584,9 @@ func (r *Router) probe(now uint64) {
 		}
 		if op.cred.Traced() {
 			r.traced = true
-			for u := range op.vcs {
-				op.vcs[u].settle(now, r.P, op, u)
-				op.cred.Set(u, uint16(min(op.vcs[u].credits, 0xffff)))
+			for u := range op.vcs() {
+				op.vcs()[u].settle(now, r.P, op, u)
+				op.cred.Set(u, uint16(min(op.vcs()[u].credits, 0xffff)))
 			}
 		}
 		if q == 0 || !(op.valid.Traced() || op.pkt.Traced() || op.vc.Traced()) {
@@ -608,8 +608,8 @@ func (r *Router) traceWake(now uint64) uint64 {
 	wake := uint64(never)
 	for q := range r.outP() {
 		op := &r.outP()[q]
-		for u := range op.vcs {
-			if ov := &op.vcs[u]; ov.npend > 0 {
+		for u := range op.vcs() {
+			if ov := &op.vcs()[u]; ov.npend > 0 {
 				ov.settle(now, r.P, op, u)
 				if ov.npend > 0 {
 					wake = min(wake, max(ov.first.at, now+1))
@@ -658,7 +658,7 @@ func (r *Router) Hops() uint64 { return r.hops }
 // not sent, so it never stops spread over two routers.
 func (r *Router) checkCutThrough(q, u int) error {
 	op := &r.outP()[q]
-	ov := &op.vcs[u]
+	ov := &op.vcs()[u]
 	if r.p.Switching != VCT || ov.owner < 0 {
 		return nil
 	}
@@ -712,8 +712,8 @@ func (r *Router) CheckCredits() error {
 		if !op.ok || op.peer == nil {
 			continue
 		}
-		for u := range op.vcs {
-			ov := &op.vcs[u]
+		for u := range op.vcs() {
+			ov := &op.vcs()[u]
 			var data, landed, back, reserved uint64
 			chk := r.tx(q).lineCheck(u) // with retry: which copies on the line will be taken
 			op.Data.Each(func(m Flits) {

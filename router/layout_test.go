@@ -2,6 +2,7 @@ package router
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -70,3 +71,63 @@ func TestOutputVCsFitWholeLines(t *testing.T) {
 		}
 	}
 }
+
+// hotFieldsEnd is the end of the fields named, which must come first in
+// ty in any order: the record's hot part.
+func hotFieldsEnd(t *testing.T, ty reflect.Type, hot ...string) uintptr {
+	end := uintptr(0)
+	for _, name := range hot {
+		f, ok := ty.FieldByName(name)
+		require.True(t, ok, "%s has no field %s: rename it in this test's hot list too", ty.Name(), name)
+		end = max(end, f.Offset+f.Type.Size())
+	}
+	for i := 0; i < ty.NumField(); i++ {
+		if f := ty.Field(i); f.Offset < end && !slices.Contains(hot, f.Name) {
+			t.Fatalf("%s.%s (bytes %d–%d) sits among the hot fields (%v, which end at byte %d): a hop would read "+
+				"a line it does not need. To fix: move it below them, to the record's cold part; if a hop "+
+				"reads it, add it to the hot list here and make room (narrow a field, move a cold one out).",
+				ty.Name(), f.Name, f.Offset, f.Offset+f.Type.Size(), hot, end)
+		}
+	}
+	return end
+}
+
+// An output port's record is whole cache lines, and what a packet's hop
+// reads and writes of it (the Module, whose partition the data line's
+// sends read, the data line's sending end, the run's fields) is its
+// first 120 bytes, so that it takes two lines whether the array starts
+// on a line or 8 bytes into one (the Go allocator's header before an
+// object of over 512 bytes that holds pointers: every router's array but
+// the smallest). The credit line's receiving end, which the downstream
+// router writes and receive reads, is the next line, at byte 120 (a line
+// of its own after the header). Measured on the 8×8×8 3-colour deposit
+// broadcast (docs/performance.md, 2026-11-29): 82.3 → 77.9 LL misses per
+// delivery against the 328-byte record with the hop's fields spread.
+func TestOutPortHotLines(t *testing.T) {
+	ty := reflect.TypeOf(outPort{})
+	require.Zero(t, ty.Size()%64,
+		"outPort is %d bytes, not whole cache lines: records after the first sit at other offsets of their lines "+
+			"and their hot part takes a third line. To fix: pad it (the _ field at its end) or narrow its cold "+
+			"part to a multiple of 64 bytes within the size class TestPortArraysFitTheirSizeClass budgets.", ty.Size())
+	end := hotFieldsEnd(t, ty, "Module", "Data", "busyTo", "runEnd", "runS", "tag", "from", "runVC", "eager", "rr")
+	require.LessOrEqual(t, end, uintptr(120),
+		"outPort's hot fields end at byte %d, past 120: with the allocator's 8-byte header before the array they "+
+			"take a third cache line at every hop. To fix: narrow one (a vcID fits int8), or move one only the "+
+			"waveform or construction reads below Cred.", end)
+	cred, _ := ty.FieldByName("Cred")
+	require.Equal(t, uintptr(120), cred.Offset,
+		"outPort.Cred is at byte %d, not 120: after the allocator's 8-byte header its line is then not its own "+
+			"(the downstream router writes it, receive reads it). To fix: put it right after the hot fields, "+
+			"at 120.", cred.Offset)
+	n := 7 // a torus router's ports; a variable, so that the array is on the heap as a router's is
+	portSink = make([]outPort, n)
+	ports := portSink
+	require.Equal(t, uintptr(8), uintptr(unsafe.Pointer(&ports[0]))%64,
+		"a torus router's output port array starts at byte %d of a cache line, not 8 (the Go allocator's header "+
+			"this layout assumes, Go 1.22 on). To fix: if the allocator no longer puts a header there, move Cred "+
+			"to byte 128 and keep the hot part within the first two lines; measure with cachegrind (docs/"+
+			"performance.md) before and after.", uintptr(unsafe.Pointer(&ports[0]))%64)
+}
+
+// portSink keeps a test's port array on the heap, where a router's is.
+var portSink []outPort

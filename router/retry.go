@@ -461,7 +461,7 @@ func (r *Router) resend(now uint64, q int) {
 	}
 	op.runS, op.tag, op.runVC, op.from = now, pk.Tag(), u, -2
 	op.runEnd, op.busyTo = end, end+P
-	ov := &op.vcs[u]
+	ov := &op.vcs()[u]
 	ov.freeAt = max(ov.freeAt, op.busyTo)
 	if r.freed <= now || op.busyTo < r.freed {
 		r.freed = op.busyTo
@@ -483,8 +483,8 @@ func (r *Router) resend(now uint64, q int) {
 // that has not started lets the resend go first.)
 func (r *Router) midPacket(op *outPort) uint8 {
 	var m uint8
-	for u := range op.vcs {
-		if o := op.vcs[u].owner; o >= 0 && r.inVC(int32(o)).sent > 0 {
+	for u := range op.vcs() {
+		if o := op.vcs()[u].owner; o >= 0 && r.inVC(int32(o)).sent > 0 {
 			m |= 1 << u
 		}
 	}

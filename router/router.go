@@ -171,30 +171,50 @@ type inPort struct {
 func (ip *inPort) exists() bool { return ip.vcs != nil }
 
 // outPort is an output unit: the downstream VCs' credits and the link.
+//
+// Hot and cold split (TestOutPortHotLines): the record is 320 bytes, five
+// cache lines, and a router's array of them starts 8 bytes into a line
+// (the allocator's header before an object of over 512 bytes that holds
+// pointers), so every record does. What a packet's hop reads and writes
+// of its output, the Module (the data line's sends read its partition),
+// the data line's sending end and the run's fields, is the first 120
+// bytes: two lines, the header or not. The credit line's receiving end,
+// which the downstream router writes and receive reads, is the next
+// line on its own; what only construction, the waveform, faults, retry
+// and checks read follows. A hop reading a field here at random places
+// of a 328-byte record cost it three or four lines of the port.
 type outPort struct {
 	rtl.Module
-	Data   rtl.LineOut[Flits]  `rtl:"optional"` // not port 0's (Eject), nor its probes
-	Cred   rtl.LineIn[Credits] `rtl:"optional"`
-	vcs    []outVC
-	busyTo uint64 // the link is held until then
-	runEnd uint64 // the last flit of its run leaves then
-	runS   uint64 // the run's first flit leaves then
-	from   int32  // input VC of the run (−1: none; −2: a multicast copy, whole)
-	tag    uint32 // its packet (waveform)
-	runVC  uint8  // output VC of the run (waveform)
-	ok     bool
-	eager  bool  // the downstream router is traced: tell it of heads at once
-	peerQ  uint8 // the downstream input's port
+	Data   rtl.LineOut[Flits] `rtl:"optional"` // not port 0's (Eject), nor its probes
+	busyTo uint64             // the link is held until then
+	runEnd uint64             // the last flit of its run leaves then
+	runS   uint64             // the run's first flit leaves then
+	tag    uint32             // its packet (waveform)
+	from   int8               // input VC of the run (a vcID: −1 none; −2 a multicast copy, whole)
+	runVC  uint8              // output VC of the run (waveform)
+	eager  bool               // the downstream router is traced: tell it of heads at once
 	rr     uint8
-	more   *ring.Ring[seg]   // its VCs' promises past their first (outVC.npend; nil until one has more)
-	peer   *inPort           // the downstream input (monitors)
-	peerR  *Router           // its router
-	valid  rtl.Probe[bool]   `rtl:"optional"`
-	pkt    rtl.Probe[uint32] `rtl:"optional"`
-	vc     rtl.Probe[uint8]  `rtl:"optional"`
-	arr    rtl.Array
-	cred   rtl.ProbeArray[uint16]
+
+	Cred rtl.LineIn[Credits] `rtl:"optional"`
+
+	vc0   *outVC            // its VCs: nv of the router's block (vcs)
+	more  *ring.Ring[seg]   // its VCs' promises past their first (outVC.npend; nil until one has more)
+	peer  *inPort           // the downstream input (monitors)
+	peerR *Router           // its router
+	nv    uint8             // its VCs
+	ok    bool              // the port exists (a lane's record too)
+	peerQ uint8             // the downstream input's port
+	valid rtl.Probe[bool]   `rtl:"optional"`
+	pkt   rtl.Probe[uint32] `rtl:"optional"`
+	vc    rtl.Probe[uint8]  `rtl:"optional"`
+	arr   rtl.Array
+	cred  rtl.ProbeArray[uint16]
+	_     [8]byte // to 320 bytes: whole lines, so that every record of the array sits as the first does
 }
+
+// vcs is the port's output VCs, in the router's block (the allocator's
+// paths read them there by the port's base, not through this record).
+func (op *outPort) vcs() []outVC { return unsafe.Slice(op.vc0, op.nv) }
 
 // New makes node's router under parent; ports joined to nothing in p.Net
 // (a mesh's edges, a switch's unused ports) are left out.
@@ -305,9 +325,9 @@ func (r *Router) initOut(q int) {
 			r.ackOn |= 1 << uint(q) // lines wake their receiver until told otherwise
 		}
 	}
-	op.vcs = r.outVCs()[r.base[q]:][:nvc:nvc]
-	for i := range op.vcs {
-		op.vcs[i].owner, op.vcs[i].credits = -1, r.buf
+	op.vc0, op.nv = r.outVCAt(int(r.base[q])), uint8(nvc)
+	for i := range op.vcs() {
+		op.vcs()[i].owner, op.vcs()[i].credits = -1, r.buf
 	}
 	op.arr.Init(&op.Module, "vc", nvc)
 	op.cred.Init(&op.arr, "credits", rtl.Width(16)).Reset(uint16(min(r.buf, math.MaxUint16)))
@@ -585,10 +605,10 @@ func (r *Router) extendRun(now uint64, q int, op *outPort) bool {
 	if op.from < 0 || now > op.runEnd {
 		return false
 	}
-	if v := r.inVC(op.from); v.state != Active || int(v.out) != q || v.sent == 0 {
+	if v := r.inVC(int32(op.from)); v.state != Active || int(v.out) != q || v.sent == 0 {
 		return false
 	}
-	r.run(now, op.runEnd+uint64(r.P), q, op.from, true)
+	r.run(now, op.runEnd+uint64(r.P), q, int32(op.from), true)
 	return true
 }
 

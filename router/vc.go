@@ -356,7 +356,7 @@ type outVC struct {
 // ovf is output VC u's overflow ring of promises.
 func (op *outPort) ovf(u int) *ring.Ring[seg] {
 	if op.more == nil {
-		op.more = unsafe.SliceData(make([]ring.Ring[seg], len(op.vcs)))
+		op.more = unsafe.SliceData(make([]ring.Ring[seg], op.nv))
 	}
 	return (*ring.Ring[seg])(unsafe.Add(unsafe.Pointer(op.more), uintptr(u)*unsafe.Sizeof(ring.Ring[seg]{})))
 }

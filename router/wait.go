@@ -75,7 +75,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 						if o == 0 && r.node0&nodeVCs == 0 {
 							u = 0 // the node's one VC
 						}
-						if ov := &r.outP()[o].vcs[u]; ov.owner >= 0 {
+						if ov := &r.outP()[o].vcs()[u]; ov.owner >= 0 {
 							on = append(on, VCRef{R: r, Port: int(ov.owner / routing.MaxVCs), VC: int(ov.owner % routing.MaxVCs)})
 						}
 						if o != 0 {
