@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/xpbuf"
 )
 
 // A switch's input ports are one allocation and its output ports another.
@@ -87,7 +89,10 @@ func TestInPortLines(t *testing.T) {
 	})
 }
 
-// An output port is whole lines, as an input is (TestInPortLines).
+// An output port is whole lines, as an input is (TestInPortLines). A
+// copy's arrival (Accept) reads lines 0, 6 and 7: the link's free cycle,
+// the bank with its crosspoints' list heads (xpbuf.HotBytes) and the
+// stall probe; a send reads lines 0 to 8 and nothing of line 9.
 func TestOutPortLines(t *testing.T) {
 	var p outPort
 	requireSize(t, "outPort", unsafe.Sizeof(p), 10*64)
@@ -95,10 +100,12 @@ func TestOutPortLines(t *testing.T) {
 		{"sw, evalBy, full", unsafe.Offsetof(p.sw), 24, 0},
 		{"the published credits", unsafe.Offsetof(p.dsCred), 24, 1},
 		{"the credit line's count and the counter", unsafe.Offsetof(p.tx) + 32, 64, 2},
-		{"the link's free cycle and the crosspoints' lists", unsafe.Offsetof(p.tx) + unsafe.Sizeof(p.tx) - 8, 56, 6},
-		{"the bank's epoch and sim, stall, ds", unsafe.Offsetof(p.xp) + 56, unsafe.Offsetof(p.ds) + unsafe.Sizeof(p.ds) - unsafe.Offsetof(p.xp) - 56, 7},
-		{"grant, done", unsafe.Offsetof(p.grant), unsafe.Offsetof(p.done) + 16 - unsafe.Offsetof(p.grant), 8},
+		{"the link's free cycle and the bank's first 56 bytes", unsafe.Offsetof(p.tx) + unsafe.Sizeof(p.tx) - 8, 64, 6},
+		{"the rest of the bank's heads and the stall probe", unsafe.Offsetof(p.xp) + 56, unsafe.Offsetof(p.stall) + 10 - unsafe.Offsetof(p.xp) - 56, 7},
+		{"look, ptr, grant, done", unsafe.Offsetof(p.look), unsafe.Offsetof(p.done) + unsafe.Sizeof(p.done) - unsafe.Offsetof(p.look), 8},
 	})
+	require.LessOrEqual(t, unsafe.Offsetof(p.xp)+xpbuf.HotBytes, unsafe.Offsetof(p.stall),
+		"the bank's hot part (xpbuf.HotBytes) must end before the stall probe")
 }
 
 // What the ports read at every packet is in whole lines of its own: the

@@ -20,10 +20,12 @@ type outPort struct {
 	// switch's outputs (after the allocator's 8-byte header) every port
 	// has its line boundaries at the same offsets, 56 + 64·j, and the
 	// fields are grouped by them (TestOutPortLines): an input's copy
-	// (Accept) reads lines 0, 6 and 7; a send, lines 0 to 8; an adaptive
-	// input's look at the published credits two, line 1 (dsCred, dsAt,
-	// dsSnap) and line 2 (the credit line's count and the counter). At
-	// 600 bytes (the 4864-byte class) every port had them elsewhere.
+	// (Accept) reads lines 0, 6 and 7 (the link's free cycle, the bank
+	// with its crosspoints' list heads, the stall probe); a send, lines 0
+	// to 8; an adaptive input's look at the published credits two, line 1
+	// (dsCred, dsAt, dsSnap) and line 2 (the credit line's count and the
+	// counter). At 600 bytes (the 4864-byte class) every port had them
+	// elsewhere.
 	rtl.Module
 	sw *Switch
 	// evalBy is a cycle (≥ now) in which the output will be evaluated, 0
@@ -33,27 +35,29 @@ type outPort struct {
 	full   uint64 // crosspoints holding packets, arrived or on their way (bit i: xp(i))
 	// line 1: what an adaptive input reads of this output (published),
 	// just before the credit line and counter at the head of tx (line 2).
-	dsCred  *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
-	dsAt    uint64           // 1 + the cycle of dsSnap
-	dsSnap  uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
-	k       uint8            // the switch's crossbar ports, here so that arbitrating does not read the switch
-	tracked bool             // the switch counts grants (TrackGrants)
-	idx     int32
-	xpIn    rtl.CallIn[xpWrite] // a copy from an input, into its crosspoint (Accept)
+	dsCred     *rtl.Out[uint16] // Params.AdaptiveCredits: the credits, registered for the inputs
+	dsAt       uint64           // 1 + the cycle of dsSnap
+	dsSnap     uint16           // the published credits of cycle dsAt−1, taken before this cycle's changes
+	k          uint8            // the switch's crossbar ports, here so that arbitrating does not read the switch
+	tracked    bool             // the switch counts grants (TrackGrants)
+	idx        int16
+	dsAdaptive bool                // Downstream.Adaptive: the sender routes an adaptive unicast (lookahead)
+	xpIn       rtl.CallIn[xpWrite] // a copy from an input, into its crosspoint (Accept)
 	// lines 1-6, its last field (free, which Accept reads) on line 6
 	tx link.Sender
-	// lines 6-7
+	// lines 6-7: the bank, its crosspoints' list heads inside
+	// (xpbuf.HotBytes), the probes' pointer after them; the stall probe
 	xp    xpbuf.Bank      // xp(i): input i's crosspoint
 	stall rtl.Probe[bool] // packets wait but the downstream has no credit
-	ds    Downstream
-	ptr   rtl.Reg[uint8]
 	// line 8
+	look  func(*packet.Packet) uint64 // Downstream.Lookahead
+	ptr   rtl.Reg[uint8]
 	grant rtl.Probe[uint8]             // input whose packet is on the link (the last grant)
 	done  rtl.CallOut[xpSent, *inPort] // a copy has left: Send(i, …) to input i
 	// The crosspoints' scopes and probes: the waveform's, cold, at the
 	// end of the record.
 	xpProbes xpbuf.Probes
-	_        [40]byte // to 640 bytes
+	_        [24]byte // to 640 bytes
 }
 
 func newOutPort(s *Switch, o int, p *outPort) *outPort {
@@ -67,7 +71,7 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 	case s.P.Downstream != nil:
 		ds = s.P.Downstream(o)
 	}
-	*p = outPort{sw: s, idx: int32(o), ds: ds, k: uint8(k)}
+	*p = outPort{sw: s, idx: int16(o), look: ds.Lookahead, dsAdaptive: ds.Adaptive, k: uint8(k)}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
 	xpbuf.InitBankWith(&p.xp, &p.Module, k, s.P.XPPackets, "xp", &p.xpProbes)
 	p.xpIn.Init(&p.Module, "xp_in")
@@ -126,7 +130,9 @@ func (p *outPort) Accept(w xpWrite) {
 	}
 }
 
-func (p *outPort) lookahead(pk *packet.Packet) uint64 { return p.ds.Route(pk, p.tx.Credits) }
+func (p *outPort) lookahead(pk *packet.Packet) uint64 {
+	return Downstream{Lookahead: p.look, Adaptive: p.dsAdaptive}.Route(pk, p.tx.Credits)
+}
 
 func (p *outPort) Eval() {
 	now := p.Now()

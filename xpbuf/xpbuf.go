@@ -6,6 +6,7 @@ package xpbuf
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/hwcoll/hwcoll/rtl"
 )
@@ -33,16 +34,35 @@ type Entry struct {
 // arrived by the current cycle; they are an rtl.Array, so they cost
 // nothing until traced, and the output updates them only while one of
 // them is.
+//
+// What a copy's push and an output's look at a head read comes first,
+// the list heads of up to nearXP crosspoints (an 8-port switch's)
+// inside the bank (near), so that in a record that holds the bank they
+// are two lines with the bank's own fields rather than an allocation of
+// their own (a line more to miss on in a network larger than the
+// caches); the probes' pointer, which only the waveform and errors
+// read, last (TestBankLayout).
 type Bank struct {
-	pool     []Entry  // the list links in the entries' padding: one line per entry touched
-	fifo     []xpFIFO // per crosspoint
-	free     uint16   // 1 + the first free entry of the pool (0: none)
-	capacity uint16
-	traced   bool // some probe of the bank is traced (as of epoch)
-	epoch    uint64
+	pool     *Entry  // the pool's poolN entries; the lists link through the entries' padding: one line per entry touched
+	heads    *xpFIFO // xp(0)'s list head, then the others': near's, or n of their own past nearXP
 	sim      *rtl.Sim
+	free     uint16 // 1 + the first free entry of the pool (0: none)
+	capacity uint16
+	poolN    uint16
+	n        uint16 // crosspoints
+	epoch    uint64
+	traced   bool // some probe of the bank is traced (as of epoch)
+	near     [nearXP]xpFIFO
 	pr       *Probes // apart: a network has many banks, each rarely traced
 }
+
+// nearXP is the most crosspoints whose list heads a bank keeps inside.
+const nearXP = 8
+
+// HotBytes is how much of a Bank, from its start, a push, a pop and a
+// look at a head read (all but the probes' pointer): an owner keeps them
+// on the lines it reads then.
+const HotBytes = unsafe.Offsetof(Bank{}.near) + unsafe.Sizeof(Bank{}.near)
 
 // xpFIFO is one crosspoint's packets, a list through the pool.
 type xpFIFO struct {
@@ -80,7 +100,11 @@ func InitBankWith(k *Bank, owner *rtl.Module, n, capacity int, name string, pr *
 	if n*capacity >= 1<<16 {
 		panic(fmt.Sprintf("xpbuf: %d crosspoints of %d packets: at most 65535 entries per bank", n, capacity))
 	}
-	*k = Bank{fifo: make([]xpFIFO, n), capacity: uint16(capacity), sim: owner.Sim(), epoch: ^uint64(0), pr: pr}
+	*k = Bank{n: uint16(n), capacity: uint16(capacity), sim: owner.Sim(), epoch: ^uint64(0), pr: pr}
+	k.heads = &k.near[0]
+	if n > nearXP {
+		k.heads = &make([]xpFIFO, n)[0]
+	}
 	k.grow(capacity)
 	k.pr.xp.Init(owner, name, n)
 	k.pr.occ.Init(&k.pr.xp, "occupancy")
@@ -89,12 +113,30 @@ func InitBankWith(k *Bank, owner *rtl.Module, n, capacity int, name string, pr *
 
 // grow adds m entries to the pool's free list.
 func (k *Bank) grow(m int) {
-	base := len(k.pool)
-	k.pool = append(k.pool, make([]Entry, m)...)
+	base := int(k.poolN)
+	pool := make([]Entry, base+m)
+	if base > 0 {
+		copy(pool, unsafe.Slice(k.pool, base))
+	}
+	k.pool, k.poolN = &pool[0], uint16(base+m)
 	for j := base + m - 1; j >= base; j-- {
-		k.pool[j].next = k.free
+		pool[j].next = k.free
 		k.free = uint16(j + 1)
 	}
+}
+
+// entry is pool entry j−1 (j: an index as the lists keep them, 1 + the
+// entry; always below poolN + 1).
+func (k *Bank) entry(j uint16) *Entry {
+	return (*Entry)(unsafe.Add(unsafe.Pointer(k.pool), uintptr(j-1)*unsafe.Sizeof(Entry{})))
+}
+
+// xp is crosspoint i's list head.
+func (k *Bank) xp(i int) *xpFIFO {
+	if uint(i) >= uint(k.n) {
+		panic("xpbuf: crosspoint index out of range") // as a slice's index would
+	}
+	return (*xpFIFO)(unsafe.Add(unsafe.Pointer(k.heads), uintptr(i)*unsafe.Sizeof(xpFIFO{})))
 }
 
 // Path is crosspoint i's hierarchical name.
@@ -104,26 +146,26 @@ func (k *Bank) Path(i int) string { return k.pr.xp.Path(i) }
 func (k *Bank) Cap() int { return int(k.capacity) }
 
 // Len is the number of packets in crosspoint i.
-func (k *Bank) Len(i int) int { return int(k.fifo[i].n) }
+func (k *Bank) Len(i int) int { return int(k.xp(i).n) }
 
 // Push appends a packet to crosspoint i; overflow is a broken credit
 // protocol, and the error says where.
 func (k *Bank) Push(i int, e Entry) error {
-	f := &k.fifo[i]
+	f := k.xp(i)
 	if f.n == k.capacity {
 		return fmt.Errorf("%s: packet (tag %#x) written to a full crosspoint (%d packets): credit protocol violated", k.pr.xp.Path(i), e.Tag, f.n)
 	}
 	if k.free == 0 {
-		k.grow(min(len(k.pool), len(k.fifo)*int(k.capacity)-len(k.pool)))
+		k.grow(min(int(k.poolN), int(k.n)*int(k.capacity)-int(k.poolN)))
 	}
 	j := k.free
-	k.free = k.pool[j-1].next
+	k.free = k.entry(j).next
 	e.next = 0
-	k.pool[j-1] = e
+	*k.entry(j) = e
 	if f.n == 0 {
 		f.first = j
 	} else {
-		k.pool[f.last-1].next = j
+		k.entry(f.last).next = j
 	}
 	f.last = j
 	f.n++
@@ -137,21 +179,22 @@ func (k *Bank) Push(i int, e Entry) error {
 // until the next Push or Pop; the entry's list link is the bank's (compare
 // Pop's value, or the exported fields).
 func (k *Bank) Head(i int) *Entry {
-	f := &k.fifo[i]
+	f := k.xp(i)
 	if f.n == 0 {
 		return nil
 	}
-	return &k.pool[f.first-1]
+	return k.entry(f.first)
 }
 
 // Pop removes crosspoint i's oldest packet.
 func (k *Bank) Pop(i int) Entry {
-	f := &k.fifo[i]
+	f := k.xp(i)
 	j := f.first
-	e := k.pool[j-1]
+	p := k.entry(j)
+	e := *p
 	f.first = e.next
 	f.n--
-	k.pool[j-1].next = k.free
+	p.next = k.free
 	k.free = j
 	e.next = 0
 	if k.isTraced() {
@@ -165,12 +208,14 @@ func (k *Bank) Pop(i int) Entry {
 // they arrive (At, in the order pushed): they count in Len, not here, and
 // Head may be one.
 func (k *Bank) Arrived(i int, c uint64) int {
-	n, j := 0, k.fifo[i].first
-	for m := 1; m <= int(k.fifo[i].n); m++ {
-		if k.pool[j-1].At <= c {
+	f := k.xp(i)
+	n, j := 0, f.first
+	for m := 1; m <= int(f.n); m++ {
+		e := k.entry(j)
+		if e.At <= c {
 			n = m // what is on its way in is at the tail
 		}
-		j = k.pool[j-1].next
+		j = e.next
 	}
 	return n
 }
@@ -210,6 +255,6 @@ func (k *Bank) show(i int, c uint64) {
 	if n == 0 {
 		k.pr.head.Set(i, 0)
 	} else {
-		k.pr.head.Set(i, k.pool[k.fifo[i].first-1].Tag)
+		k.pr.head.Set(i, k.entry(k.xp(i).first).Tag)
 	}
 }
