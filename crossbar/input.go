@@ -88,9 +88,15 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	if s.P.CreditMode == credit.MinFree {
 		counts = credit.GranterCounts(uint16(s.P.XPPackets))
 	}
+	// The slab is whole lines (an allocation of a multiple of 64 bytes is
+	// in a size class that puts it on line boundaries), the stack taking
+	// what rounding adds: a packet's counts and its slot then touch one
+	// line of it, not two (a 42-byte slab in the 48-byte class straddles
+	// a line boundary at every other address).
 	stack := min(maxSlots, 2*s.P.XPPackets)
-	slab := make([]uint16, k+counts+stack)
-	*p = inPort{sw: s, idx: int16(i), maxSlots: int32(maxSlots), queued: slab[:k:k], free: slab[k+counts : k+counts : k+counts+stack]}
+	n := (k + counts + stack + slabLine - 1) / slabLine * slabLine
+	slab := make([]uint16, n)
+	*p = inPort{sw: s, idx: int16(i), maxSlots: int32(maxSlots), queued: slab[:k:k], free: slab[k+counts : k+counts : n]}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
 	p.xpWrite.Init(&p.Module, "xp_write", func(w xpWrite) uint32 { return w.tag })
@@ -103,6 +109,9 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	}
 	return p
 }
+
+// slabLine is the uint16 counts of one cache line.
+const slabLine = 32
 
 // grow adds n slots (the free stack hands out the lowest index first).
 func (p *inPort) grow(n int) {

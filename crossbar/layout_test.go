@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/rtl"
 	"github.com/hwcoll/hwcoll/xpbuf"
 )
 
@@ -165,4 +167,31 @@ func TestHandoffRecords(t *testing.T) {
 		unsafe.Sizeof(h))
 	require.Equal(t, uintptr(8), unsafe.Offsetof(h.pkt),
 		"held.pkt is at byte %d, not 8: the header before it grew or was reordered. %s", unsafe.Offsetof(h.pkt), layoutFix)
+}
+
+// What an input updates at every packet, its per-output copy counts, its
+// granter's counts (min-free) and its free-slot stack, is one slab of
+// whole lines, on line boundaries: a packet then touches one line of it.
+func TestInputSlabIsWholeLines(t *testing.T) {
+	for _, c := range []struct {
+		ports, buf int
+		mode       credit.Mode
+	}{{8, 4, credit.MinFree}, {8, 2, credit.PerLink}, {32, 4, credit.MinFree}, {5, 3, credit.PerCrosspoint}} {
+		sim := rtl.NewSim(rtl.Options{})
+		sw, err := New(sim.Top(), "sw", Params{Ports: c.ports, XPPackets: c.buf, SwitchDelay: 1, CreditMode: c.mode})
+		require.NoError(t, err)
+		for i := range sw.ins {
+			in := &sw.ins[i]
+			counts := 0
+			if c.mode == credit.MinFree {
+				counts = credit.GranterCounts(uint16(c.buf))
+			}
+			size := 2 * (c.ports + counts + cap(in.free))
+			require.Zero(t, size%64, "%d ports, %v: the input's slab is %d bytes, not whole lines. To fix: round it "+
+				"up to a multiple of slabLine counts in newInPort (the free stack takes the rest).", c.ports, c.mode, size)
+			require.Zero(t, uintptr(unsafe.Pointer(&in.queued[0]))%64,
+				"%d ports, %v: the input's slab does not start on a line boundary (an allocation of whole lines should)", c.ports, c.mode)
+		}
+		sim.Close()
+	}
 }
