@@ -100,11 +100,13 @@ type Router struct {
 	pcg   rand.PCG
 	hi    uint64      // the high-priority input VCs (Params.Priority) of every port
 	links *retryLinks // their retry blocks (nil: perfect links)
+	// cls on Inject's and Eject's line: a router with lanes reads it
+	// at every evaluation (receiveLanes, returnClassCredits).
+	cls *classes // message classes and lanes (nil: one class, one lane)
 
 	Node int
 	p    Params
-	cls  *classes // message classes (nil: one, Params.Classes ≤ 1)
-	rare *rare    // taps, drops, a stranded packet (nil until one)
+	rare *rare // taps, drops, a stranded packet (nil until one)
 }
 
 // Port 0's modes (Router.node0).
