@@ -14,32 +14,41 @@ import (
 // classes is a router's message classes (Params.Classes > 1): class c
 // holds VCs [ck, (c+1)k) of every network port and VC c of port 0, in
 // and out.
+//
+// What a router with lanes reads at every evaluation (receiveLanes,
+// returnClassCredits, the lanes' records and links) comes first: the
+// counts and masks in the first cache line, the lanes' links in the next
+// two (arrays here, not slices' arrays elsewhere); the credits due, and
+// the class's view of the network, which routing reads, follow
+// (TestClassesHotFirst). 512 bytes, a size class of whole lines.
 type classes struct {
-	n, k int
+	n, k  int
+	lanes int
 	// keep is the VCs of one class on every network port, as Choices
 	// bits (k's mask in each port's byte but Local's): a routing
 	// function's choices for a class's view, shifted by ck, are the
 	// class's.
-	keep uint64
-	// net is the class's view of the network, Params.Net with k VCs:
-	// what the routing function routes on (route).
-	net routing.Net
+	keep  uint64
+	local [routing.MaxVCs]uint8
+	// next is, per lane, the class whose credits go first when several
+	// are due at once; dueOn has bit w set while due[w] holds cycles.
+	next  [routing.MaxVCs]uint8
+	dueOn uint8
+	_     [15]byte // the lanes' links start the next line
+	// The node port's lanes (Params.Lanes > 1; lanes.go): their number,
+	// per class its ejection VCs on every lane, and the lanes' links
+	// (lane 0's are Router.Inject and Router.Eject; lanes × classes ≤
+	// MaxVCs, Params.Check).
+	inj [routing.MaxVCs]*link.Receiver
+	ej  [routing.MaxVCs]*link.Sender
 	// due is, per class, the cycles the tails of injected packets leave
 	// its injection FIFO: credits to return (Router.due without
 	// classes). The credit line takes one token a cycle, so the classes
 	// take turns (next) when several are due at once.
 	due [routing.MaxVCs]ring.Ring[uint64]
-	// next is, per lane, the class whose credits go first when several
-	// are due at once; dueOn has bit w set while due[w] holds cycles.
-	next  [routing.MaxVCs]uint8
-	dueOn uint8
-	// The node port's lanes (Params.Lanes > 1; lanes.go): their number,
-	// per class its ejection VCs on every lane, and the lanes' links
-	// (lane 0's are Router.Inject and Router.Eject).
-	lanes int
-	local [routing.MaxVCs]uint8
-	inj   []*link.Receiver
-	ej    []*link.Sender
+	// net is the class's view of the network, Params.Net with k VCs:
+	// what the routing function routes on (route).
+	net routing.Net
 }
 
 // initClasses sets up the classes of r's parameters (Classes > 1, VCs a

@@ -55,7 +55,6 @@ func (r *Router) initInLanes(ip *inPort) {
 		return
 	}
 	cl := r.cls
-	cl.inj = make([]*link.Receiver, cl.lanes)
 	cl.inj[0] = r.Inject
 	for l := 1; l < cl.lanes; l++ {
 		cl.inj[l] = link.NewReceiver(&ip.Module, rtl.Idx("rx", l))
@@ -69,7 +68,6 @@ func (r *Router) initOutLanes(op *outPort) {
 		return
 	}
 	cl := r.cls
-	cl.ej = make([]*link.Sender, cl.lanes)
 	cl.ej[0] = r.Eject
 	mode, n, capacity := r.p.EjectCounter()
 	for l := 1; l < cl.lanes; l++ {
@@ -213,7 +211,7 @@ func (r *Router) receiveLanes(now uint64, w uint64) {
 		return
 	}
 	for m := w >> (laneCredBit + 1) & (1<<(maxPorts-1) - 1); m != 0; m &= m - 1 {
-		cl.ej[1+bits.TrailingZeros64(m)].Tick(now)
+		cl.ej[(1+bits.TrailingZeros64(m))&(routing.MaxVCs-1)].Tick(now)
 	}
 }
 

@@ -131,3 +131,30 @@ func TestOutPortHotLines(t *testing.T) {
 
 // portSink keeps a test's port array on the heap, where a router's is.
 var portSink []outPort
+
+// A router's classes-and-lanes record is 512 bytes, a size class of whole
+// cache lines, and what a router with lanes reads at every evaluation is
+// its first three lines: the counts and masks in the first, the lanes'
+// injection and ejection links (arrays in the record, not slices' arrays
+// elsewhere) one line each. Measured on the 8×8×8 3-colour deposit
+// broadcast with six lanes (docs/performance.md, 2026-11-29): 77.1 →
+// 75.1 LL misses per delivery against the 424-byte record with the
+// counts, the mask of what is due and the links' slices on three lines
+// of its end.
+func TestClassesHotFirst(t *testing.T) {
+	ty := reflect.TypeOf(classes{})
+	require.Equal(t, uintptr(512), ty.Size(),
+		"classes is %d bytes, not 512: in another size class records start mid-line and its hot lines straddle. "+
+			"To fix: resize the padding after dueOn, or move a field only routing or construction reads after "+
+			"the links.", ty.Size())
+	end := hotFieldsEnd(t, ty, "n", "k", "lanes", "keep", "local", "next", "dueOn", "_")
+	require.LessOrEqual(t, end, uintptr(64),
+		"classes' counts and masks end at byte %d, past its first cache line. To fix: narrow one, or move one "+
+			"no evaluation reads below the links.", end)
+	for name, off := range map[string]uintptr{"inj": 64, "ej": 128} {
+		f, _ := ty.FieldByName(name)
+		require.Equal(t, off, f.Offset,
+			"classes.%s is at byte %d, not %d: the lanes' links are a cache line each, right after the "+
+				"counts. To fix: resize the padding after dueOn.", name, f.Offset, off)
+	}
+}
