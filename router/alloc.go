@@ -521,7 +521,7 @@ func (r *Router) sleep(now uint64) {
 		}
 		r.credOn = credWake
 	}
-	if r.due.Len() > 0 { // with classes their own (returnClassCredits wakes us)
+	if r.node0&nodeVCs == 0 && r.due.Len() > 0 { // with classes or lanes their own (returnClassCredits wakes us)
 		wake = min(wake, max(*r.due.Peek(), now+1))
 	}
 	if r.retry != 0 {

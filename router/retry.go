@@ -143,7 +143,7 @@ func (r *Router) retryLinks() *retryLinks {
 
 // tx and rx are output and input port q's retry blocks, if any.
 func (r *Router) tx(q int) *txLink {
-	if r.links == nil {
+	if r.retry>>uint(q&7)&1 == 0 { // the record's hot mask, not links on its fifth line
 		return nil
 	}
 	return r.links.tx[q]

@@ -84,7 +84,6 @@ type Router struct {
 	sw     Switching
 	atomic bool
 
-	due   ring.Ring[uint64] // injection credits to return: cycles the tails leave
 	pf    uint32
 	node  uint32
 	delay uint64
@@ -94,15 +93,20 @@ type Router struct {
 
 	Inject *link.Receiver // port 0 in: packets from the node's source
 	Eject  *link.Sender   // port 0 out: packets to the node's sink
+	// cls with Inject and Eject: a router with lanes reads it at every
+	// evaluation (receiveLanes, returnClassCredits).
+	cls *classes // message classes and lanes (nil: one class, one lane)
+
+	// The fifth line: what some configurations read at every evaluation
+	// (due: one class, one lane; links: bit errors; pcg, hi: unicast
+	// ties and priorities), the router with lanes and classes not.
+	due   ring.Ring[uint64] // injection credits to return: cycles the tails leave (node0&nodeVCs: cls.due)
+	links *retryLinks       // the retry blocks (nil: perfect links; Router.retry says which)
 	// The router's own random stream (rtl Module.Seeds: Rand's numbers)
 	// inside its record, for the allocator's draw among tied outputs:
 	// behind Rand, a draw missed on three records at 65,536 routers.
-	pcg   rand.PCG
-	hi    uint64      // the high-priority input VCs (Params.Priority) of every port
-	links *retryLinks // their retry blocks (nil: perfect links)
-	// cls on Inject's and Eject's line: a router with lanes reads it
-	// at every evaluation (receiveLanes, returnClassCredits).
-	cls *classes // message classes and lanes (nil: one class, one lane)
+	pcg rand.PCG
+	hi  uint64 // the high-priority input VCs (Params.Priority) of every port
 
 	Node int
 	p    Params
@@ -570,6 +574,10 @@ func (r *Router) injected(now, end uint64, w int) {
 // returnInjection gives the source a credit for every injected packet
 // whose tail has left the injection FIFO.
 func (r *Router) returnInjection(now uint64) {
+	if r.node0&nodeVCs != 0 {
+		r.returnClassCredits(now) // r.due is empty: the credits are due per class and lane
+		return
+	}
 	n := 0
 	for r.due.Len() > 0 && *r.due.Peek() <= now && !r.Inject.Credit.Busy() {
 		r.due.Pop()
@@ -577,9 +585,6 @@ func (r *Router) returnInjection(now uint64) {
 	}
 	if n > 0 {
 		r.Inject.ReturnCredit(credit.Token{N: uint16(n)})
-	}
-	if r.node0&nodeVCs != 0 {
-		r.returnClassCredits(now) // r.due is empty: the credits are due per class and lane
 	}
 }
 
