@@ -3,6 +3,7 @@ package crossbar
 import (
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/fault"
@@ -47,14 +48,14 @@ type inPort struct {
 	// line 6
 	owed    []credit.Token                 // credits to return, one token per cycle
 	xpWrite rtl.CallOut[xpWrite, *outPort] // a copy to output o's crosspoint xp(idx): Send(o, …)
-	rng     rtl.Stream                     // for ties (pickLeast)
-	doneIn  rtl.CallIn[xpSent]             // an output has sent a copy of a slot (Accept)
+	rng     tieRand                        // for ties (pickLeast): the generator itself, in this line
 	// line 7: the granter's counts and probes (its module on line 8)
 	grant credit.Granter `rtl:"optional"` // min-free only
 	// line 8, cold
-	drops    *fault.Log // packets discarded for want of a route (WatchFaults; nil: none expected)
+	doneIn   rtl.CallIn[xpSent] // an output has sent a copy of a slot (Accept)
+	drops    *fault.Log         // packets discarded for want of a route (WatchFaults; nil: none expected)
 	creditAt uint64
-	_        [24]byte // to 576 bytes
+	_        [16]byte // to 576 bytes
 }
 
 // held is one packet an input holds and what the input knows of it, in
@@ -453,7 +454,7 @@ func mostCredits(mask uint64, credits func(o int) uint16) uint64 {
 // pickLeast returns the candidate output in mask with the fewest queued
 // copies; ties to the lowest index, or drawn from m's random stream
 // (through rng, which keeps it).
-func pickLeast(mask uint64, queued []uint16, random bool, rng *rtl.Stream, m *rtl.Module) uint64 {
+func pickLeast(mask uint64, queued []uint16, random bool, rng *tieRand, m *rtl.Module) uint64 {
 	var best uint64
 	bestN := -1
 	for mm := mask; mm != 0; mm &= mm - 1 {
@@ -470,11 +471,11 @@ func pickLeast(mask uint64, queued []uint16, random bool, rng *rtl.Stream, m *rt
 
 // drawTie returns one candidate of best: the lowest index or, when random,
 // one drawn from m's random stream (through rng, which keeps it).
-func drawTie(best uint64, random bool, rng *rtl.Stream, m *rtl.Module) uint64 {
+func drawTie(best uint64, random bool, rng *tieRand, m *rtl.Module) uint64 {
 	if best&(best-1) == 0 || !random {
 		return best & -best
 	}
-	i := rng.Of(m).IntN(bits.OnesCount64(best))
+	i := rng.intN(m, bits.OnesCount64(best))
 	for ; i > 0; i-- {
 		best &= best - 1
 	}
@@ -511,3 +512,31 @@ func (p *inPort) discard(now uint64, pk *packet.Packet) {
 }
 
 func (p *inPort) fail(err error) { p.sw.fail(err) }
+
+// tieRand is a port's random stream for ties, the generator kept in the
+// port's own record (rtl.Module.Seeds) rather than behind the module's
+// Rand, a record and a generator apart to miss on in a network larger
+// than the caches; drawn as rand.Rand.IntN draws (TestIntNIsRandIntN).
+type tieRand struct{ pcg rand.PCG }
+
+// intN is m.Rand().IntN(n), n > 0. The generator is seeded at the first
+// draw (a zero state: a PCG's 2^128-step cycle passes it once).
+func (r *tieRand) intN(m *rtl.Module, n int) int {
+	if r.pcg == (rand.PCG{}) {
+		r.pcg = *rand.NewPCG(m.Seeds())
+	}
+	un := uint64(n)
+	if un&(un-1) == 0 { // a power of two: a mask
+		return int(r.pcg.Uint64() & (un - 1))
+	}
+	// Lemire's multiply, rejecting the few draws that would bias it (as
+	// math/rand/v2 does on a 64-bit machine).
+	hi, lo := bits.Mul64(r.pcg.Uint64(), un)
+	if lo < un {
+		thresh := -un % un
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.pcg.Uint64(), un)
+		}
+	}
+	return int(hi)
+}

@@ -86,7 +86,7 @@ func TestInPortLines(t *testing.T) {
 		{"rx's line state and tail", unsafe.Offsetof(p.rx) + 8, 64, 1},
 		{"done, slots, inUse", unsafe.Offsetof(p.done), unsafe.Offsetof(p.maxSlots) + 4 - unsafe.Offsetof(p.done), 4},
 		{"free, queued, used", unsafe.Offsetof(p.free), unsafe.Offsetof(p.used) + unsafe.Sizeof(p.used) - unsafe.Offsetof(p.free), 5},
-		{"owed, xpWrite, rng", unsafe.Offsetof(p.owed), unsafe.Offsetof(p.rng) + 8 - unsafe.Offsetof(p.owed), 6},
+		{"owed, xpWrite, rng", unsafe.Offsetof(p.owed), unsafe.Offsetof(p.rng) + unsafe.Sizeof(p.rng) - unsafe.Offsetof(p.owed), 6},
 		{"the granter's counts and probes", unsafe.Offsetof(p.grant), unsafe.Offsetof(p.grant.Module), 7},
 	})
 }

@@ -73,7 +73,7 @@ type qIn struct {
 	voqOcc  []rtl.Reg[uint16]
 	mcOcc   rtl.Reg[uint16] `rtl:"optional"` // voq only
 	aptr    rtl.Reg[uint8]  `rtl:"optional"` // voq only: iSLIP accept pointer
-	rng     rtl.Stream      // for ties (pickLeast)
+	rng     tieRand         // for ties (pickLeast)
 }
 
 // qOut is one output: its link sender, its pointers and probes.
