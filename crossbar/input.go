@@ -31,6 +31,7 @@ type inPort struct {
 	sw       *Switch
 	idx      int16
 	early    uint8       // min-free: whether outputs may release a done notice's credit on the input's behalf (earlyUnknown: not decided yet)
+	ties     bool        // the switch's: ties by a draw (here so that routing does not read the switch's line 0)
 	creditN  uint16      // per-link: the credits of creditN discarded packets go upstream in cycle creditAt
 	adaptive bool        // Params.AdaptiveInputs: weighs the published credits of the outputs in Params.AdaptiveCredits
 	mode     credit.Mode // the switch's credit mode, here so that a done notice need not read the switch
@@ -97,7 +98,7 @@ func newInPort(s *Switch, i int, p *inPort) *inPort {
 	stack := min(maxSlots, 2*s.P.XPPackets)
 	n := (k + counts + stack + slabLine - 1) / slabLine * slabLine
 	slab := make([]uint16, n)
-	*p = inPort{sw: s, idx: int16(i), maxSlots: int32(maxSlots), queued: slab[:k:k], free: slab[k+counts : k+counts : n]}
+	*p = inPort{sw: s, idx: int16(i), ties: s.ties, maxSlots: int32(maxSlots), queued: slab[:k:k], free: slab[k+counts : k+counts : n]}
 	p.Init(&s.Module, rtl.Idx("in", i), p)
 	link.InitReceiver(&p.rx, &p.Module, "rx")
 	p.xpWrite.Init(&p.Module, "xp_write", func(w xpWrite) uint32 { return w.tag })
@@ -411,7 +412,7 @@ func (p *inPort) route(pk *packet.Packet, mask uint64) uint64 {
 // choice.)
 func (p *inPort) leastLoaded(mask uint64) uint64 {
 	if !p.adaptive {
-		return pickLeast(mask, p.queued, p.sw.ties, &p.rng, &p.Module)
+		return pickLeast(mask, p.queued, p.ties, &p.rng, &p.Module)
 	}
 	// The most published credits (an output outside Params.AdaptiveCredits
 	// counts 0), then the fewest queued copies: mostCredits and then
@@ -432,7 +433,7 @@ func (p *inPort) leastLoaded(mask uint64) uint64 {
 			best |= 1 << uint(o)
 		}
 	}
-	return drawTie(best, p.sw.ties, &p.rng, &p.Module)
+	return drawTie(best, p.ties, &p.rng, &p.Module)
 }
 
 // mostCredits keeps the candidates in mask with the most credits.

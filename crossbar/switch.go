@@ -161,23 +161,23 @@ func (p Params) Validate() error {
 // Out(o) (a link sender) whatever the organization.
 type Switch struct {
 	rtl.Module
-	// What the ports read at every packet sits in the two lines after the
-	// module (the record is 384 bytes, a size class of whole lines, so
-	// they are lines of their own; TestSwitchHotLines): an output, the
-	// input whose packet it sends; an input, the table, the outputs'
-	// credits (adaptive routes), the done scratch and the switch delay.
-	// Spread over the record, they took four or five lines a hop, which
-	// in a network larger than the caches are misses.
-	ins   []inPort // oq-xp: the inputs
-	k     int32    // crossbar ports: Ports + CombineUnits
-	ties  bool     // inputs break ties by a draw (P.RandomTies, or adaptive credits)
-	Table *Table
-	outs  []outPort // oq-xp: the outputs
 	// batch is the inputs' scratch for a cycle's done notices, sorted by
 	// output (inPort.takeDone): one for all, as the ports are evaluated
 	// one at a time (Together), and warm in the cache.
 	batch []xpDone
-	delay uint64 // P.SwitchDelay
+	k     int32 // crossbar ports: Ports + CombineUnits
+	ties  bool  // inputs break ties by a draw (P.RandomTies, or adaptive credits; each input has it too)
+	// What the ports read at every packet is the line after that (the
+	// record is 384 bytes, a size class of whole lines, so it is a line
+	// of its own; TestSwitchHotLines): an input, the table, the outputs
+	// (adaptive routes) and the switch delay; an output, the input whose
+	// packet it sends. Spread over the record, they took four or five
+	// lines a hop, and over two lines, one for the inputs and one for the
+	// outputs, two: in a network larger than the caches, misses.
+	Table *Table
+	ins   []inPort  // oq-xp: the inputs
+	outs  []outPort // oq-xp: the outputs
+	delay uint64    // P.SwitchDelay
 	P     Params
 	fab   fabric // the organization: oqxp, or the scheduler of iq-fifo and voq
 	units []*combine.Unit
