@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,16 +38,26 @@ func SwitchesOf(rs []Result) string {
 }
 
 // RoutersOf describes results on networks of VC routers: the shape (the
-// first result's dims and topology, e.g. "8×8 torus"; with kinds, e.g.
-// "MINs", the results' common Shape or "MINs of VC routers"), then what
-// every result shares of switching, VCs and buffers.
+// results' dims and topology, e.g. "8×8 torus", or every shape in the
+// order they first appear, e.g. "64, 64×32 and 8×8×8 tori", when a sweep
+// varies network.dims; with kinds, e.g. "MINs", the results' common
+// Shape or "MINs of VC routers"), then what every result shares of
+// switching, VCs and buffers.
 func RoutersOf(rs []Result, kinds string) string {
-	r := rs[0]
-	var dims []string
-	for _, k := range r.Dims {
-		dims = append(dims, strconv.Itoa(k))
+	var shapes []string
+	for _, x := range rs {
+		var dims []string
+		for _, k := range x.Dims {
+			dims = append(dims, strconv.Itoa(k))
+		}
+		if d := strings.Join(dims, "×"); !slices.Contains(shapes, d) {
+			shapes = append(shapes, d)
+		}
 	}
-	net := strings.Join(dims, "×") + " " + r.Topology + " of VC routers"
+	net := shapes[0] + " " + rs[0].Topology + " of VC routers"
+	if n := len(shapes); n > 1 {
+		net = strings.Join(shapes[:n-1], ", ") + " and " + shapes[n-1] + " " + plural(rs[0].Topology) + " of VC routers"
+	}
 	if kinds != "" {
 		net = kinds + " of VC routers"
 		if v := same(rs, func(x Result) string { return x.Shape }); v != "" {
@@ -71,6 +82,17 @@ func RoutersOf(rs []Result, kinds string) string {
 		net += " (" + strings.Join(desc, ", ") + ")"
 	}
 	return net
+}
+
+// plural is a topology's name for several networks ("tori", "meshes").
+func plural(topology string) string {
+	switch topology {
+	case "torus":
+		return "tori"
+	case "mesh":
+		return "meshes"
+	}
+	return topology + "s"
 }
 
 // dimsNodes is the number of nodes of cfg's network.dims.

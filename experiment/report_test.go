@@ -19,6 +19,11 @@ func TestRoutersOf(t *testing.T) {
 		r.Topology, r.Dims, r.Shape = "min", nil, shape
 		return r
 	}
+	dimmed := func(dims ...int) experiment.Result {
+		r := res(2, 32, "vct")
+		r.Dims = dims
+		return r
+	}
 	for _, c := range []struct {
 		rs    []experiment.Result
 		kinds string
@@ -27,6 +32,9 @@ func TestRoutersOf(t *testing.T) {
 		{[]experiment.Result{res(2, 32, "vct"), res(2, 32, "vct")}, "", "8×8 torus of VC routers (vct, 2 VCs of 32 flits)"},
 		{[]experiment.Result{res(2, 32, "vct"), res(3, 32, "vct")}, "", "8×8 torus of VC routers (vct, 32-flit VCs)"},
 		{[]experiment.Result{res(2, 8, "vct"), res(4, 4, "wormhole")}, "", "8×8 torus of VC routers"},
+		{[]experiment.Result{dimmed(64), dimmed(64), dimmed(64, 32), dimmed(8, 8, 8), dimmed(64, 32)}, "",
+			"64, 64×32 and 8×8×8 tori of VC routers (vct, 2 VCs of 32 flits)"},
+		{[]experiment.Result{dimmed(4, 4), dimmed(8, 8)}, "", "4×4 and 8×8 tori of VC routers (vct, 2 VCs of 32 flits)"},
 		{[]experiment.Result{shaped("omega MIN of 64 hosts"), shaped("omega MIN of 64 hosts")}, "MINs", "omega MIN of 64 hosts, VC routers (vct, 2 VCs of 32 flits)"},
 		{[]experiment.Result{shaped("omega MIN of 64 hosts"), shaped("cube MIN of 64 hosts")}, "MINs", "MINs of VC routers (vct, 2 VCs of 32 flits)"},
 	} {
