@@ -160,12 +160,19 @@ func (r *Router) outAt(q int) *outPort {
 func (r *Router) outVCs() []outVC { return unsafe.Slice(r.vout, r.nvc) }
 
 // inPort is an input unit: its VC buffers and the credits it returns.
+//
+// Its fields in the order a hop reads them (TestInPortHopOrder): the
+// data line's receiving end (receive), then busyTo and the credit line's
+// sending end (the allocator, multicast, run in the same evaluation),
+// so that they share the data line's cache lines; the Module, whose
+// partition the credit line's sends read, just before. What only
+// construction and the waveform read follows.
 type inPort struct {
 	rtl.Module
 	Data   rtl.LineIn[Flits]    `rtl:"optional"` // not port 0's (Inject)
+	busyTo uint64               // its crossbar input is held until then
 	Cred   rtl.LineOut[Credits] `rtl:"optional"`
 	vcs    []inVC
-	busyTo uint64 // its crossbar input is held until then
 	arr    rtl.Array
 	occ    rtl.ProbeArray[uint16]
 	state  rtl.ProbeArray[uint8]
