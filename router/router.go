@@ -564,12 +564,18 @@ func (r *Router) arrive(id int32, v *inVC) {
 // injected returns the credit of injection FIFO w (the packet's class)
 // for a packet whose tail leaves it in cycle end: scheduled on the credit
 // line where the kernel allows it (no wake-up then; one class only, the
-// line's tokens for a cycle being merged), else when the router wakes at
-// end.
+// line's tokens for a cycle being merged: lane 0's line, or with lanes
+// FIFO w's lane's), else when the router wakes at end.
 func (r *Router) injected(now, end uint64, w int) {
-	if end > now && r.node0&nodeVCs == 0 && r.Inject.CanSchedule() {
-		r.Inject.ScheduleCredit(end, 1)
-		return
+	if end > now && r.node0&nodeClasses == 0 {
+		rx := r.Inject
+		if r.node0&nodeLanes != 0 {
+			rx = r.cls.inj[w&(routing.MaxVCs-1)] // one class: FIFO w is lane w's
+		}
+		if rx.CanSchedule() {
+			rx.ScheduleCredit(end, 1)
+			return
+		}
 	}
 	r.dueOf(w).Push(end)
 	if r.cls != nil {
