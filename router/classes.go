@@ -157,7 +157,9 @@ func (r *Router) choices(q, w int, p *packet.Packet) routing.Choices {
 
 // returnClassCredits gives the node a credit token for one class's
 // injected packets whose tails have left its FIFO: one token a cycle on
-// each lane's credit line, the classes in turn.
+// each lane's credit line, the classes in turn. (With lanes and one
+// class injected schedules them on the lane's line instead, where the
+// line is within the partition: no wake-up at the tail.)
 func (r *Router) returnClassCredits(now uint64) {
 	cl := r.cls
 	if cl.dueOn == 0 {
