@@ -709,7 +709,7 @@ func (r *Receiver) Eval() {
 	}
 	more := r.sendArrival()
 	t, busy := r.Rx.TailDone(now)
-	if r.lanes != nil {
+	if r.lanes != nil && r.lanes.traced { // a lane's TailDone asks only while it is traced
 		for _, rx := range r.lanes.rx {
 			if at, ok := rx.TailDone(now); ok && (!busy || at < t) {
 				t, busy = at, true
@@ -883,10 +883,15 @@ func (s *Sender) Lanes() int { return 1 + len(s.lanes) }
 
 // rxLanes is a Receiver's lanes 1.. and the ready bits of their lines
 // (bit l−1: lane l's line holds a packet), so that an evaluation looks
-// only at the lanes that bring something.
+// only at the lanes that bring something. Whether a lane is traced is
+// kept here too, refreshed when tracing starts or ends (epoch): asking
+// each lane at every evaluation read every lane's record, in a network
+// larger than the caches a miss per lane.
 type rxLanes struct {
-	rx    []*link.Receiver
-	ready rtl.ReadySet
+	rx     []*link.Receiver
+	ready  rtl.ReadySet
+	traced bool   // a lane's probes are in the waveform
+	epoch  uint64 // rtl.Sim.TraceEpoch when traced was found
 }
 
 // AddLanes gives the Receiver lanes 1..n−1 (Rx is lane 0), named rx(1)...
@@ -919,11 +924,13 @@ func (r *Receiver) recvLanes(now uint64) {
 			rx.Data.Notify(&ls.ready, i)
 		}
 	}
-	traced := false
-	for _, rx := range ls.rx {
-		traced = traced || rx.Traced()
+	if e := r.Sim().TraceEpoch(); e != ls.epoch {
+		ls.epoch, ls.traced = e, false
+		for _, rx := range ls.rx {
+			ls.traced = ls.traced || rx.Traced()
+		}
 	}
-	if traced {
+	if ls.traced {
 		for _, rx := range ls.rx {
 			r.recv(now, rx)
 		}
