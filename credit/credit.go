@@ -158,6 +158,17 @@ func (c *Counter) CanSend(mask uint64) bool {
 	return true
 }
 
+// Full reports whether every counter holds its capacity, as of the latest
+// update in this cycle: no credit is out, so none is on its way back.
+func (c *Counter) Full() bool {
+	for i := range c.avail() {
+		if c.reg(i).D() != c.capacity {
+			return false
+		}
+	}
+	return true
+}
+
 // Take spends the credits of one packet for the downstream outputs in mask.
 func (c *Counter) Take(mask uint64) {
 	if c.mode.Single() {

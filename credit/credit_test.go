@@ -79,6 +79,7 @@ func TestCounterModel(t *testing.T) {
 					require.Equal(rt, model[i], int(c.Avail(i)))
 					require.LessOrEqual(rt, int(c.Avail(i)), int(capacity))
 				}
+				require.Equal(rt, len(out) == 0, c.Full(), "full exactly when nothing is out")
 			},
 		})
 	})

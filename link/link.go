@@ -136,6 +136,18 @@ func (s *Sender) Returning(i int) uint16 {
 // room).
 func (s *Sender) Idle(now uint64) bool { return now >= s.free && (s.rel == nil || s.rel.open()) }
 
+// Quiet reports whether the link has nothing under way, asked after Tick
+// in the owner's evaluation: it is idle, it has no retry and every credit
+// is home. Until the owner's next send, Tick, Settle and WakeAt then change
+// nothing that the owner, a monitor or an untraced waveform sees (no credit
+// can be on the credit line, so its wake flag is never read; valid has
+// fallen; the link stays free) and CanSend holds, so an owner of several
+// links that keeps which ones are quiet need not touch them (nic.Sender's
+// lanes) while none of their probes is traced (TestQuietLinkNeedsNoTouch).
+func (s *Sender) Quiet(now uint64) bool {
+	return now >= s.free && s.rel == nil && s.cred.Full()
+}
+
 // CanSend reports whether the link is idle and the credits for a packet to
 // the downstream outputs in mask are there.
 func (s *Sender) CanSend(now uint64, mask uint64) bool {

@@ -144,3 +144,99 @@ func TestLazyCreditsKeepTiming(t *testing.T) {
 		require.Equal(rt, run(true), run(false))
 	})
 }
+
+// burst sends a packet at each of its birth cycles (as soon as link and
+// credits allow after it), and with skip does as nic.Sender does with its
+// lanes: while the link is Quiet it neither ticks nor settles it, nor asks
+// CanSend.
+type burst struct {
+	rtl.Module
+	S      *Sender
+	births []uint64 // sorted
+	next   int
+	cyc    uint32
+	skip   bool
+	quiet  bool
+	log    strings.Builder
+}
+
+func (b *burst) Eval() {
+	now := b.Now()
+	still := b.skip && b.quiet
+	if !still {
+		b.S.Tick(now)
+	}
+	due := b.next < len(b.births) && b.births[b.next] <= now
+	if due && (still || b.S.CanSend(now, 1)) {
+		b.S.Send(now, packet.Packet{ID: uint64(b.next), Cycles: b.cyc}, 1)
+		b.next++
+		fmt.Fprintf(&b.log, "%d ", now)
+		b.quiet, still = false, false
+		due = b.next < len(b.births) && b.births[b.next] <= now
+	}
+	wake := ^uint64(0)
+	if b.next < len(b.births) && !due {
+		wake = b.births[b.next]
+	}
+	if !still {
+		b.S.Settle(due && b.S.Idle(now))
+		if at, ok := b.S.WakeAt(now, due); ok {
+			wake = min(wake, at)
+		}
+		b.quiet = b.skip && b.S.Quiet(now)
+	}
+	if wake == ^uint64(0) {
+		b.Sleep()
+	} else {
+		b.SleepUntil(wake)
+	}
+}
+
+// A Quiet link needs no Tick, Settle, WakeAt or CanSend until its owner's
+// next send: an owner that skips them while the link is quiet sends at the
+// cycles of one that never skips, and while it skips, no credit is on the
+// way, valid is low and every credit is home.
+func TestQuietLinkNeedsNoTouch(t *testing.T) {
+	skipped := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		capacity := uint16(rapid.IntRange(1, 4).Draw(rt, "capacity"))
+		delay := rapid.Uint64Range(1, 20).Draw(rt, "delay")
+		cyc := uint32(rapid.IntRange(1, 30).Draw(rt, "cycles"))
+		hold := rapid.OneOf(rapid.IntRange(0, 8), rapid.IntRange(0, 200)).Draw(rt, "hold")
+		gaps := rapid.SliceOfN(rapid.OneOf(rapid.Uint64Range(0, 3), rapid.Uint64Range(0, 300)), 1, 40).Draw(rt, "gaps")
+		seed := rapid.Uint64().Draw(rt, "seed")
+		var births []uint64
+		at := uint64(0)
+		for _, g := range gaps {
+			at += g
+			births = append(births, at)
+		}
+		run := func(skip bool) string {
+			sim := rtl.NewSim(rtl.Options{Seed: seed})
+			a := &burst{births: births, cyc: cyc, skip: skip}
+			a.Init(sim.Top(), "a", a)
+			a.S = NewSender(&a.Module, "tx", credit.PerLink, 1, capacity)
+			b := &rx{hold: hold}
+			b.Init(sim.Top(), "b", b)
+			b.R = NewReceiver(&b.Module, "rx")
+			Connect(a.S, b.R, delay)
+			require.NoError(rt, sim.Build())
+			quiet := 0 // cycles the owner skipped the link
+			for sim.Now() < at+uint64(len(births))*(uint64(cyc)+2*delay+uint64(hold)+4)+10 {
+				sim.Step()
+				require.NoError(rt, a.S.CheckCredits(len(b.held)+len(b.owed)))
+				if a.quiet {
+					quiet++
+					require.Zero(rt, a.S.Credit.Pending(), "no credit on the way")
+					require.False(rt, a.S.valid.Q(), "valid low")
+					require.Equal(rt, capacity, a.S.Available(0), "every credit home")
+				}
+			}
+			require.Equal(rt, len(births), a.next, "every packet sent")
+			skipped += quiet
+			return a.log.String()
+		}
+		require.Equal(rt, run(false), run(true))
+	})
+	require.Positive(t, skipped, "no run skipped a quiet link")
+}

@@ -255,7 +255,7 @@ func (s *Sender) sendForwarded(now uint64) bool {
 			continue
 		}
 		st := &fw.streams[c]
-		if r := st.ready(); r <= now && fw.free <= now && s.Lane(st.lane).CanSend(now, 1) {
+		if r := st.ready(); r <= now && fw.free <= now && (s.isQuiet(st.lane) || s.Lane(st.lane).CanSend(now, 1)) {
 			fw.rr = c
 			s.sendStreamPacket(now, c)
 			return true

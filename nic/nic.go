@@ -236,6 +236,13 @@ type Sender struct {
 	// lanes are the links of lanes 1.. into the router's node port
 	// (AddLanes; Tx is lane 0's), which forwarded packets take by colour.
 	lanes []*link.Sender
+	// quiet has bit l set while lane l's link is Quiet (with forwarding,
+	// when no lane is traced: lanesTraced as of trace epoch epoch−1): an
+	// evaluation then does not touch it, which with several lanes, most
+	// of them idle at most nodes, was most of the Sender's cache misses.
+	quiet       uint64
+	lanesTraced bool
+	epoch       uint64
 
 	// fwd is the forwarding state (forward.go; nil: none), arrivals the
 	// packets of forwarded messages the Receiver reports.
@@ -270,9 +277,13 @@ func (s *Sender) births() bool { return s.Proc != nil && (s.StopAt == 0 || s.nex
 
 func (s *Sender) Eval() {
 	now := s.Now()
-	s.Tx.Tick(now)
-	for _, tx := range s.lanes {
-		tx.Tick(now)
+	if s.quiet&1 == 0 {
+		s.Tx.Tick(now)
+	}
+	for i, tx := range s.lanes {
+		if !s.isQuiet(i + 1) {
+			tx.Tick(now)
+		}
 	}
 	s.startProc()
 	s.takeCompletions()
@@ -465,11 +476,7 @@ func (s *Sender) sleep(now uint64) {
 // message's next packet is one candidate among the streams'.
 func (s *Sender) sleepForwarding(now uint64) {
 	next := s.nextForwarded()
-	s.Tx.Settle(next <= now && s.Tx.Idle(now))
-	for _, tx := range s.lanes {
-		tx.Settle(next <= now && tx.Idle(now))
-	}
-	wake := never
+	wake := s.settleLanes(now, next)
 	if s.births() {
 		wake = s.next
 	}
@@ -485,19 +492,42 @@ func (s *Sender) sleepForwarding(now uint64) {
 		wake = min(wake, max(s.hostq[s.hostf].At, now+1))
 	}
 	wake = min(wake, s.hostAt)
-	if at, ok := s.Tx.WakeAt(now, next != never); ok {
-		wake = min(wake, at)
-	}
-	for _, tx := range s.lanes {
-		if at, ok := tx.WakeAt(now, next != never); ok {
-			wake = min(wake, at)
-		}
-	}
 	if wake == never {
 		s.Sleep()
 	} else {
 		s.SleepUntil(wake)
 	}
+}
+
+// isQuiet reports whether lane l is quiet (Sender.quiet).
+func (s *Sender) isQuiet(l int) bool { return l < 64 && s.quiet>>l&1 != 0 }
+
+// settleLanes settles the lanes that are not quiet at the end of an
+// evaluation whose next packet may go at next (never: none), marks those
+// that have become quiet (none while a lane is traced) and returns the
+// earliest cycle one of them must wake the Sender (never: none).
+func (s *Sender) settleLanes(now, next uint64) uint64 {
+	if e := s.Sim().TraceEpoch() + 1; e != s.epoch {
+		s.epoch, s.lanesTraced, s.quiet = e, false, 0
+		for l := range s.Lanes() {
+			s.lanesTraced = s.lanesTraced || s.Lane(l).Traced()
+		}
+	}
+	wake := never
+	for l := range s.Lanes() {
+		if s.isQuiet(l) {
+			continue
+		}
+		tx := s.Lane(l)
+		tx.Settle(next <= now && tx.Idle(now))
+		if at, ok := tx.WakeAt(now, next != never); ok {
+			wake = min(wake, at)
+		}
+		if l < 64 && !s.lanesTraced && tx.Quiet(now) {
+			s.quiet |= 1 << l
+		}
+	}
+	return wake
 }
 
 // start takes the head message when the NIC is free: its overhead runs from
@@ -841,6 +871,7 @@ func (s *Sender) inject(now uint64, pk packet.Packet, l int) {
 	if s.Header != nil {
 		s.Header(&pk)
 	}
+	s.quiet &^= 1 << l // no-op for l ≥ 64 (never quiet)
 	s.Lane(l).Send(now, pk, 1)
 	s.pkts++
 	s.Injected++
