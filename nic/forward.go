@@ -130,7 +130,8 @@ type forwarding struct {
 // AttachForwarding lets the host of the node whose NIC sides are tx and rx
 // post Forwards: rx tells tx of every packet of the messages forwards
 // names (one function for every node: forwards(node, src, msg)) over a
-// one-cycle line. Call after Attach, before Build.
+// one-cycle line. Its answers must not change during the run: rx asks once
+// a message, at its first packet. Call after Attach, before Build.
 func AttachForwarding(tx *Sender, rx *Receiver, forwards func(node, src, msg uint32) bool) {
 	if !tx.fed {
 		panic(fmt.Errorf("%s: AttachForwarding before Attach", tx.Path()))
@@ -142,11 +143,10 @@ func AttachForwarding(tx *Sender, rx *Receiver, forwards func(node, src, msg uin
 	tx.fwd = &forwarding{}
 }
 
-// rxForward is a Receiver's side of forwarding.
+// rxForward is a Receiver's side of forwarding (its queue, asked at
+// every evaluation, is the Receiver's arrq).
 type rxForward struct {
 	forwards func(node, src, msg uint32) bool
-	pending  []Arrival
-	pendf    int
 }
 
 // Forward posts a stream (Sender.Forward).
@@ -318,23 +318,18 @@ func (s *Sender) Forwarding() int {
 // noteForward tells the Sender of packet p of a forwarded message, whole
 // at the NIC at cycle at (a duplicate or a misrouted packet is not).
 func (r *Receiver) noteForward(p *packet.Packet, at uint64) {
-	f := r.fwd
-	if f == nil || !f.forwards(r.Node, p.Src, p.Msg) {
-		return
-	}
-	f.pending = append(f.pending, Arrival{Src: p.Src, Msg: p.Msg, Seq: uint32(p.Seq), Born: p.Born, At: at})
+	r.arrq = append(r.arrq, Arrival{Src: p.Src, Msg: p.Msg, Seq: uint32(p.Seq), Born: p.Born, At: at})
 }
 
 // sendArrival sends the oldest reported packet to the Sender (one a
 // cycle); it reports whether more wait.
 func (r *Receiver) sendArrival() bool {
-	f := r.fwd
-	if f == nil || f.pendf == len(f.pending) {
+	if int(r.arrf) == len(r.arrq) {
 		return false
 	}
-	r.arrive.Send(f.pending[f.pendf])
-	if f.pendf++; f.pendf == len(f.pending) {
-		f.pending, f.pendf = f.pending[:0], 0
+	r.arrive.Send(r.arrq[r.arrf])
+	if r.arrf++; int(r.arrf) == len(r.arrq) {
+		r.arrq, r.arrf = r.arrq[:0], 0
 	}
-	return f.pendf < len(f.pending)
+	return int(r.arrf) < len(r.arrq)
 }

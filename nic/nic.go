@@ -650,59 +650,70 @@ type Completion struct {
 
 // Receiver is the receive side of a node's NIC: reassembly and the receive
 // overhead.
+//
+// What a delivered packet reads and writes comes first, in the record's
+// first five lines (TestReceiverHotLines): in a network larger than the
+// caches each line of it is a miss per delivery, and fields spread over
+// the record cost nine. What only a message's end, errors, tests or the
+// build read comes after.
 type Receiver struct {
 	rtl.Module
 	Rx    *link.Receiver
+	lanes *rxLanes // lanes 1.. of the node port (AddLanes; Rx is lane 0's)
 	Node  uint32
-	Shape Shape
 	// Record keeps every completion in Log (tests); fed says a Host was
-	// attached (Attach). Here, in Shape's padding, they keep the record
-	// at 512 bytes, a size class 64 bytes smaller.
-	Record   bool
-	fed      bool
-	Overhead uint64 // o_r in cycles
+	// attached (Attach). Here, in Node's padding.
+	Record bool
+	fed    bool
+	Shape  Shape
+	nicc   uint64 // the NIC is done with the last packet then (PacketOverhead)
 	// PacketOverhead is t_nic_recv (the WORMulSim paper §4.1): the NIC
 	// works this many cycles on each packet after its tail arrived, one
 	// packet at a time; a message has arrived when its last packet is done.
 	PacketOverhead uint64
 	Win            traffic.Window
-	// Tally, when set, counts the measured messages completed too (one
-	// counter for the drain check of a run, whatever its size).
-	Tally *traffic.Tally
-	Log   []Completion
 	// Links, when set, gives the links a packet from src to dst (this
 	// node) crossed; their sum over the packets received is Hops (for
 	// packet-hop rates). One function serves every node's Receiver.
 	Links func(src, dst uint32) uint64
+
+	// Counters, read between cycles (more below).
+	Received, ReceivedInWindow uint64 // packets (by tail)
+	Hops                       uint64 // links crossed by the packets received (Links)
+
+	pending []Completion // to the Sender's Host (notify), oldest pendf
+	// arrq are the packets of forwarded messages to report to the Sender
+	// over arrive (forward.go), oldest arrf.
+	arrq        []Arrival
+	pendf, arrf int32
+
+	re reassembly // the messages in reassembly (reassembly.go)
+
+	// Cold: a message's end, errors, tests, the build.
+
+	Overhead uint64 // o_r in cycles
+	hostc    uint64 // completion of the last message (the host is one message at a time)
+	// Tally, when set, counts the measured messages completed too (one
+	// counter for the drain check of a run, whatever its size).
+	Tally *traffic.Tally
+	Log   []Completion
 	// Member reports whether node (this one) belongs to collective address
 	// addr: a Multicast packet for it is taken, any other is misrouted
 	// (nil: every Multicast packet is misrouted). One function serves
 	// every node's Receiver.
 	Member func(node, addr uint32) bool
 
-	notify  rtl.LineOut[Completion] `rtl:"optional"` // to the Sender's Host (Attach only)
-	lanes   *rxLanes                // lanes 1.. of the node port (AddLanes; Rx is lane 0's)
-	pending []Completion
-	pendf   int
-
-	// fwd reports the packets of forwarded messages to the Sender over
-	// arrive (forward.go; nil: none).
+	notify rtl.LineOut[Completion] `rtl:"optional"` // to the Sender's Host (Attach only)
+	// fwd is the forwarding (forward.go; nil: none): which messages the
+	// node passes on, asked once a message (reassemble).
 	fwd    *rxForward
 	arrive rtl.LineOut[Arrival] `rtl:"optional"` // AttachForwarding only
 
-	re reassembly // the messages in reassembly (reassembly.go)
-
-	hostc uint64 // completion of the last message (the host is one message at a time)
-	nicc  uint64 // the NIC is done with the last packet then (PacketOverhead)
-
-	// Counters, read between cycles.
-	Received, ReceivedInWindow    uint64 // packets (by tail)
 	ReceivedCyclesIn              uint64 // link cycles of the packets received in the window
 	Completed, MeasuredCompleted  uint64 // messages
 	Misrouted, Duplicates, BadSeq uint64 // errors: not for this node, a packet twice, Seq out of range
 	Lat                           stats.Latency
-	MaxOpen                       int    // messages in reassembly at once
-	Hops                          uint64 // links crossed by the packets received (Links)
+	MaxOpen                       int // messages in reassembly at once
 }
 
 // NewReceiver makes the receive side of node under parent.
@@ -730,10 +741,10 @@ func (r *Receiver) Eval() {
 	if r.lanes != nil {
 		r.recvLanes(now)
 	}
-	if r.pendf < len(r.pending) {
+	if int(r.pendf) < len(r.pending) {
 		r.notify.Send(r.pending[r.pendf])
 		r.pending[r.pendf] = Completion{}
-		if r.pendf++; r.pendf == len(r.pending) {
+		if r.pendf++; int(r.pendf) == len(r.pending) {
 			r.pending, r.pendf = r.pending[:0], 0
 		}
 	}
@@ -746,7 +757,7 @@ func (r *Receiver) Eval() {
 			}
 		}
 	}
-	if r.pendf < len(r.pending) || more {
+	if int(r.pendf) < len(r.pending) || more {
 		r.SleepUntil(now + 1)
 	} else if busy {
 		r.SleepUntil(t)
@@ -786,9 +797,8 @@ func (r *Receiver) take(p *packet.Packet, tail uint64) {
 		r.BadSeq++
 		return
 	}
-	dup := r.Duplicates
-	slot, last := r.reassemble(p)
-	if r.fwd != nil && r.Duplicates == dup {
+	slot, last, relay := r.reassemble(p)
+	if relay {
 		r.noteForward(p, r.nicc)
 	}
 	if last {
@@ -809,15 +819,17 @@ func (r *Receiver) accepts(p *packet.Packet) bool {
 	return false
 }
 
-// reassemble marks p in its message's entry; it returns the entry and
-// whether p completes the message.
-func (r *Receiver) reassemble(p *packet.Packet) (int32, bool) {
+// reassemble marks p in its message's entry; it returns the entry,
+// whether p completes the message and whether the node passes p on (its
+// message is forwarded and p is no duplicate).
+func (r *Receiver) reassemble(p *packet.Packet) (slot int32, last, relay bool) {
 	n := r.Shape.Packets
 	r.re.setWords(bitmapWords(n)) // the Shape as of the first message
 	slot, fresh := r.re.open(uint64(p.Src)<<32 | uint64(p.Msg))
 	m := r.re.at(slot)
 	if fresh {
 		m.born, m.measured = p.Born, p.Measured
+		m.relay = r.fwd != nil && r.fwd.forwards(r.Node, p.Src, p.Msg)
 		r.MaxOpen = max(r.MaxOpen, r.re.len())
 	}
 	w, b := &m.seen, uint64(1)<<(p.Seq%64)
@@ -826,14 +838,14 @@ func (r *Receiver) reassemble(p *packet.Packet) (int32, bool) {
 	}
 	if *w&b != 0 {
 		r.Duplicates++
-		return slot, false
+		return slot, false, false
 	}
 	*w |= b
 	if p.Seq == 0 {
 		m.sent = p.Sent
 	}
 	m.got++
-	return slot, m.got >= n
+	return slot, m.got >= n, m.relay
 }
 
 // arrived completes the message in entry slot, whose last packet is p:

@@ -35,16 +35,22 @@ import "math/bits"
 // Which slot a message gets depends only on the order of the calls, never
 // on addresses or map iteration, so a run is deterministic; and nothing
 // outside the table sees a slot beyond the packet that uses it.
+//
+// The slot of the message last opened is kept (hot), and a packet of that
+// message (at a node most packets are of the message it is receiving)
+// finds its entry without the index: one line fewer a packet. What a
+// packet reads comes first.
 type reassembly struct {
-	ents  []partial
-	index []int32
-	bits  []uint64
-	free  int32 // top of the free list: slot + 1 (0: none free)
-	n     int32 // entries in use
-	shift uint8 // 64 − log2(len(index))
+	hot int32 // slot + 1 of the entry last opened (0: none, or released)
 	// words is the bitmap words a slot (0: messages of at most 64
 	// packets), fixed while the table has no entries (setWords).
 	words int32
+	bits  []uint64
+	ents  []partial // its capacity, unread by a packet, may end a line
+	index []int32
+	free  int32 // top of the free list: slot + 1 (0: none free)
+	n     int32 // entries in use
+	shift uint8 // 64 − log2(len(index))
 }
 
 // partial is a message in reassembly.
@@ -55,6 +61,7 @@ type partial struct {
 	seen     uint64 // packets seen, for messages of at most 64 packets
 	got      uint32
 	measured bool
+	relay    bool // the node passes the message's packets on (Receiver.reassemble)
 }
 
 // hashMul is 2^64/φ, odd: Knuth's multiplicative (Fibonacci) hash.
@@ -91,11 +98,15 @@ func (t *reassembly) home(key uint64) uint32 {
 // open returns the slot of key's entry, making a zeroed one with that key
 // (fresh) if key is not in reassembly. The slot stays key's until release.
 func (t *reassembly) open(key uint64) (slot int32, fresh bool) {
+	if h := t.hot - 1; h >= 0 && t.ents[h].key == key {
+		return h, false
+	}
 	var i uint32
 	if t.index != nil {
 		mask := uint32(len(t.index) - 1)
 		for i = t.home(key); t.index[i] != 0; i = (i + 1) & mask {
 			if s := t.index[i] - 1; t.ents[s].key == key {
+				t.hot = s + 1
 				return s, false
 			}
 		}
@@ -117,6 +128,7 @@ func (t *reassembly) open(key uint64) (slot int32, fresh bool) {
 	t.ents[slot] = partial{key: key}
 	t.index[i] = slot + 1
 	t.n++
+	t.hot = slot + 1
 	return slot, true
 }
 
@@ -148,6 +160,9 @@ func (t *reassembly) release(slot int32) {
 		}
 	}
 	t.index[i] = 0
+	if t.hot == slot+1 {
+		t.hot = 0 // its key becomes a free-list link
+	}
 	clear(t.bitmap(slot))
 	t.ents[slot] = partial{key: uint64(t.free)}
 	t.free = slot + 1
