@@ -24,20 +24,23 @@ type Sender struct {
 	cred    credit.Counter // *Credits, kept inline
 	Data    rtl.LineOut[packet.Packet]
 	Credits *credit.Counter
-	valid   rtl.Probe[bool]   // a packet is on the link
 	pkt     rtl.Probe[uint32] // its packet.Tag
 	sent    uint64
+	// Near the end, as the Receiver's: a send reads only its partition.
+	rtl.Module
+	// Last, the 40 bytes Tick reads besides the credit line (valid, rel,
+	// free), on one line in a record of whole lines (a Sender of its own:
+	// 320 bytes; TestSenderTickLine), and that an owner that asks only
+	// whether the link is busy (Busy) can have on a line with what else
+	// it reads then.
+	valid rtl.Probe[bool] // a packet is on the link
+	rel   *txRetry        // the retry protocol's sending half (ConnectRetry)
 	// Defer, when set, delivers each packet Defer cycles after it arrives
 	// (rtl.LineOut.SendAt): for a receiver that cannot act on a packet
 	// sooner, which then is not woken before it can. The receiver must
 	// know it and take the arrival as the packet's Sent + the latency.
 	Defer uint64
-	rel   *txRetry // the retry protocol's sending half (ConnectRetry)
-	// Near the end, as the Receiver's: a send reads only its partition.
-	rtl.Module
-	// Last, so that an owner that asks only whether the link is busy
-	// (Busy) can have it on a line with what else it reads then.
-	free uint64 // first cycle the link is free
+	free  uint64 // first cycle the link is free
 }
 
 // NewSender makes the sending end under owner.
@@ -67,7 +70,7 @@ func (s *Sender) Tick(now uint64) {
 		if !ok {
 			break
 		}
-		s.Credits.Return(t)
+		s.cred.Return(t)
 	}
 	if now >= s.free {
 		s.valid.Set(false)
@@ -90,7 +93,7 @@ func (s *Sender) Traced() bool { return s.valid.Traced() || s.pkt.Traced() || s.
 // waveform shows credits on the cycle they arrive. Otherwise the owner
 // picks the credits up when it next wakes (the link freeing, a new packet).
 func (s *Sender) Settle(waiting bool) {
-	s.Credit.SetWake(waiting || s.Credits.Traced())
+	s.Credit.SetWake(waiting || s.cred.Traced())
 }
 
 // Available returns the credits of counter i as the hardware has them
@@ -151,7 +154,7 @@ func (s *Sender) Quiet(now uint64) bool {
 // CanSend reports whether the link is idle and the credits for a packet to
 // the downstream outputs in mask are there.
 func (s *Sender) CanSend(now uint64, mask uint64) bool {
-	return s.Idle(now) && s.Credits.CanSend(mask)
+	return s.Idle(now) && s.cred.CanSend(mask)
 }
 
 // Send puts p's head on the link now; the link is busy for p.Cycles cycles.
@@ -159,7 +162,7 @@ func (s *Sender) Send(now uint64, p packet.Packet, mask uint64) { s.SendRef(now,
 
 // SendRef is Send of *p: the packet is copied once, onto the line.
 func (s *Sender) SendRef(now uint64, p *packet.Packet, mask uint64) {
-	s.Credits.Take(mask)
+	s.cred.Take(mask)
 	s.sent++
 	if s.rel != nil {
 		q := s.rel.push(now, p)
