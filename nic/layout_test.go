@@ -31,3 +31,27 @@ func TestReceiverHotLines(t *testing.T) {
 		"Receiver is %d bytes with its header, past the 640-byte size class (whole lines). %s", size, layoutFix)
 	require.Greater(t, size, uintptr(512), "under 512 bytes the allocator puts no header: redo the offsets in this test")
 }
+
+// What a Sender's evaluation reads is in its first six lines, the two
+// line ends (done, arrivals) each on a line of its own (their first
+// word, the declaration, may end the line before), and what a packet
+// sent reads besides (Node, Shape, the injection counters) on the seventh.
+func TestSenderHotLines(t *testing.T) {
+	const header = 8
+	var s Sender
+	line := func(off uintptr) uintptr { return (off + header) / 64 }
+	require.LessOrEqual(t, line(unsafe.Offsetof(s.Injected)+7), uintptr(3),
+		"the Sender's evaluation fields (through Injected) pass its first four lines. %s", layoutFix)
+	for _, l := range []struct {
+		name string
+		off  uintptr
+		want uintptr
+	}{{"done", unsafe.Offsetof(s.done), 4}, {"arrivals", unsafe.Offsetof(s.arrivals), 5}} {
+		require.Equal(t, l.want, line(l.off+8), "%s's line state is not on line %d. %s", l.name, l.want, layoutFix)
+		require.Equal(t, l.want, line(l.off+63), "%s's line state is not on line %d. %s", l.name, l.want, layoutFix)
+	}
+	require.Equal(t, uintptr(6), line(unsafe.Offsetof(s.Node)), "Node is not on line 6. %s", layoutFix)
+	require.Equal(t, uintptr(6), line(unsafe.Offsetof(s.Overhead)+7), "Overhead is not on line 6. %s", layoutFix)
+	size := unsafe.Sizeof(s) + header
+	require.LessOrEqual(t, size, uintptr(704), "Sender is %d bytes with its header, past the 704-byte size class. %s", size, layoutFix)
+}

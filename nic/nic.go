@@ -191,71 +191,82 @@ type Host = hostcall.Hooks[Port, Completion]
 
 // Sender is the send side of a node's NIC: the message queue, the send
 // overhead, packetization and the link under credits.
+//
+// What an evaluation reads comes first, grouped by the cache lines of the
+// record as the allocator places it (over 512 bytes with pointers: an
+// 8-byte header first, so byte x is at x + 8 of its lines), the two line
+// ends on lines of their own; what a packet sent reads next; what only
+// births, posts, tests or the build read after (TestSenderHotLines).
 type Sender struct {
 	rtl.Module
-	Tx       *link.Sender
-	Node     uint32
-	Shape    Shape
-	Overhead uint64 // o_s in cycles
-	// PacketOverhead is t_nic_send (the WORMulSim paper §4.1): the NIC
-	// works this many cycles on each packet before it may go on the link,
-	// one packet at a time (0: packets follow each other at link rate).
-	PacketOverhead uint64
-	Proc           traffic.Process // message births; nil: an idle sender
-	// Header, when set, completes each packet's header with what the
-	// network reads there (a source route).
-	Header func(p *packet.Packet)
-	Pat    traffic.Pattern // the destination of each message (unicast only)
-	Win    traffic.Window
-	StopAt uint64 // no births from this cycle on (0: never)
-
-	queue   ring.Ring[message]
-	next    uint64 // next birth
-	started bool
-	active  bool   // the head message has started (its overhead is paid from start)
-	ready   uint64 // first cycle its next packet may go
-	seq     uint32 // next packet of the head message
-	free    uint64 // cycle the last message's last packet went
-	msgs    uint32 // messages born
-	pkts    uint64 // packets sent
-	tmpl    packet.Packet
-
-	// host (Attach) is the node's host program; done brings the
-	// Receiver's completions, held in hostq until their cycle. hostAt is
-	// the cycle the host asked to be woken (WakeHost; never: none);
-	// hooking says one of its hooks is running (Port's check).
-	host    Host
-	hostAt  uint64
-	done    rtl.LineIn[Completion] `rtl:"optional"` // Attach only
-	fed     bool
-	hooking bool
-	hostq   []Completion
-	hostf   int
-	rng     rtl.Stream // births and destinations
-
-	// lanes are the links of lanes 1.. into the router's node port
-	// (AddLanes; Tx is lane 0's), which forwarded packets take by colour.
-	lanes []*link.Sender
+	Tx *link.Sender
 	// quiet has bit l set while lane l's link is Quiet (with forwarding,
 	// when no lane is traced: lanesTraced as of trace epoch epoch−1): an
 	// evaluation then does not touch it, which with several lanes, most
 	// of them idle at most nodes, was most of the Sender's cache misses.
-	quiet       uint64
-	lanesTraced bool
-	epoch       uint64
+	quiet uint64
+	epoch uint64
+
+	// lanes are the links of lanes 1.. into the router's node port
+	// (AddLanes; Tx is lane 0's), which forwarded packets take by colour.
+	lanes  []*link.Sender
+	Proc   traffic.Process // message births; nil: an idle sender
+	StopAt uint64          // no births from this cycle on (0: never)
+	next   uint64          // next birth
+	// host (Attach) is the node's host program; done brings the
+	// Receiver's completions, held in hostq until their cycle. hostAt is
+	// the cycle the host asked to be woken (WakeHost; never: none);
+	// hooking says one of its hooks is running (Port's check).
+	hostAt uint64
 
 	// fwd is the forwarding state (forward.go; nil: none), arrivals the
 	// packets of forwarded messages the Receiver reports.
-	fwd      *forwarding
-	arrivals rtl.LineIn[Arrival] `rtl:"optional"` // AttachForwarding only
+	fwd   *forwarding
+	hostq []Completion
+	hostf int
+	queue ring.Ring[message]
+
+	ready       uint64 // first cycle the head message's next packet may go
+	started     bool
+	active      bool // the head message has started (its overhead is paid from start)
+	fed         bool
+	hooking     bool
+	lanesTraced bool
+	Win         traffic.Window
+	// PacketOverhead is t_nic_send (the WORMulSim paper §4.1): the NIC
+	// works this many cycles on each packet before it may go on the link,
+	// one packet at a time (0: packets follow each other at link rate).
+	PacketOverhead uint64
+	// Header, when set, completes each packet's header with what the
+	// network reads there (a source route).
+	Header   func(p *packet.Packet)
+	pkts     uint64 // packets sent
+	Injected uint64 // packets (counter, read between cycles, as those below)
+
+	done     rtl.LineIn[Completion] `rtl:"optional"` // Attach only
+	arrivals rtl.LineIn[Arrival]    `rtl:"optional"` // AttachForwarding only
+
+	// What a packet sent reads besides.
+	Node                             uint32
+	Shape                            Shape
+	InjectedInWindow                 uint64
+	InjectedCycles, InjectedCyclesIn uint64 // link cycles of the packets injected (in the window)
+	Overhead                         uint64 // o_s in cycles
+	seq                              uint32 // next packet of the head message
+
+	// Cold.
+	Pat  traffic.Pattern // the destination of each message (unicast only)
+	free uint64          // cycle the last message's last packet went
+	msgs uint32          // messages born
+	tmpl packet.Packet
+	host Host
+	rng  rtl.Stream // births and destinations
 
 	// Counters, read between cycles.
-	Born, BornInWindow               uint64 // births of the Proc (messages, or a Host's operations)
-	Posted, PostedInWindow           uint64 // messages posted by the Host (by post cycle)
-	Sent, SentInWindow               uint64 // messages whose last packet left (in the window)
-	Injected, InjectedInWindow       uint64 // packets
-	InjectedCycles, InjectedCyclesIn uint64 // link cycles of the packets injected (in the window)
-	MaxQueue                         int    // messages waiting, the one being sent included
+	Born, BornInWindow     uint64 // births of the Proc (messages, or a Host's operations)
+	Posted, PostedInWindow uint64 // messages posted by the Host (by post cycle)
+	Sent, SentInWindow     uint64 // messages whose last packet left (in the window)
+	MaxQueue               int    // messages waiting, the one being sent included
 }
 
 // NewSender makes the send side of node under parent, with counters for the
