@@ -13,18 +13,17 @@ import (
 // latency. Values that arrive stay queued until the receiver takes them.
 
 // LineOut is the sending end of a delay line.
+//
+// What a send reads and writes is its last 32 bytes (l to rcv, in the
+// order a send reads them); what only errors, Build and sends across
+// partitions read, its first 24 (TestLineOutHotLast). A sending end sits
+// in its owner's record wherever the owner places it, and a port that
+// hands its credit line to another component (an output scheduling its
+// input's credit) lets that component touch the line's end alone: 32
+// bytes fall on one cache line more often than 56 do, and the owner's
+// record (its partition) is not read at all: the partition comes from
+// the Sim's list by index (dst), which every send reads anyway.
 type LineOut[T any] struct {
-	l      *line[T]
-	owner  *Module // whose partition commits the send
-	last   uint64  // 1 + the cycle of the last direct send
-	direct bool    // a copy of the line's, read without touching the line
-	sent   bool
-	dst    uint16 // the receiver's partition (a line across partitions, set at Build)
-	// rcv is 1 + the index in Sim.sched of the component that arrivals
-	// wake (0: none), set at Build: a send schedules the wake-up without
-	// reading the receiving block's record, in a network larger than the
-	// caches a miss per send.
-	rcv uint32
 	sig *signal
 	// The values sent across partitions, until they go on the line (made
 	// at Build for a line across partitions): the one sent in this cycle
@@ -33,7 +32,21 @@ type LineOut[T any] struct {
 	// it at the start of the next cycle while the sender may already send
 	// the next one.
 	staged *[2]staged[T]
+	owner  *Module // whose partition commits the send (errors, Build, sends across partitions)
+	// hot: what a send reads and writes
+	l      *line[T]
+	last   uint64 // 1 + the cycle of the last direct send
 	lastAt uint64 // arrival cycle of the last value sent
+	direct bool   // a copy of the line's, read without touching the line
+	sent   bool
+	// dst is the receiver's partition (set at Build): on a direct line
+	// also the sender's, whose calendar a send's wake-up goes into.
+	dst uint16
+	// rcv is 1 + the index in Sim.sched of the component that arrivals
+	// wake (0: none), set at Build: a send schedules the wake-up without
+	// reading the receiving block's record, in a network larger than the
+	// caches a miss per send.
+	rcv uint32
 }
 
 // staged is a value sent across partitions in this cycle and its arrival
@@ -208,7 +221,7 @@ func (o *LineOut[T]) send(v *T, at uint64, wake bool) {
 			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 		}
 		o.last = c
-		l.push(v, at, o.mark(at, c-1), o.owner.part, o.rcv, wake)
+		l.push(v, at, o.mark(at, c-1), l.sim.part(o.dst), o.rcv, wake)
 		return
 	}
 	if l.sim.fused {
@@ -328,7 +341,7 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	}
 	o.last = c + 1
 	o.lastAt = max(o.lastAt, at)
-	l.push(&v, at, 0, o.owner.part, o.rcv, false) // at = c + latency: not raised
+	l.push(&v, at, 0, l.sim.part(o.dst), o.rcv, false) // at = c + latency: not raised
 }
 
 // MergeScheduled adds v (merge) to the value Scheduled for the current
@@ -396,14 +409,20 @@ func (o *LineOut[T]) bind() {
 		if l.set != nil && !o.direct {
 			l.set.shared = true
 		}
+		o.dst = l.recv.part.idx // the sender's too on a direct line
 		if !o.direct {
 			if o.staged == nil {
 				o.staged = new([2]staged[T])
 			}
-			o.dst = l.recv.part.idx
 			o.owner.sim.crossLine(uint64(l.latency))
 		}
 	}
+}
+
+// part is partition i (< len(s.parts): a LineOut's dst, set at Build
+// from a partition's index), without a bounds check on a send's path.
+func (s *Sim) part(i uint16) *partition {
+	return *(**partition)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.parts)), uintptr(i)*unsafe.Sizeof(s.parts[0])))
 }
 
 // slot is the ring index of the i-th value on the line.

@@ -29,3 +29,34 @@ func TestRegFlagsAreOneWord(t *testing.T) {
 	var h regHead
 	require.Equal(t, unsafe.Offsetof(h.dirty)+1, unsafe.Offsetof(h.traced), "regHead must match Reg")
 }
+
+// A line's sending end keeps what a send reads and writes (l, last,
+// lastAt, the flags, dst, rcv) as its last 32 bytes, the cold fields
+// (sig, staged, owner) first, and stays 56 bytes: the blocks' records
+// are laid out around its size, and a send (or an output scheduling its
+// input's credit) then touches one line of the owner's record where the
+// owner puts the end's last 32 bytes on one (a crossbar input's credit
+// line, at bytes 160-216 of a record whose lines start at 56 + 64·j).
+func TestLineOutHotLast(t *testing.T) {
+	var o LineOut[uint64]
+	size := unsafe.Sizeof(o)
+	fix := "To fix: keep sig, staged and owner (read only by errors, Build and sends across partitions) first and " +
+		"l, last, lastAt, direct, sent, dst, rcv last and together; a send reads its partition through dst, not the owner; " +
+		"a new field belongs in the cold part, and a larger LineOut moves the layouts of crossbar, router, link and nic records " +
+		"(their layout tests say where)."
+	require.Equal(t, uintptr(56), size, "LineOut is %d bytes. %s", size, fix)
+	require.Equal(t, size-32, unsafe.Offsetof(o.l), "LineOut.l is at byte %d. %s", unsafe.Offsetof(o.l), fix)
+	for _, f := range []struct {
+		name string
+		off  uintptr
+	}{{"last", unsafe.Offsetof(o.last)}, {"lastAt", unsafe.Offsetof(o.lastAt)}, {"direct", unsafe.Offsetof(o.direct)},
+		{"sent", unsafe.Offsetof(o.sent)}, {"dst", unsafe.Offsetof(o.dst)}, {"rcv", unsafe.Offsetof(o.rcv)}} {
+		require.GreaterOrEqual(t, f.off, unsafe.Offsetof(o.l), "LineOut.%s is at byte %d, before the hot part. %s", f.name, f.off, fix)
+	}
+	for _, f := range []struct {
+		name string
+		off  uintptr
+	}{{"sig", unsafe.Offsetof(o.sig)}, {"staged", unsafe.Offsetof(o.staged)}, {"owner", unsafe.Offsetof(o.owner)}} {
+		require.Less(t, f.off, unsafe.Offsetof(o.l), "LineOut.%s is at byte %d, inside the hot part. %s", f.name, f.off, fix)
+	}
+}
