@@ -748,9 +748,10 @@ func (r *Receiver) Err() error {
 
 func (r *Receiver) Eval() {
 	now := r.Now()
-	r.recv(now, r.Rx)
 	if r.lanes != nil {
 		r.recvLanes(now)
+	} else {
+		r.recv(now, r.Rx)
 	}
 	if int(r.pendf) < len(r.pending) {
 		r.notify.Send(r.pending[r.pendf])
@@ -760,8 +761,12 @@ func (r *Receiver) Eval() {
 		}
 	}
 	more := r.sendArrival()
-	t, busy := r.Rx.TailDone(now)
-	if r.lanes != nil && r.lanes.traced { // a lane's TailDone asks only while it is traced
+	var t uint64
+	busy := false
+	if r.lanes == nil || r.lanes.traced { // TailDone asks only while the lane is traced
+		t, busy = r.Rx.TailDone(now)
+	}
+	if r.lanes != nil && r.lanes.traced {
 		for _, rx := range r.lanes.rx {
 			if at, ok := rx.TailDone(now); ok && (!busy || at < t) {
 				t, busy = at, true
@@ -935,9 +940,9 @@ func (s *Sender) Lane(l int) *link.Sender {
 // Lanes is the Sender's lanes (at least 1).
 func (s *Sender) Lanes() int { return 1 + len(s.lanes) }
 
-// rxLanes is a Receiver's lanes 1.. and the ready bits of their lines
-// (bit l−1: lane l's line holds a packet), so that an evaluation looks
-// only at the lanes that bring something. Whether a lane is traced is
+// rxLanes is a Receiver's lanes 1.. and the ready bits of the lines of
+// every lane (bit l: lane l's line holds a packet, lane 0's Rx too), so
+// that an evaluation looks only at the lanes that bring something. Whether a lane is traced is
 // kept here too, refreshed when tracing starts or ends (epoch): asking
 // each lane at every evaluation read every lane's record, in a network
 // larger than the caches a miss per lane.
@@ -967,30 +972,34 @@ func (r *Receiver) Lane(l int) *link.Receiver {
 	return r.lanes.rx[l-1]
 }
 
-// recvLanes takes what lanes 1.. brought: the lanes whose lines hold
-// something, or every lane while one is traced (its valid probe falls
-// after a tail).
+// recvLanes takes what the lanes (0 included) brought: the lanes whose
+// lines hold something, in lane order, or every lane while one is traced
+// (its valid probe falls after a tail). Lane 0 is asked only when its
+// line holds something too: with several lanes a packet comes on any,
+// and asking lane 0 at every evaluation read its record for nothing.
 func (r *Receiver) recvLanes(now uint64) {
 	ls := r.lanes
 	if ls.ready.Words() == 0 { // the lines are joined now: the kernel keeps the bits
-		ls.ready = *rtl.NewReadySet(len(ls.rx))
+		ls.ready = *rtl.NewReadySet(len(ls.rx) + 1)
+		r.Rx.Data.Notify(&ls.ready, 0)
 		for i, rx := range ls.rx {
-			rx.Data.Notify(&ls.ready, i)
+			rx.Data.Notify(&ls.ready, i+1)
 		}
 	}
 	if e := r.Sim().TraceEpoch(); e != ls.epoch {
-		ls.epoch, ls.traced = e, false
+		ls.epoch, ls.traced = e, r.Rx.Traced()
 		for _, rx := range ls.rx {
 			ls.traced = ls.traced || rx.Traced()
 		}
 	}
 	if ls.traced {
+		r.recv(now, r.Rx)
 		for _, rx := range ls.rx {
 			r.recv(now, rx)
 		}
 		return
 	}
 	for m := ls.ready.Word(0); m != 0; m &= m - 1 {
-		r.recv(now, ls.rx[bits.TrailingZeros64(m)])
+		r.recv(now, r.Lane(bits.TrailingZeros64(m)))
 	}
 }
