@@ -86,18 +86,22 @@ const raised = 1 << 63
 func (e *timed[T]) arrives() uint64 { return e.at &^ raised }
 
 type line[T any] struct {
-	// what a send or a receive reads first
+	recv *Module // the receiver's owner (arrivals wake its component): Build, SetWake, errors
+	// What a send and a receive read, together (bytes 16-59 of the
+	// receiving end: TestLineHotTogether), so that a receiving end placed
+	// across a line boundary of its owner's record is less often two
+	// lines to a send or a receive: the flags, the receiver's owner and
+	// raise (read for a late value alone) are not needed there.
 	sim     *Sim
 	ring    *timed[T] // the first of size entries (a slice's array: see entry)
-	recv    *Module   // the receiver's owner (arrivals wake its component)
 	set     *ReadySet // raised while the line holds values
 	head, n int32
 	size    uint32 // entries in the ring, a power of 2 (0: none yet)
 	latency uint32
-	raise   uint32 // at − sent of the newest raised entry
 	bit     uint16 // the line's bit in set
 	lazy    bool   // arrivals do not wake the receiver (SetWake)
 	flags   uint8  // lineDirect | lineBound | lineConn
+	raise   uint32 // at − sent of the newest raised entry
 }
 
 const (
@@ -215,13 +219,13 @@ func (o *LineOut[T]) send(v *T, at uint64, wake bool) {
 	l := o.l
 	at = max(at, l.sim.now+uint64(l.latency), o.lastAt)
 	o.lastAt = at
-	if l.direct() {
+	if o.direct { // the line's flags, copied at Build into the sending end's hot bytes
 		c := l.sim.now + 1
 		if o.last == c {
 			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 		}
 		o.last = c
-		l.push(v, at, o.mark(at, c-1), l.sim.part(o.dst), o.rcv, wake)
+		l.push(v, at, o.mark(at, c-1), l.sim.part(o.dst), o.rcv, wake, true)
 		return
 	}
 	if l.sim.fused {
@@ -325,7 +329,7 @@ func (o *LineOut[T]) Direct() bool { return o.direct }
 // sent then. Only on a Direct line.
 func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	l := o.l
-	if !l.direct() || c <= l.sim.now {
+	if !o.direct || c <= l.sim.now {
 		panic("rtl: " + o.sig.at(o.owner) + ": Schedule needs a direct line and a later cycle")
 	}
 	at := c + uint64(l.latency)
@@ -341,7 +345,7 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	}
 	o.last = c + 1
 	o.lastAt = max(o.lastAt, at)
-	l.push(&v, at, 0, l.sim.part(o.dst), o.rcv, false) // at = c + latency: not raised
+	l.push(&v, at, 0, l.sim.part(o.dst), o.rcv, false, true) // at = c + latency: not raised
 }
 
 // MergeScheduled adds v (merge) to the value Scheduled for the current
@@ -350,7 +354,7 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 // sends the two as one, as it would have had it sent both itself.
 func (o *LineOut[T]) MergeScheduled(v T, merge func(*T, T)) bool {
 	l := o.l
-	if l == nil || !l.direct() || l.n == 0 {
+	if l == nil || !o.direct || l.n == 0 {
 		return false
 	}
 	last := l.entry(l.slot(int(l.n) - 1))
@@ -364,17 +368,18 @@ func (o *LineOut[T]) MergeScheduled(v T, merge func(*T, T)) bool {
 func (o *LineOut[T]) commit(p *partition) {
 	o.sent = false
 	st := &o.staged[0]
-	o.l.push(&st.v, st.at, o.mark(st.at, p.sim.now), p, o.rcv, st.wake)
+	o.l.push(&st.v, st.at, o.mark(st.at, p.sim.now), p, o.rcv, st.wake, false)
 	*st = staged[T]{}
 }
 
 // push appends v, arriving in cycle at with mark (mark: raised or 0), and
 // schedules the wake-up of the receiving component (1 + its index in
 // Sim.sched, 0: none) on partition p (the sender's), unless its arrivals
-// are lazy and wake is false.
-func (l *line[T]) push(v *T, at, mark uint64, p *partition, rcv uint32, wake bool) {
+// are lazy and wake is false; direct says the line is (the sender's copy
+// of the flag: a push does not read the line's flags).
+func (l *line[T]) push(v *T, at, mark uint64, p *partition, rcv uint32, wake, direct bool) {
 	if (l.put(v, at, mark) || wake) && rcv != 0 {
-		p.wakeIdx(rcv-1, at, l.direct())
+		p.wakeIdx(rcv-1, at, direct)
 	}
 }
 

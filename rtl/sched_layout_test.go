@@ -60,3 +60,26 @@ func TestLineOutHotLast(t *testing.T) {
 		require.Less(t, f.off, unsafe.Offsetof(o.l), "LineOut.%s is at byte %d, inside the hot part. %s", f.name, f.off, fix)
 	}
 }
+
+// A line's receiving end keeps what a send and a receive read (sim, ring,
+// set, head, n, size, latency, bit, lazy) together in bytes 16-59, the
+// receiver's owner, the flags and raise outside, and stays 64 bytes.
+func TestLineHotTogether(t *testing.T) {
+	var in LineIn[uint64]
+	l := &in.ln
+	base := unsafe.Offsetof(in.ln)
+	fix := "To fix: keep recv (Build, SetWake, errors) before and raise (a late value's) after the fields a send and a " +
+		"receive read, and a new field outside them; a larger LineIn moves the layouts of crossbar, router, link and nic records."
+	require.Equal(t, uintptr(64), unsafe.Sizeof(in), "LineIn is %d bytes. %s", unsafe.Sizeof(in), fix)
+	lo, hi := base+unsafe.Offsetof(l.sim), base+unsafe.Offsetof(l.lazy)+1
+	require.Equal(t, uintptr(16), lo, "the hot fields start at byte %d. %s", lo, fix)
+	require.LessOrEqual(t, hi, uintptr(60), "the hot fields end at byte %d. %s", hi, fix)
+	for _, f := range []struct {
+		name string
+		off  uintptr
+	}{{"ring", unsafe.Offsetof(l.ring)}, {"set", unsafe.Offsetof(l.set)}, {"head", unsafe.Offsetof(l.head)},
+		{"n", unsafe.Offsetof(l.n)}, {"size", unsafe.Offsetof(l.size)}, {"latency", unsafe.Offsetof(l.latency)},
+		{"bit", unsafe.Offsetof(l.bit)}} {
+		require.True(t, base+f.off >= lo && base+f.off < hi, "line.%s is at byte %d, outside the hot bytes %d-%d. %s", f.name, base+f.off, lo, hi-1, fix)
+	}
+}
