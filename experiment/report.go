@@ -46,6 +46,9 @@ func SwitchesOf(rs []Result) string {
 func RoutersOf(rs []Result, kinds string) string {
 	var shapes []string
 	for _, x := range rs {
+		if x.Topology != rs[0].Topology || len(x.Dims) == 0 {
+			continue // another network of the sweep (the tree beside the torus)
+		}
 		var dims []string
 		for _, k := range x.Dims {
 			dims = append(dims, strconv.Itoa(k))
@@ -54,7 +57,10 @@ func RoutersOf(rs []Result, kinds string) string {
 			shapes = append(shapes, d)
 		}
 	}
-	net := shapes[0] + " " + rs[0].Topology + " of VC routers"
+	net := rs[0].Topology + " of VC routers"
+	if len(shapes) > 0 {
+		net = shapes[0] + " " + net
+	}
 	if n := len(shapes); n > 1 {
 		net = strings.Join(shapes[:n-1], ", ") + " and " + shapes[n-1] + " " + plural(rs[0].Topology) + " of VC routers"
 	}

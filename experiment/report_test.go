@@ -35,6 +35,7 @@ func TestRoutersOf(t *testing.T) {
 		{[]experiment.Result{dimmed(64), dimmed(64), dimmed(64, 32), dimmed(8, 8, 8), dimmed(64, 32)}, "",
 			"64, 64×32 and 8×8×8 tori of VC routers (vct, 2 VCs of 32 flits)"},
 		{[]experiment.Result{dimmed(4, 4), dimmed(8, 8)}, "", "4×4 and 8×8 tori of VC routers (vct, 2 VCs of 32 flits)"},
+		{[]experiment.Result{dimmed(8, 8, 8), {Topology: "bgltree"}}, "", "8×8×8 torus of VC routers"},
 		{[]experiment.Result{shaped("omega MIN of 64 hosts"), shaped("omega MIN of 64 hosts")}, "MINs", "omega MIN of 64 hosts, VC routers (vct, 2 VCs of 32 flits)"},
 		{[]experiment.Result{shaped("omega MIN of 64 hosts"), shaped("cube MIN of 64 hosts")}, "MINs", "MINs of VC routers (vct, 2 VCs of 32 flits)"},
 	} {
