@@ -99,8 +99,8 @@ type host struct {
 	tr      transport
 	node    int
 	pc      int
-	waiting bool   // blocked in the Recv at pc
-	asked   bool   // the Recv at pc is posted to the transport
+	waiting bool    // blocked in the Recv at pc
+	asked   bool    // the Recv at pc is posted to the transport
 	mail    mailbox // messages completed and not yet received
 	// counts holds, per tag RecvAll waits for (Program.counted, same
 	// order), the messages completed and not yet taken, and the cycle
