@@ -7,6 +7,7 @@ import (
 
 	"github.com/hwcoll/hwcoll/credit"
 	"github.com/hwcoll/hwcoll/fault"
+	"github.com/hwcoll/hwcoll/internal/draw"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
 	"github.com/hwcoll/hwcoll/packet"
@@ -526,18 +527,5 @@ func (r *tieRand) intN(m *rtl.Module, n int) int {
 	if r.pcg == (rand.PCG{}) {
 		r.pcg = *rand.NewPCG(m.Seeds())
 	}
-	un := uint64(n)
-	if un&(un-1) == 0 { // a power of two: a mask
-		return int(r.pcg.Uint64() & (un - 1))
-	}
-	// Lemire's multiply, rejecting the few draws that would bias it (as
-	// math/rand/v2 does on a 64-bit machine).
-	hi, lo := bits.Mul64(r.pcg.Uint64(), un)
-	if lo < un {
-		thresh := -un % un
-		for lo < thresh {
-			hi, lo = bits.Mul64(r.pcg.Uint64(), un)
-		}
-	}
-	return int(hi)
+	return draw.IntN(&r.pcg, n)
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/hwcoll/hwcoll/credit"
+	"github.com/hwcoll/hwcoll/internal/draw"
 	"github.com/hwcoll/hwcoll/internal/param"
 	"github.com/hwcoll/hwcoll/internal/ring"
 	"github.com/hwcoll/hwcoll/link"
@@ -401,25 +402,8 @@ func (r *Router) slot(id int32) int {
 	return int(r.base[uint32(id)/routing.MaxVCs]) + int(uint32(id)%routing.MaxVCs) // port 0's VCs come first
 }
 
-// intN is rand.Rand.IntN(n) on the router's stream, n > 0: the same
-// numbers from the same draws (math/rand/v2's uint64n, which 32-bit
-// machines reproduce too), with the generator inlined rather than
-// called through the Source interface at every tie.
-func (r *Router) intN(n int) int {
-	un := uint64(n)
-	if un&(un-1) == 0 { // a power of two: a mask
-		return int(r.pcg.Uint64() & (un - 1))
-	}
-	// Lemire's multiply, rejecting the few draws that would bias it.
-	hi, lo := bits.Mul64(r.pcg.Uint64(), un)
-	if lo < un {
-		thresh := -un % un
-		for lo < thresh {
-			hi, lo = bits.Mul64(r.pcg.Uint64(), un)
-		}
-	}
-	return int(hi)
-}
+// intN is rand.Rand.IntN(n) on the router's stream, n > 0.
+func (r *Router) intN(n int) int { return draw.IntN(&r.pcg, n) }
 
 // Eval is one cycle of the router: take what arrived, extend the runs on
 // the wires, allocate VCs, then outputs. Flits that left are forgotten
