@@ -561,40 +561,66 @@ func (i *LineIn[T]) Each(f func(v T)) {
 // atomics; one whose lines all stay in the receiver's partition is only
 // ever touched by that partition's goroutine and needs none (a locked
 // read-modify-write per message is measurable on a router's hot path).
+//
+// The first word is in the set itself, and the set in the receiver's
+// record (a router's or a NIC's first line, beside its Module): a send
+// that raises a bit then touches that one line, which the receiver's
+// evaluation reads next, not a second allocation of words as well (in
+// a network larger than the caches each is a miss per send). The record
+// is 32 bytes, as the records that embed it are laid out for.
 type ReadySet struct {
-	words  []uint64
+	w0     uint64    // lines 0–63
+	more   *[]uint64 // lines 64 on, 64 a word (nil: at most 64 lines)
+	nw     uint32    // words (0: not made)
 	shared bool
+	_      [7]byte
 }
 
 // NewReadySet makes a set for n lines.
-func NewReadySet(n int) *ReadySet { return &ReadySet{words: make([]uint64, (n+63)/64)} }
+func NewReadySet(n int) *ReadySet {
+	s := &ReadySet{nw: uint32((n + 63) / 64)}
+	if s.nw > 1 {
+		more := make([]uint64, s.nw-1)
+		s.more = &more
+	}
+	return s
+}
+
+// word is the address of word w.
+func (s *ReadySet) word(w int) *uint64 {
+	if w == 0 {
+		return &s.w0
+	}
+	return &(*s.more)[w-1]
+}
 
 // Word returns the bits of lines 64w..64w+63.
 func (s *ReadySet) Word(w int) uint64 {
 	if s.shared {
-		return atomic.LoadUint64(&s.words[w])
+		return atomic.LoadUint64(s.word(w))
 	}
-	return s.words[w]
+	return *s.word(w)
 }
 
 func (s *ReadySet) or(w int, bit uint64) {
 	if s.shared {
-		atomic.OrUint64(&s.words[w], bit)
+		atomic.OrUint64(s.word(w), bit)
 	} else {
-		s.words[w] |= bit
+		*s.word(w) |= bit
 	}
 }
 
 func (s *ReadySet) clear(w int, bit uint64) {
 	if s.shared {
-		atomic.AndUint64(&s.words[w], ^bit)
+		atomic.AndUint64(s.word(w), ^bit)
 	} else {
-		s.words[w] &^= bit
+		*s.word(w) &^= bit
 	}
 }
 
-// Words is the number of 64-bit words.
-func (s *ReadySet) Words() int { return len(s.words) }
+// Words is the number of 64-bit words (0 for a set not made by
+// NewReadySet).
+func (s *ReadySet) Words() int { return int(s.nw) }
 
 // Notify makes the kernel keep bit of set raised while the line holds values
 // (arrived or in flight). Producers in other partitions may set bits in the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -115,4 +116,10 @@ func TestReadySetSeesEveryArrival(t *testing.T) {
 		require.NotEmpty(rt, all)
 		require.Equal(rt, all, run(true))
 	})
+}
+
+// TestReadySetIsFourWords keeps the set at 32 bytes: the records that
+// embed it (a router's, a NIC lane set's) are laid out around that size.
+func TestReadySetIsFourWords(t *testing.T) {
+	require.EqualValues(t, 32, unsafe.Sizeof(rtl.ReadySet{}), "ReadySet must stay 32 bytes: shrink its padding when adding a field")
 }
