@@ -20,14 +20,19 @@ type Sender struct {
 	// switch reads both of several outputs for every packet it routes
 	// (AvailableAt), and its output port keeps what else it reads of
 	// them just before.
-	Credit  rtl.LineIn[credit.Token]
-	cred    credit.Counter // *Credits, kept inline
-	Data    rtl.LineOut[packet.Packet]
-	Credits *credit.Counter
-	pkt     rtl.Probe[uint32] // its packet.Tag
-	sent    uint64
-	// Near the end, as the Receiver's: a send reads only its partition.
+	Credit rtl.LineIn[credit.Token]
+	cred   credit.Counter // *Credits, kept inline
+	// Cold: a send reads only its partition, through the counter's
+	// registers.
 	rtl.Module
+	Credits *credit.Counter
+	// What a send writes besides the counter and what Tick reads: the
+	// data line's hot end (its last 32 bytes: rtl.LineOut), the probe
+	// and the count, together on the line before the last (bytes
+	// 192-255 of a Sender of its own; TestSenderSendLine), not on two.
+	Data rtl.LineOut[packet.Packet]
+	pkt  rtl.Probe[uint32] // its packet.Tag
+	sent uint64
 	// Last, the 40 bytes Tick reads besides the credit line (valid, rel,
 	// free), on one line in a record of whole lines (a Sender of its own:
 	// 320 bytes; TestSenderTickLine), and that an owner that asks only
