@@ -15,7 +15,7 @@ import (
 func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	P := uint64(r.P)
 	ip, v := r.vcOf(id)
-	ref := v.curRef()
+	ref := v.curRef(r.pk)
 	if ref == nil {
 		return false
 	}
@@ -28,7 +28,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	if r.retry>>uint(q)&1 != 0 && v.sent == 0 && !r.links.tx[q].open(v.ovc) {
 		return false // the resend buffer is full, or resends go first: an acknowledgement wakes us
 	}
-	n := v.availFrom(s, r.delay, r.P, uint32(pr.end-v.dep))
+	n := v.availFrom(s, r.delay, r.P, pr.end-v.dep, r.pk)
 	if q != 0 {
 		n = ov.creditFor(s, r.P, n, op, int(v.ovc))
 		ov.take(n, r.P, op, int(v.ovc))
@@ -37,10 +37,10 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		return false
 	}
 	first := v.sent == 0
-	if first && r.tapOn>>uint(q)&1 != 0 && !v.drop {
+	if first && r.tapOn>>uint(q)&1 != 0 && !v.drop() {
 		r.tap(s, q, v.ovc, &pr.p)
 	}
-	v.dep += uint64(n)
+	v.dep += n
 	v.sent += n
 	if ext {
 		v.runN += n
@@ -66,8 +66,8 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		ip.Cred.Send(c)
 	}
 	switch {
-	case q == 0 && tail && v.drop:
-		v.drop = false
+	case q == 0 && tail && v.drop():
+		v.setDrop(false)
 		r.flt.log.Add(now, r.Path(), &pr.p)
 	case q == 0 && tail:
 		// The sink takes the packet whole: its header now, with the
@@ -113,7 +113,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		v.state, v.sent = Idle, 0
 		r.act &^= bit(id)
 		v.done(ref, r.pk, op.runEnd, pr.p.Payload != nil)
-		if v.curRef() != nil {
+		if v.curRef(r.pk) != nil {
 			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
 		}
 	}
@@ -139,7 +139,7 @@ func (r *Router) allocateVCs(now uint64) {
 			continue
 		}
 		v.state = Routing
-		if head := v.arrival(v.dep, r.P) + r.delay; head > now {
+		if head := v.arrival(v.dep, r.P, r.pk) + r.delay; head > now {
 			v.retry = head
 			continue
 		}
@@ -221,7 +221,7 @@ func (r *Router) choose(now uint64, v *inVC, ch routing.Choices, nd needs) int {
 			u, i = 0, 0 // the node's one VC, once for each VC ch names there (with classes or lanes ch names its class's)
 		}
 		ov := r.outVCAt(int(r.base[o]) + u)
-		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 || o == 0 && !v.drop && r.ejectFull(u) {
+		if ov.owner >= 0 || r.redo>>uint(o)&1 != 0 && r.links.tx[o].redoVCs&(1<<u) != 0 || o == 0 && !v.drop() && r.ejectFull(u) {
 			continue // r.freed wakes us when it frees (an ejection credit, when it comes)
 		}
 		if ov.freeAt > now {
@@ -453,7 +453,7 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 	if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
 		return never // an acknowledgement or the time-out wakes us
 	}
-	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P)+r.delay)
+	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P, r.pk)+r.delay)
 	if v.out != 0 {
 		ov := r.outVCAt(int(r.base[v.out&7]) + int(v.ovc))
 		ov.settle(now, r.P, op, int(v.ovc))
@@ -483,16 +483,16 @@ func (r *Router) sleep(now uint64) {
 		v := r.inVC(id)
 		switch v.state {
 		case Idle:
-			if v.curRef() != nil { // the next packet, behind a tail sent this cycle
+			if v.curRef(r.pk) != nil { // the next packet, behind a tail sent this cycle
 				busy = true
-				wake = min(wake, max(v.arrival(v.dep, r.P)+r.delay, now+1))
+				wake = min(wake, max(v.arrival(v.dep, r.P, r.pk)+r.delay, now+1))
 			}
 		case Routing:
 			busy = true
 			if v.retry > now {
 				wake = min(wake, v.retry)
 			}
-			if v.arrival(v.dep, r.P)+r.delay <= now {
+			if v.arrival(v.dep, r.P, r.pk)+r.delay <= now {
 				credWake |= v.watch // it tried: credits promised on these outputs may let it go
 				ackWake = ^uint8(0)
 			}
@@ -568,7 +568,7 @@ func (r *Router) probe(now uint64) {
 		r.traced = true
 		for w := range ip.vcs {
 			v := &ip.vcs[w]
-			ip.occ.Set(w, uint16(min(v.occupancy(now, r.P), 0xffff)))
+			ip.occ.Set(w, uint16(min(v.occupancy(now, r.P, r.pk), 0xffff)))
 			ip.state.Set(w, v.state)
 			o := uint8(0)
 			if v.state == Active {
@@ -667,7 +667,7 @@ func (r *Router) checkCutThrough(q, u int) error {
 	if !ok || v.sent == 0 {
 		return nil
 	}
-	if left := pr.end - v.dep; uint64(ov.credits)+uint64(ov.promised(op, u)) < left {
+	if left := uint64(pr.end - v.dep); uint64(ov.credits)+uint64(ov.promised(op, u)) < left {
 		return fmt.Errorf("%s vc %d: vct packet %d has %d flits to send and room for %d downstream",
 			op.Path(), u, pr.p.ID, left, ov.credits+ov.promised(op, u))
 	}
@@ -731,7 +731,7 @@ func (r *Router) CheckCredits() error {
 				}
 			})
 			dv := &op.peer.vcs[u]
-			held := dv.ann - dv.dep
+			held := uint64(dv.ann - dv.dep)
 			got := uint64(ov.credits) + uint64(ov.promised(op, u)) + data + held + back + reserved
 			if got != uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: credits %d + promised %d + flits on the line %d + unsent downstream %d + returning %d + reserved for resends %d = %d, buffer %d",
@@ -745,7 +745,7 @@ func (r *Router) CheckCredits() error {
 			if ov.pad > 0 && (ov.owner < 0 && ov.credits == r.buf || uint64(ov.pad) > uint64(ov.credits)+uint64(ov.promised(op, u))) {
 				return fmt.Errorf("%s vc %d: bubble padding %d with %d credits in hand and %d promised of %d", op.Path(), u, ov.pad, ov.credits, ov.promised(op, u), r.buf)
 			}
-			if occ := dv.occupancy(now, r.P) + landed; occ > uint64(r.buf) {
+			if occ := dv.occupancy(now, r.P, r.pk) + landed; occ > uint64(r.buf) {
 				return fmt.Errorf("%s vc %d: %d flits in %s %d-flit buffer", op.peer.Path(), u, occ, param.A(uint64(r.buf)), r.buf)
 			}
 			if err := r.checkCutThrough(q, u); err != nil {

@@ -48,8 +48,8 @@ func (r *Router) aroundFaults(now uint64, dst int, v *inVC, pr *pktRec) routing.
 		pr.aliveTo = n.Settled(now)
 	}
 	ch := pr.alive
-	v.drop = ch == 0
-	if v.drop {
+	v.setDrop(ch == 0)
+	if ch == 0 {
 		ch = ch.Add(routing.Local, r.localVCs(&pr.p))
 	}
 	return ch

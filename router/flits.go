@@ -46,7 +46,7 @@ type seg struct {
 // once per router, not on every attempt).
 type pktRec struct {
 	p     packet.Packet
-	end   uint64
+	end   uint32 // a flit number of its VC (inVC)
 	route routing.Choices
 	// With dead links, route's choices that still lead to the
 	// destination (routing.Net.Alive), valid before cycle aliveTo (0:

@@ -7,6 +7,9 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hwcoll/hwcoll/routing"
+	"github.com/hwcoll/hwcoll/rtl"
 )
 
 // layoutFix is how to fix a layout test's failure: where a new field goes
@@ -182,4 +185,40 @@ func TestInPortHopOrder(t *testing.T) {
 	require.Equal(t, busy.Offset+busy.Type.Size(), cred.Offset,
 		"inPort.Cred is at byte %d, not right after busyTo: a hop that reads busyTo sends a credit. To fix: "+
 			"declare Cred right after busyTo.", cred.Offset)
+}
+
+// An input VC is one cache line: 64 bytes without pointers, so that the
+// router's array of them has no allocator header and every VC is a line
+// of its own (the allocator's size classes of 64 to 512 bytes, and past
+// that of whole lines, keep an object without pointers on a line
+// boundary). A hop reads its VC in receive, the allocator and multicast.
+// Measured on the 8×8×8 3-colour deposit broadcast (docs/performance.md,
+// 2026-11-29): 34.8 → 31.9 LL misses per delivery against the 136-byte
+// record with its rings inline, three lines at every hop.
+func TestInVCOneLine(t *testing.T) {
+	require.Equal(t, uintptr(64), unsafe.Sizeof(inVC{}),
+		"inVC is %d bytes, not 64 (one cache line a hop reads). To fix: keep what a VC seldom needs in its "+
+			"overflow record (inMore, in the store), narrow a field (flit numbers are 32 bits and wrap), or "+
+			"pack a flag into inVC.more; if it shrank, nothing to fix but this test. The 64 is a line, not a "+
+			"budget to raise.", unsafe.Sizeof(inVC{}))
+	ty := reflect.TypeOf(inVC{})
+	for i := 0; i < ty.NumField(); i++ {
+		switch k := ty.Field(i).Type.Kind(); k {
+		case reflect.Pointer, reflect.UnsafePointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.String, reflect.Func, reflect.Chan:
+			t.Fatalf("inVC.%s is a %s: the array would hold pointers (an allocator header before it, every VC "+
+				"across two lines). Keep it in the VC's overflow record (inMore) and index it.", ty.Field(i).Name, k)
+		}
+	}
+	for _, lanes := range []int{1, 6} {
+		net, err := routing.NewNet([]int{4, 4, 4}, true, routing.Bubble, 4)
+		require.NoError(t, err)
+		sim := rtl.NewSim(rtl.Options{Seed: 1})
+		r, err := New(sim.Top(), "r", 0, Params{Net: net, Route: hRoute, Delay: 1, VCs: 4, Switching: VCT,
+			FlitCycles: 1, BufFlits: 8, PacketFlits: 4, InjectPackets: 2, Lanes: lanes})
+		require.NoError(t, err)
+		require.Zero(t, uintptr(unsafe.Pointer(r.vin))%64,
+			"a torus router's input VCs (%d lanes) start at byte %d of a cache line, not 0: each VC then "+
+				"straddles two. To fix: allocate them without pointers (inVC) in a block of whole lines, or "+
+				"align the block by hand.", lanes, uintptr(unsafe.Pointer(r.vin))%64)
+	}
 }

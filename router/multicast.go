@@ -40,11 +40,11 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	if !ok {
 		retry = ip.busyTo
 	}
-	if v.ann < pr.end {
+	if fnBefore(v.ann, pr.end) {
 		ok = false // the tail is not announced: its message wakes us
-	} else if n := v.availFrom(now, r.delay, r.P, F); n < F {
+	} else if n := v.availFrom(now, r.delay, r.P, F, r.pk); n < F {
 		ok = false
-		last := v.arrival(pr.end-1, r.P) + r.delay
+		last := v.arrival(pr.end-1, r.P, r.pk) + r.delay
 		retry = max(retry, now+1, last-uint64(F-1)*P)
 	}
 	var pick [maxPorts]int8
@@ -136,8 +136,8 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	// The input: its flits leave once, in one run.
 	id := vcID(q, w)
-	ref := v.curRef()
-	v.dep += uint64(F)
+	ref := v.curRef(r.pk)
+	v.dep += F
 	v.runS, v.runN = now, F
 	ip.busyTo = end + P
 	r.moved = max(r.moved, end)
@@ -151,7 +151,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	v.state, v.sent, v.retry = Idle, 0, 0
 	v.done(ref, r.pk, end, pr.p.Payload != nil)
-	if v.curRef() == nil {
+	if v.curRef(r.pk) == nil {
 		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}
 }

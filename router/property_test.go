@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hwcoll/hwcoll/routing"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -111,5 +112,39 @@ func TestRouterRules(t *testing.T) {
 		h := newHarness(t, c, pkts, genSinks(t))
 		h.run(t, 20000)
 		h.checkRules(t)
+	})
+}
+
+// TestFlitNumbersWrap: a VC's flit numbers are 32 bits and wrap (inVC).
+// The same traffic through a router whose VCs' numbers start just short
+// of 2^32, so that they wrap during the run, moves every flit when it
+// moves from 0, and the rules hold.
+func TestFlitNumbersWrap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := genCfg(t)
+		pkts := make([]hPkt, rapid.IntRange(1, 10).Draw(t, "packets"))
+		for i := range pkts {
+			p := hPkt{In: rapid.IntRange(0, 4).Draw(t, "in"), F: genFlits(t, c), Ch: genChoices(t, c, "route"),
+				Ready: uint64(rapid.IntRange(0, 40).Draw(t, "ready"))}
+			if p.In != 0 {
+				p.VC = rapid.IntRange(0, c.VCs-1).Draw(t, "vc")
+				p.Gaps = genGaps(t, p.F)
+			}
+			pkts[i] = p
+		}
+		sinks := genSinks(t)
+		base := uint32(1<<32 - rapid.IntRange(1, 64).Draw(t, "short of 2^32"))
+		from0 := newHarness(t, c, pkts, sinks)
+		from0.run(t, 20000)
+		h := newHarness(t, c, pkts, sinks)
+		for i := range h.r.inVCs() {
+			v := &h.r.inVCs()[i]
+			v.ann, v.dep, v.gone = base, base, base
+		}
+		h.run(t, 20000)
+		h.checkRules(t)
+		for i, p := range h.pkts {
+			require.Equal(t, from0.pkts[i].flits, p.flits, "packet %d: its flits moved otherwise with flit numbers from %d than from 0", i, base)
+		}
 	})
 }

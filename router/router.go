@@ -263,7 +263,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 	c0 := p.nodeVCs() // port 0's VCs: one per lane and message class
 	nvc := c0 + (np-1)*p.VCs
 	r.nvc = uint8(nvc)
-	r.vin = unsafe.SliceData(make([]inVC, nvc))
+	r.vin = unsafe.SliceData(make([]inVC, nvc)) // without pointers: on a line boundary, a VC a line (TestInVCOneLine)
 	// The output VCs hold no pointers: a port's VCs start a line (port
 	// 0's VCs end the first group), ports × VCs × 32 bytes in a
 	// size class of whole lines for the torus (7 × 4 × 32 = 896).
@@ -435,15 +435,15 @@ func (r *Router) receive(now uint64) {
 			if !ok {
 				break
 			}
-			f, v := flitsOf(pk, P), r.fifo(pk, v0) // with classes or lanes its class's FIFO
-			v.cleanup(now, P, r.pk)
-			end := v.ann + uint64(f)
-			v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
+			f, v, st := flitsOf(pk, P), r.fifo(pk, v0), r.packets() // with classes or lanes its class's FIFO
+			v.cleanup(now, P, st)
+			end := v.ann + f
+			v.pushPkt(pktRef{end, st.put(pk, end, now)}, st)
 			at := now
 			if r.node0&nodeDefer != 0 {
 				at = pk.Sent + r.Inject.Data.Latency() // it arrived then; we hear of it when it may leave
 			}
-			v.announce(at, f, P)
+			v.announce(at, f, P, st)
 			r.arrive(r.fifoID(pk), v)
 		}
 	}
@@ -465,13 +465,13 @@ func (r *Router) receive(now uint64) {
 			if retry && !r.links.rx[q].filter(now, m, P) {
 				continue // a copy the link rejects: it never enters the buffer
 			}
-			v := r.inVC(vcID(q, int(m.VC))) // from the Router's VC block, not through the port's slice (another line)
-			v.cleanup(now, P, r.pk)
+			v, st := r.inVC(vcID(q, int(m.VC))), r.packets() // the VC from the Router's block, not through the port's slice (another line)
+			v.cleanup(now, P, st)
 			if m.Head {
-				end := v.ann + uint64(flitsOf(&m.Pkt, P))
-				v.pkts.Push(pktRef{end, r.packets().put(&m.Pkt, end, now)})
+				end := v.ann + flitsOf(&m.Pkt, P)
+				v.pushPkt(pktRef{end, st.put(&m.Pkt, end, now)}, st)
 			}
-			v.announce(m.At, m.N, P)
+			v.announce(m.At, m.N, P, st)
 			r.arrive(vcID(q, int(m.VC)), v)
 		}
 		if retry {
@@ -502,15 +502,15 @@ func (r *Router) receive(now uint64) {
 // (id), as receive does lane 0's.
 func (r *Router) take(now uint64, pk *packet.Packet, v *inVC, id int32, rx *link.Receiver) {
 	P := r.P
-	f := flitsOf(pk, P)
-	v.cleanup(now, P, r.pk)
-	end := v.ann + uint64(f)
-	v.pkts.Push(pktRef{end, r.packets().put(pk, end, now)})
+	f, st := flitsOf(pk, P), r.packets()
+	v.cleanup(now, P, st)
+	end := v.ann + f
+	v.pushPkt(pktRef{end, st.put(pk, end, now)}, st)
 	at := now
 	if r.node0&nodeDefer != 0 {
 		at = pk.Sent + rx.Data.Latency() // it arrived then; we hear of it when it may leave
 	}
-	v.announce(at, f, P)
+	v.announce(at, f, P, st)
 	r.arrive(id, v)
 }
 

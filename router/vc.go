@@ -20,113 +20,234 @@ var vcStates = rtl.NewEnum("vc_state", "idle", "routing", "active")
 
 // inVC is one VC buffer of an input unit. Flits are numbered in arrival
 // order; ann counts those announced, dep those scheduled to leave, gone
-// those left by the last cleanup. segs holds the announced flits not gone,
-// pkts their packets.
+// those left by the last cleanup. Its segments hold the announced flits
+// not gone, its packets their packets: the oldest of each in the record,
+// the others in the VC's overflow record in the partition's store
+// (inMore), which a VC gets when it first holds two.
+//
+// One cache line (TestInVCOneLine): 64 bytes without pointers, so that
+// the router's array of them has no allocator header and starts on a
+// line, and a hop reads one line of its VC, not the three of the 136-byte
+// record that held its rings. Flit numbers are 32 bits and wrap
+// (TestFlitNumbersWrap): they are compared by their difference
+// (fnBefore), the flits a VC has announced and not seen leave being far
+// fewer than 2^31 (its credits: a buffer of at most 16,384 flits, an
+// injection FIFO of a few packets).
 type inVC struct {
-	segs  fifo[seg]
-	pkts  fifo[pktRef] // its packets, in the router's store
-	ann   uint64
-	dep   uint64
-	gone  uint64
 	runS  uint64 // the VC's last run: flits [dep−runN, dep) leave at runS + kP
+	retry uint64 // earliest cycle an attempt can succeed (0: now)
+	at0   uint64 // the oldest segment: n0 flits arriving from at0 on (n0 0: none)
+	n0    uint32
+	ann   uint32
+	dep   uint32
+	gone  uint32
 	runN  uint32
 	sent  uint32 // flits of the current packet scheduled
+	pkt0  pktRef // the oldest packet, when more&vcPkt
+	more  uint32 // 1 + the index of its overflow record in the store (vcIdx; 0: none yet) and the flags vcPkt…vcDrop
 	state uint8
 	out   uint8 // output port and VC while Active
 	ovc   uint8
-	drop  bool   // the packet has no route left: it leaves by the ejection port, discarded (faults.go)
-	watch uint8  // Routing: the outputs whose credit messages may let it allocate (sleep)
-	retry uint64 // earliest cycle an attempt can succeed (0: now)
+	watch uint8 // Routing: the outputs whose credit messages may let it allocate (sleep)
 }
 
-// fifo is a FIFO whose oldest entry is kept in place, the others in a
-// ring: a VC's segments and packets, of which most VCs hold one, are then
-// read in the VC's record, not in a ring's array elsewhere (another cache
-// line). A zero entry is none: a segment has flits, a packet an end.
-type fifo[T comparable] struct {
-	first T
-	more  ring.Ring[T]
+// inVC.more's flags, above the overflow record's index.
+const (
+	vcPkt     = 1 << 31 // pkt0 holds a packet
+	vcPktMore = 1 << 30 // packets past pkt0 in the overflow record
+	vcSegMore = 1 << 29 // segments past the oldest in the overflow record
+	vcDrop    = 1 << 28 // the packet has no route left: it leaves by the ejection port, discarded (faults.go)
+	vcIdx     = vcDrop - 1
+)
+
+// inMore is a VC's segments and packets past its oldest.
+type inMore struct {
+	segs ring.Ring[seg]
+	pkts ring.Ring[pktRef]
 }
 
-func (f *fifo[T]) Len() int {
-	var z T
-	if f.first == z {
+// fnBefore reports whether flit number a comes before b (numbers wrap).
+func fnBefore(a, b uint32) bool { return int32(a-b) < 0 }
+
+// drop and setDrop are the vcDrop flag.
+func (v *inVC) drop() bool { return v.more&vcDrop != 0 }
+
+func (v *inVC) setDrop(d bool) {
+	v.more &^= vcDrop
+	if d {
+		v.more |= vcDrop
+	}
+}
+
+// ovf is v's overflow record in st, made when first needed.
+func (v *inVC) ovf(st *store) *inMore {
+	if v.more&vcIdx == 0 {
+		v.newOvf(st)
+	}
+	return &st.ovf[v.more&vcIdx-1]
+}
+
+func (v *inVC) newOvf(st *store) {
+	st.ovf = append(st.ovf, inMore{})
+	if len(st.ovf) > vcIdx {
+		panic("router: more than 2^28 VCs with overflow records in one partition")
+	}
+	v.more |= uint32(len(st.ovf))
+}
+
+// npkts is the number of packets; pktAt is packet i, 0 the oldest.
+func (v *inVC) npkts(st *store) int {
+	switch {
+	case v.more&vcPkt == 0:
 		return 0
+	case v.more&vcPktMore == 0:
+		return 1
 	}
-	return 1 + f.more.Len()
+	return 1 + v.ovf(st).pkts.Len()
 }
 
-// At is entry i, 0 the oldest; 0 ≤ i < Len.
-func (f *fifo[T]) At(i int) *T {
+func (v *inVC) pktAt(i int, st *store) *pktRef {
 	if i == 0 {
-		return &f.first
+		return &v.pkt0
 	}
-	return f.more.At(i - 1)
+	return v.ovf(st).pkts.At(i - 1)
 }
 
-// Peek is the oldest entry; the FIFO must not be empty.
-func (f *fifo[T]) Peek() *T { return &f.first }
-
-// Push appends v, which is not zero.
-func (f *fifo[T]) Push(v T) {
-	var z T
-	if f.first == z {
-		f.first = v
+// pushPkt appends packet p: the fast paths inline, the overflow's not.
+func (v *inVC) pushPkt(p pktRef, st *store) {
+	if v.more&vcPkt == 0 {
+		v.pkt0 = p
+		v.more |= vcPkt
 		return
 	}
-	f.more.Push(v)
+	v.pushPktMore(p, st)
 }
 
-// Pop removes and returns the oldest entry; the FIFO must not be empty.
-func (f *fifo[T]) Pop() T {
-	v := f.first
-	if f.more.Len() > 0 {
-		f.first = f.more.Pop()
-	} else {
-		var z T
-		f.first = z
+func (v *inVC) pushPktMore(p pktRef, st *store) {
+	v.ovf(st).pkts.Push(p)
+	v.more |= vcPktMore
+}
+
+// popPkt removes and returns the oldest packet; there is one.
+func (v *inVC) popPkt(st *store) pktRef {
+	p := v.pkt0
+	if v.more&vcPktMore != 0 {
+		v.popPktMore(st)
+		return p
 	}
-	return v
+	v.more &^= vcPkt // pkt0 is left as it was: the flag says it is none
+	return p
+}
+
+// popPktMore moves the overflow's oldest packet to pkt0.
+func (v *inVC) popPktMore(st *store) {
+	q := &v.ovf(st).pkts
+	v.pkt0 = q.Pop()
+	if q.Len() == 0 {
+		v.more &^= vcPktMore
+	}
+}
+
+// nsegs is the number of segments; segAt is segment i's first flit's
+// arrival cycle and flits, in place (0 the oldest).
+func (v *inVC) nsegs(st *store) int {
+	switch {
+	case v.n0 == 0:
+		return 0
+	case v.more&vcSegMore == 0:
+		return 1
+	}
+	return 1 + v.ovf(st).segs.Len()
+}
+
+func (v *inVC) segAt(i int, st *store) (*uint64, *uint32) {
+	if i == 0 {
+		return &v.at0, &v.n0
+	}
+	return v.segMore(i, st)
+}
+
+func (v *inVC) segMore(i int, st *store) (*uint64, *uint32) {
+	s := v.ovf(st).segs.At(i - 1)
+	return &s.at, &s.n
+}
+
+// popSeg drops the oldest segment; there is one.
+func (v *inVC) popSeg(st *store) {
+	if v.more&vcSegMore == 0 {
+		v.at0, v.n0 = 0, 0
+		return
+	}
+	v.popSegMore(st)
+}
+
+// popSegMore moves the overflow's oldest segment to the record.
+func (v *inVC) popSegMore(st *store) {
+	q := &v.ovf(st).segs
+	s := q.Pop()
+	v.at0, v.n0 = s.at, s.n
+	if q.Len() == 0 {
+		v.more &^= vcSegMore
+	}
 }
 
 // pktRef is a packet of a VC: its slot in the router's store, and the
 // flit number after its tail, kept here so that the VC's scans read no
 // packet record.
 type pktRef struct {
-	end  uint64
+	end  uint32
 	slot uint32
 }
 
 // announce adds n flits arriving from at on.
-func (v *inVC) announce(at uint64, n uint32, P uint32) {
-	if v.segs.Len() > 0 {
-		if l := v.segs.At(v.segs.Len() - 1); l.at+uint64(l.n)*uint64(P) == at {
+func (v *inVC) announce(at uint64, n uint32, P uint32, st *store) {
+	v.ann += n
+	if v.n0 == 0 {
+		v.at0, v.n0 = at, n
+	} else if v.more&vcSegMore != 0 || v.at0+uint64(v.n0)*uint64(P) != at {
+		v.announceMore(at, n, P, st)
+	} else {
+		v.n0 += n
+	}
+}
+
+// announceMore is announce past the oldest segment.
+func (v *inVC) announceMore(at uint64, n uint32, P uint32, st *store) {
+	if v.more&vcSegMore != 0 {
+		q := &v.ovf(st).segs
+		if l := q.At(q.Len() - 1); l.at+uint64(l.n)*uint64(P) == at {
 			l.n += n
-			v.ann += uint64(n)
 			return
 		}
 	}
-	v.segs.Push(seg{at: at, n: n})
-	v.ann += uint64(n)
+	v.ovf(st).segs.Push(seg{at: at, n: n})
+	v.more |= vcSegMore
 }
 
 // cur is the packet whose flits are being scheduled (flit dep), if any.
 func (v *inVC) cur(st *store) (*pktRec, bool) {
-	if ref := v.curRef(); ref != nil {
+	if ref := v.curRef(st); ref != nil {
 		return ref.rec(st), true
 	}
 	return nil, false
 }
 
 // curRef is the reference of the VC's current packet (nil: none): the
-// oldest in the VC's record, the rest in its ring (empty when the oldest
-// is: a zero entry's end is 0).
-func (v *inVC) curRef() *pktRef {
-	if p := &v.pkts.first; p.end > v.dep {
-		return p
+// oldest in the VC's record, the rest in its overflow record.
+func (v *inVC) curRef(st *store) *pktRef {
+	if v.more&vcPkt != 0 && fnBefore(v.dep, v.pkt0.end) {
+		return &v.pkt0
 	}
-	for i := 0; i < v.pkts.more.Len(); i++ {
-		if p := v.pkts.more.At(i); p.end > v.dep {
+	if v.more&vcPktMore == 0 {
+		return nil
+	}
+	return v.curMore(st)
+}
+
+func (v *inVC) curMore(st *store) *pktRef {
+	q := &v.ovf(st).pkts
+	for i := 0; i < q.Len(); i++ {
+		if p := q.At(i); fnBefore(v.dep, p.end) {
 			return p
 		}
 	}
@@ -158,6 +279,7 @@ func (p *pktRef) rec(st *store) *pktRec { return st.at(p.slot &^ retiredSlot) }
 type store struct {
 	slots []pktRec
 	free  []uint32
+	ovf   []inMore // the VCs' overflow records (inVC.more)
 	// The slots of packets whose tails are on their way out, with the
 	// cycle the last leaves, in the order their VCs were done with them.
 	retired ring.Ring[retired]
@@ -173,7 +295,7 @@ type retired struct {
 // and returns its slot: the header is copied once, into the slot, not
 // built in a record first. Pointers into the store (at) are valid until
 // the next put.
-func (s *store) put(p *packet.Packet, end, now uint64) uint32 {
+func (s *store) put(p *packet.Packet, end uint32, now uint64) uint32 {
 	// Free the slots whose packets have left by now. Their order is
 	// their tails' scheduling, nearly that of their departures: one a
 	// little later than the next waits for it.
@@ -230,44 +352,51 @@ func (s *store) release(i uint32) {
 }
 
 // arrival is the arrival cycle of flit number f (gone ≤ f < ann).
-func (v *inVC) arrival(f uint64, P uint32) uint64 {
+func (v *inVC) arrival(f uint32, P uint32, st *store) uint64 {
+	if skip := f - v.gone; skip < v.n0 {
+		return v.at0 + uint64(skip)*uint64(P)
+	}
+	return v.arrivalMore(f, P, st)
+}
+
+func (v *inVC) arrivalMore(f uint32, P uint32, st *store) uint64 {
 	skip := f - v.gone
 	for i := 0; ; i++ {
-		s := v.segs.At(i)
-		if skip < uint64(s.n) {
-			return s.at + skip*uint64(P)
+		at, n := v.segAt(i, st)
+		if skip < *n {
+			return *at + uint64(skip)*uint64(P)
 		}
-		skip -= uint64(s.n)
+		skip -= *n
 	}
 }
 
-// departedBy is the flits that have left by cycle c.
-func (v *inVC) departedBy(c uint64, P uint32) uint64 {
+// departedBy is the flit number of the first flit not left by cycle c.
+func (v *inVC) departedBy(c uint64, P uint32) uint32 {
 	d := v.dep
 	if v.runN > 0 && c < v.runS+uint64(v.runN-1)*uint64(P) {
 		left := uint64(0)
 		if c >= v.runS {
 			left = flitsIn(c-v.runS, P) + 1
 		}
-		d -= uint64(v.runN) - left
+		d -= v.runN - uint32(left)
 	}
 	return d
 }
 
-// arrivedBy is the flits that have arrived by cycle c (c ≥ the last
-// cleanup).
-func (v *inVC) arrivedBy(c uint64, P uint32) uint64 {
+// arrivedBy is the flit number of the first flit not arrived by cycle c
+// (c ≥ the last cleanup).
+func (v *inVC) arrivedBy(c uint64, P uint32, st *store) uint32 {
 	a := v.ann
-	for i := v.segs.Len() - 1; i >= 0; i-- {
-		s := v.segs.At(i)
-		if c >= s.at+uint64(s.n-1)*uint64(P) {
+	for i := v.nsegs(st) - 1; i >= 0; i-- {
+		at, n := v.segAt(i, st)
+		if c >= *at+uint64(*n-1)*uint64(P) {
 			break
 		}
 		in := uint64(0)
-		if c >= s.at {
-			in = flitsIn(c-s.at, P) + 1
+		if c >= *at {
+			in = flitsIn(c-*at, P) + 1
 		}
-		a -= uint64(s.n) - in
+		a -= *n - uint32(in)
 	}
 	return a
 }
@@ -275,19 +404,18 @@ func (v *inVC) arrivedBy(c uint64, P uint32) uint64 {
 // cleanup drops the flits and packets that have left by now.
 func (v *inVC) cleanup(now uint64, P uint32, st *store) {
 	d := v.departedBy(now, P)
-	for v.gone < d {
-		s := v.segs.Peek()
-		k := min(uint64(s.n), d-v.gone)
+	for fnBefore(v.gone, d) {
+		k := min(v.n0, d-v.gone)
 		v.gone += k
-		if k == uint64(s.n) {
-			v.segs.Pop()
+		if k == v.n0 {
+			v.popSeg(st)
 		} else {
-			s.at += k * uint64(P)
-			s.n -= uint32(k)
+			v.at0 += uint64(k) * uint64(P)
+			v.n0 -= k
 		}
 	}
-	for v.pkts.Len() > 0 && v.pkts.Peek().end <= v.gone {
-		if slot := v.pkts.Pop().slot; slot&retiredSlot == 0 {
+	for v.more&vcPkt != 0 && !fnBefore(v.gone, v.pkt0.end) {
+		if slot := v.popPkt(st).slot; slot&retiredSlot == 0 {
 			st.release(slot)
 		}
 	}
@@ -295,14 +423,14 @@ func (v *inVC) cleanup(now uint64, P uint32, st *store) {
 
 // holds reports whether flits or a packet still to come are in the VC at
 // now (whatever the last cleanup).
-func (v *inVC) holds(now uint64, P uint32) bool {
+func (v *inVC) holds(now uint64, P uint32, st *store) bool {
 	d := v.departedBy(now, P)
-	return v.ann != d || v.pkts.Len() > 0 && v.pkts.At(v.pkts.Len()-1).end > d
+	return v.ann != d || v.more&vcPkt != 0 && fnBefore(d, v.pktAt(v.npkts(st)-1, st).end)
 }
 
 // occupancy is the flits in the buffer at now.
-func (v *inVC) occupancy(now uint64, P uint32) uint64 {
-	return v.arrivedBy(now, P) - v.departedBy(now, P)
+func (v *inVC) occupancy(now uint64, P uint32, st *store) uint64 {
+	return uint64(v.arrivedBy(now, P, st) - v.departedBy(now, P))
 }
 
 // availFrom is how many flits, from flit dep on, can leave at s, s+P, …
@@ -310,20 +438,20 @@ func (v *inVC) occupancy(now uint64, P uint32) uint64 {
 // flits of every segment that arrives in time, stopping at the first that
 // does not (with equal spacing a segment is in time as a whole or not at
 // all from its first flit). At most limit.
-func (v *inVC) availFrom(s, D uint64, P uint32, limit uint32) uint32 {
+func (v *inVC) availFrom(s, D uint64, P uint32, limit uint32, st *store) uint32 {
 	skip := v.dep - v.gone
 	var n uint32
-	for i := 0; i < v.segs.Len() && n < limit; i++ {
-		sg := v.segs.At(i)
-		if skip >= uint64(sg.n) {
-			skip -= uint64(sg.n)
+	for i, ns := 0, v.nsegs(st); i < ns && n < limit; i++ {
+		sat, sn := v.segAt(i, st)
+		if skip >= *sn {
+			skip -= *sn
 			continue
 		}
-		at := sg.at + skip*uint64(P)
+		at := *sat + uint64(skip)*uint64(P)
 		if at+D > s+uint64(n)*uint64(P) {
 			break
 		}
-		n += sg.n - uint32(skip)
+		n += *sn - skip
 		skip = 0
 	}
 	return min(n, limit)

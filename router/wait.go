@@ -27,7 +27,7 @@ func (r *Router) Holding() bool {
 func (r *Router) holdsFlits(now uint64) bool {
 	for q := range r.inP() {
 		for w := range r.inP()[q].vcs {
-			if r.inP()[q].vcs[w].holds(now, r.P) {
+			if r.inP()[q].vcs[w].holds(now, r.P, r.pk) {
 				return true
 			}
 		}
@@ -111,7 +111,7 @@ func (r *Router) downstream(o, u int) VCRef {
 // not left, whether or not the router has read their message yet.
 func (v VCRef) Flits() uint64 {
 	now := v.R.Now()
-	n := v.R.inP()[v.Port].vcs[v.VC].occupancy(now, v.R.P)
+	n := v.R.inP()[v.Port].vcs[v.VC].occupancy(now, v.R.P, v.R.pk)
 	v.landed(now, func(m *Flits, k uint64) { n += k })
 	return n
 }
@@ -121,10 +121,11 @@ func (v VCRef) Flits() uint64 {
 func (v VCRef) Packet() (p packet.Packet, ok bool) {
 	now := v.R.Now()
 	vc := &v.R.inP()[v.Port].vcs[v.VC]
-	if vc.occupancy(now, v.R.P) > 0 {
+	st := v.R.pk
+	if vc.occupancy(now, v.R.P, st) > 0 {
 		d := vc.departedBy(now, v.R.P)
-		for i := 0; i < vc.pkts.Len(); i++ {
-			if pr := vc.pkts.At(i); pr.end > d {
+		for i := 0; i < vc.npkts(st); i++ {
+			if pr := vc.pktAt(i, st); fnBefore(d, pr.end) {
 				return pr.rec(v.R.pk).p, true
 			}
 		}
@@ -134,8 +135,8 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 		case ok:
 		case m.Head:
 			p, ok = m.Pkt, true
-		case vc.pkts.Len() > 0: // the rest of the packet whose head was read
-			p, ok = vc.pkts.At(vc.pkts.Len()-1).rec(v.R.pk).p, true
+		case vc.npkts(st) > 0: // the rest of the packet whose head was read
+			p, ok = vc.pktAt(vc.npkts(st)-1, st).rec(st).p, true
 		}
 	})
 	return p, ok
