@@ -53,7 +53,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		o := bits.TrailingZeros8(m)
 		op := r.outAt(o)
 		lanes := o == 0 && r.node0&nodeLanes != 0 // each lane a link of its own: busy checked per VC
-		if op.busyTo > now && !lanes {
+		if !lanes && op.busyTo > now {            // lanes: not port 0's record (lane 0's), which a free lane's copy need not read
 			ok, retry = false, max(retry, op.busyTo)
 			continue
 		}
@@ -65,13 +65,13 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 			if o == 0 && r.node0&nodeVCs == 0 {
 				u = 0 // the node's one VC (with classes or lanes ch names its class's)
 			}
+			ov := r.outVCAt(int(r.base[o&7]) + u) // from the router's block, not through the port's slice header (another line)
 			if lanes {
-				if b := r.outRec(0, uint8(u)).busyTo; b > now {
+				if b := r.laneBusyTo(u, ov); b > now {
 					at = min(at, b)
 					continue
 				}
 			}
-			ov := r.outVCAt(int(r.base[o&7]) + u) // from the router's block, not through the port's slice header (another line)
 			if ov.owner >= 0 || o == 0 && r.ejectFull(u) {
 				continue // r.freed wakes us when it frees (an ejection credit, when it comes)
 			}
@@ -154,6 +154,20 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	if v.curRef(r.pk) == nil {
 		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}
+}
+
+// laneBusyTo is the cycle until which the lane of ejection VC u (ov)
+// is held (its record's busyTo, outRec), read where it costs no line of
+// its own: with one class a lane's VC that no packet holds has freeAt
+// the lane's busyTo (copyTo and run's tail set both), so only a VC a
+// packet holds, or a lane the classes share, reads the lane's record. A
+// multicast copy looking for the lowest free lane then reads the
+// ejection VCs' lines, two lanes a line, not a 320-byte record a lane.
+func (r *Router) laneBusyTo(u int, ov *outVC) uint64 {
+	if ov.owner < 0 && r.cls.n == 1 {
+		return ov.freeAt
+	}
+	return r.outRec(0, uint8(u)).busyTo
 }
 
 // copyTo sends one whole copy of the packet on output o, VC u, from now to
