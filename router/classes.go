@@ -195,6 +195,9 @@ func (r *Router) returnClassCredits(now uint64) {
 			}
 		}
 	}
+	if cl.dueOn == 0 {
+		r.node0 &^= nodeDue
+	}
 	if wake := cl.dueWake(now); wake != never {
 		r.WakeBy(wake) // sleep looks at r.due only
 	}

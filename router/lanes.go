@@ -134,7 +134,7 @@ func (r *Router) inRec(id int32) *inPort {
 
 // fifoLane is the record of injection FIFO id's lane.
 func (r *Router) fifoLane(id int32) *inPort {
-	if l := vcIn(id) / r.cls.n; l > 0 {
+	if l := r.laneOf(vcIn(id)); l > 0 {
 		return r.inLane(l)
 	}
 	return r.inAt(0)
@@ -146,10 +146,20 @@ func (r *Router) outRec(q int, u uint8) *outPort {
 	if q != 0 || r.node0&nodeLanes == 0 {
 		return r.outAt(q)
 	}
-	if l := int(u) / r.cls.n; l > 0 {
+	if l := r.laneOf(int(u)); l > 0 {
 		return r.outLane(l)
 	}
 	return r.outAt(0)
+}
+
+// laneOf is the lane of port 0's VC u (a router with lanes): u itself
+// with one class, read without the classes' first line (cls.n), which
+// a deposit packet's hop then need not read at all.
+func (r *Router) laneOf(u int) int {
+	if r.node0&nodeClasses == 0 {
+		return u
+	}
+	return u / r.cls.n
 }
 
 // ejectAt is the sender and credit counter of ejection VC u: Eject and
@@ -157,6 +167,9 @@ func (r *Router) outRec(q int, u uint8) *outPort {
 func (r *Router) ejectAt(u int) (*link.Sender, int) {
 	if r.node0&nodeLanes == 0 {
 		return r.Eject, u
+	}
+	if r.node0&nodeClasses == 0 {
+		return r.cls.ej[u&(routing.MaxVCs-1)], 0 // one class: VC u is lane u's (laneOf)
 	}
 	return r.cls.ej[u/r.cls.n], u % r.cls.n
 }
@@ -166,6 +179,11 @@ func (r *Router) ejectAt(u int) (*link.Sender, int) {
 func (r *Router) laneLocal(ch routing.Choices, p *packet.Packet) routing.Choices {
 	if r.node0&nodeLanes == 0 || ch.VCs(routing.Local) == 0 {
 		return ch
+	}
+	if r.node0&nodeClasses == 0 && r.np > 1 {
+		// One class: every lane's VC, 0 to c0−1, c0 being port 1's
+		// first VC (vcBase): the Router's line, not the classes' first.
+		return ch&^0xff | routing.Choices(uint8(1)<<r.base[1]-1)
 	}
 	return ch&^0xff | routing.Choices(r.cls.local[r.classOf(p)])
 }

@@ -164,7 +164,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 // multicast copy looking for the lowest free lane then reads the
 // ejection VCs' lines, two lanes a line, not a 320-byte record a lane.
 func (r *Router) laneBusyTo(u int, ov *outVC) uint64 {
-	if ov.owner < 0 && r.cls.n == 1 {
+	if ov.owner < 0 && r.node0&nodeClasses == 0 {
 		return ov.freeAt
 	}
 	return r.outRec(0, uint8(u)).busyTo

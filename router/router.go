@@ -116,11 +116,14 @@ type Router struct {
 
 // Port 0's modes (Router.node0).
 const (
-	nodeDefer   = 1 << iota               // DeferInjection
-	nodeClasses                           // Params.Classes > 1
-	nodeBounded                           // Params.EjectPackets > 0
-	nodeLanes                             // Params.Lanes > 1
-	nodeVCs     = nodeClasses | nodeLanes // port 0 has several VCs (cls is set)
+	nodeDefer   = 1 << iota // DeferInjection
+	nodeClasses             // Params.Classes > 1
+	nodeBounded             // Params.EjectPackets > 0
+	nodeLanes               // Params.Lanes > 1
+	// Not a mode: cls.dueOn is not 0 (credits due per class and lane),
+	// so that an evaluation with none due reads no line of cls for it.
+	nodeDue
+	nodeVCs = nodeClasses | nodeLanes // port 0 has several VCs (cls is set)
 )
 
 // rare is what a router seldom has: packet capture records, dropped
@@ -564,6 +567,7 @@ func (r *Router) injected(now, end uint64, w int) {
 	r.dueOf(w).Push(end)
 	if r.cls != nil {
 		r.cls.dueOn |= 1 << uint(w)
+		r.node0 |= nodeDue
 	}
 	r.returnInjection(now)
 }
@@ -572,7 +576,9 @@ func (r *Router) injected(now, end uint64, w int) {
 // whose tail has left the injection FIFO.
 func (r *Router) returnInjection(now uint64) {
 	if r.node0&nodeVCs != 0 {
-		r.returnClassCredits(now) // r.due is empty: the credits are due per class and lane
+		if r.node0&nodeDue != 0 {
+			r.returnClassCredits(now) // r.due is empty: the credits are due per class and lane
+		}
 		return
 	}
 	n := 0
