@@ -745,7 +745,7 @@ func (r *Router) CheckCredits() error {
 			if ov.pad > 0 && (ov.owner < 0 && ov.credits == r.buf || uint64(ov.pad) > uint64(ov.credits)+uint64(ov.promised(op, u))) {
 				return fmt.Errorf("%s vc %d: bubble padding %d with %d credits in hand and %d promised of %d", op.Path(), u, ov.pad, ov.credits, ov.promised(op, u), r.buf)
 			}
-			if occ := dv.occupancy(now, r.P, r.pk) + landed; occ > uint64(r.buf) {
+			if occ := dv.occupancy(now, r.P, op.peerR.pk) + landed; occ > uint64(r.buf) { // its overflow record is in its router's store
 				return fmt.Errorf("%s vc %d: %d flits in %s %d-flit buffer", op.peer.Path(), u, occ, param.A(uint64(r.buf)), r.buf)
 			}
 			if err := r.checkCutThrough(q, u); err != nil {
