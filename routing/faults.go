@@ -26,6 +26,9 @@ func (n *Net) Fail(node int, p Port, at uint64) error {
 	if j, pj, ok := n.reverse(node, p); ok {
 		n.fail(j, pj, at)
 	}
+	if n.graph == nil {
+		n.buildEscape() // the adaptive functions' escape layer avoids it (escape.go)
+	}
 	return nil
 }
 

@@ -8,18 +8,24 @@ import (
 	"pgregory.net/rapid"
 )
 
-// bruteReach tries every sequence of f's choices from node on live links
-// (minimal functions only: every hop gets closer, so it ends).
+// bruteReach tries every sequence of f's choices from node on live links,
+// each router once (the escape tree's hops around dead links are not
+// minimal, so a route may come back to a router).
 func bruteReach(n *Net, f Func, node, dst int, now uint64) bool {
+	return bruteFrom(n, f, node, dst, now, map[int]bool{})
+}
+
+func bruteFrom(n *Net, f Func, node, dst int, now uint64, seen map[int]bool) bool {
 	if node == dst {
 		return true
 	}
+	seen[node] = true
 	c := f(n, Request{Node: node, Dst: dst, In: Local})
 	for p := Port(1); int(p) < n.Ports(); p++ {
 		if c.VCs(p) == 0 {
 			continue
 		}
-		if j, ok := n.Neighbor(node, p); ok && !n.Dead(node, p, now) && bruteReach(n, f, j, dst, now) {
+		if j, ok := n.Neighbor(node, p); ok && !seen[j] && !n.Dead(node, p, now) && bruteFrom(n, f, j, dst, now, seen) {
 			return true
 		}
 	}

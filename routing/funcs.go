@@ -325,6 +325,10 @@ func Duato(n *Net, r Request) Choices {
 	if n.Torus && n.Escape == Dateline {
 		esc = 2
 	}
+	if n.faulty() { // links go down: the escape VCs route by a tree of the live links (escape.go)
+		e := uint8(1<<uint(esc) - 1)
+		return n.aroundFaults(r, n.all()&^e, e)
+	}
 	c, d, p, o := n.minimalDOR(r.Node, r.Dst, n.all()&^uint8(1<<uint(esc)-1))
 	return c | n.escapeBy(r.Node, d, p, o, 0)
 }
@@ -371,6 +375,9 @@ func BGL(n *Net, r Request) Choices {
 	}
 	if r.SL == HighPriority && n.VCs > 3 {
 		return n.escape(r.Node, r.Dst, 3)
+	}
+	if n.faulty() { // links go down: the bubble escape VC routes by a tree of the live links (escape.go)
+		return n.aroundFaults(r, 0b11, 1<<2)
 	}
 	c, d, p, o := n.minimalDOR(r.Node, r.Dst, 0b11)
 	return c | n.escapeBy(r.Node, d, p, o, 2)

@@ -114,6 +114,10 @@ type Net struct {
 	coord  []uint16   // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
 	dead   []deadLink // links down (Fail), each direction
 	graph  *graph     // routers joined as listed (NewGraph); nil: a k-ary n-cube or n-mesh
+	// esc is the escape layer's tree once links go down (escape.go); a
+	// pointer made with the Net, so that copies made before Fail
+	// (router.ClassNet) see it.
+	esc *escTree
 }
 
 // NewNet checks and returns a network of the given dimensions.
@@ -124,7 +128,7 @@ func NewNet(dims []int, torus bool, escape Escape, vcs int) (*Net, error) {
 	if vcs < 1 || vcs > MaxVCs {
 		return nil, fmt.Errorf("%d virtual channels; allowed 1..%d", vcs, MaxVCs)
 	}
-	n := &Net{N: len(dims), Torus: torus, Escape: escape, VCs: vcs}
+	n := &Net{N: len(dims), Torus: torus, Escape: escape, VCs: vcs, esc: &escTree{}}
 	s := 1
 	for d, k := range dims {
 		if k < 1 || k < 2 && torus || k > 1<<16 {
