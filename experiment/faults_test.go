@@ -45,9 +45,9 @@ func TestLinkFaultsFatTree(t *testing.T) {
 // A 4×4 torus with the link between routers 1 and 2 down from the start:
 // under dimension order a packet is unreachable exactly when its one path
 // crosses that link, and it is discarded at its source's router (the
-// first from which no route is left); duato's
-// adaptive routing avoids the link wherever a minimal path does, so it
-// loses fewer packets, and each one it loses has no minimal live path.
+// first from which no route is left); duato's escape VC routes by a
+// tree of the surviving links (routing/escape.go), so it loses only pairs
+// the dead link cuts off: none.
 func TestLinkFaultsTorus(t *testing.T) {
 	run := retryRunner(t, "network.topology=torus", "network.dims=4,4", "traffic.load=0.3",
 		"run.warmup_cycles=1000", "run.measure_cycles=8000", "faults=top.net.r(1)(0).out(1)@0")
@@ -76,11 +76,7 @@ func TestLinkFaultsTorus(t *testing.T) {
 	a, _ := json.Marshal(wallFree(duato, true))
 	b, _ := json.Marshal(wallFree(two, true))
 	require.JSONEq(t, string(a), string(b), "run.workers=2 gives another result")
-	require.Less(t, duato.PacketsUnreachable, dor.PacketsUnreachable)
-	var s routing.Search
-	for _, u := range duato.Unreachable {
-		require.False(t, rn.Reachable(routing.Duato, true, int(u.Src), int(u.Dst), 0, &s), "%+v: a minimal live path remains", u)
-	}
+	require.Zero(t, duato.PacketsUnreachable, "one dead link cuts no router of a torus off")
 	clean := retryRunner(t, "network.topology=torus", "network.dims=4,4", "traffic.load=0.3",
 		"run.warmup_cycles=1000", "run.measure_cycles=8000")()
 	require.Zero(t, clean.PacketsUnreachable)

@@ -11,29 +11,43 @@ package routing
 // keeps only adaptive choices, and adaptive channels alone close cycles
 // (TestEscapeAroundDeadLinks has one: a 3×4×2 mesh, three links down).
 //
-// So once links go down (Fail), the escape VCs route by a spanning tree
-// of the links that stay up all run, as Autonet's up*/down* routing does
-// on an irregular network (the WORMulSim paper §3.3): a packet on an
-// escape VC goes up the tree until the destination lies below, then down
-// toward it. Deadlock freedom: number the up channels by their source's
-// depth, deepest first, then the down channels by depth, shallowest
-// first; an up hop is followed by an up hop nearer the root or by a down
-// hop, a down hop only by a deeper down hop, so every dependency goes up
-// the numbering and the escape channels' dependency graph is acyclic. A
-// packet that has taken an escape VC stays on the escape VCs (the tree
-// route is the only choice it gets), so the escape layer depends on
-// nothing else and drains; every other packet keeps its minimal adaptive
-// choices and is offered the tree hop as well, which is always live and
-// always leads to its destination: Duato's condition holds on the
-// surviving graph. The tree is of the links that stay up to the end, so
-// it holds from cycle 0 to the end whatever the faults' cycles: the
-// escape is configured for the faults known to come, and a run with no
-// fault routes exactly as before.
+// So once links go down (Fail), the escape VC (VC 0 under duato, on a
+// dateline torus too: the tree needs no second class, and VC 1 adapts;
+// VC 2 under bgl) routes by a spanning tree of the links that stay up all
+// run, as Autonet's up*/down* routing does on an irregular network (the
+// WORMulSim paper §3.3): up the tree until the destination lies below,
+// then down toward it, a function of the router and the destination
+// alone. Its channel dependency graph is acyclic: number the up channels
+// by their source's depth, deepest first, then the down channels by
+// depth, shallowest first; an up hop is followed by an up hop nearer the
+// root or by a down hop, a down hop only by a deeper down hop. Every
+// packet keeps its minimal adaptive choices and is offered the tree's hop
+// as well, which is always live and always leads to its destination, so
+// the escape is connected on the surviving graph.
 //
-// A destination in another component of the surviving graph (cut off by
-// a fault still to come) has no tree route: such a packet keeps its
-// minimal adaptive choices, without an escape, until the cut, and is
-// discarded then.
+// That is Duato's condition for virtual cut-through (CutThrough), where a
+// packet holds one buffer at a time: a packet may leave the escape VC for
+// an adaptive one at the next router. Under wormhole switching a packet
+// spans several buffers, and dependencies through adaptive channels count
+// too (the extended graph); there a packet that has taken the escape VC
+// stays on it (the tree's hop is its only choice), so the escape layer
+// depends on nothing else and drains.
+//
+// The tree's hop is not always minimal, and the adaptive hops are: a
+// packet whose minimal hops are all dead could take the tree's hop away
+// and an adaptive hop straight back, again and again (livelock, not
+// deadlock). So under cut-through too a packet stays on the escape VC
+// once it has crossed more links than any minimal route has (the
+// diameter; a misrouting limit), and the tree then takes it to its
+// destination.
+//
+// The tree is of the links that stay up to the end, so it holds from
+// cycle 0 to the end whatever the faults' cycles: the escape is
+// configured for the faults known to come, and a run with no fault
+// routes exactly as before. A destination in another component of the
+// surviving graph (cut off by a fault still to come) has no tree route:
+// such a packet keeps its minimal adaptive choices, without an escape,
+// until the cut, and is discarded then.
 
 // escTree is the spanning forest of the links of a Net that never go
 // down, shared by the copies of the Net (router.ClassNet): 13 bytes a
@@ -46,6 +60,10 @@ type escTree struct {
 	// past the last number below it: d lies below x (or is x) iff
 	// pre[x] ≤ pre[d] < end[x]. top[x] is pre of x's root (its component).
 	pre, end, top []int32
+	// stayFrom is the hops (Request.Hop) from which a packet on the
+	// escape VC stays on it under cut-through: the diameter, which no
+	// minimal route exceeds (at most 255, the hop count's range).
+	stayFrom uint8
 }
 
 // buildEscape makes the spanning forest of n's links that are not down at
@@ -68,6 +86,15 @@ func (n *Net) buildEscape() {
 	for d := 0; d < n.N; d++ {
 		mid += n.K[d] / 2 * n.stride[d]
 	}
+	diam := 0
+	for d := 0; d < n.N; d++ {
+		if n.Torus {
+			diam += n.K[d] / 2
+		} else {
+			diam += n.K[d] - 1
+		}
+	}
+	t.stayFrom = uint8(min(diam, 255))
 	var next int32
 	for r := -1; r < nodes; r++ {
 		root := r
@@ -154,11 +181,12 @@ func (n *Net) treeHop(node, dst int) (Port, bool) {
 
 // aroundFaults is an adaptive function's choices once links go down:
 // its minimal hops on the adaptive VCs (adaptive), and the escape tree's
-// hop on the escape VCs (esc); a packet that arrived on an escape VC gets
-// only the tree's hop.
+// hop on the escape VCs (esc); a packet that arrived on an escape VC
+// gets only the tree's hop under wormhole switching, and under
+// cut-through once it has crossed as many links as the diameter.
 func (n *Net) aroundFaults(r Request, adaptive, esc uint8) Choices {
 	p, ok := n.treeHop(r.Node, r.Dst)
-	if r.In != Local && esc>>uint(r.InVC)&1 != 0 {
+	if r.In != Local && esc>>uint(r.InVC)&1 != 0 && (!n.CutThrough || r.Hop >= n.esc.stayFrom) {
 		if !ok {
 			return 0
 		}

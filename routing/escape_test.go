@@ -78,13 +78,10 @@ func TestEscapeTree(t *testing.T) {
 	})
 }
 
-// escapeVCs is the escape VCs of duato and bgl on n.
-func escapeVCs(name string, n *Net) uint8 {
-	switch {
-	case name == "bgl":
+// escapeVCs is the escape VC of duato and bgl around dead links.
+func escapeVCs(name string) uint8 {
+	if name == "bgl" {
 		return 1 << 2
-	case n.Torus && n.Escape == Dateline:
-		return 0b11
 	}
 	return 1
 }
@@ -106,8 +103,10 @@ func aroundDead(spec Spec, now uint64) Func {
 // the surviving graph: every packet that can be somewhere on its way —
 // injected, or on any channel f can lead it to — and has a route left is
 // offered an escape VC (unless the surviving graph cuts it off from its
-// destination: a fault still to come); and the escape channels' extended dependency graph
-// (through adaptive channels) is acyclic. It returns why not.
+// destination: a fault still to come); and the escape channels'
+// dependency graph is acyclic: the direct one under cut-through, the
+// extended one (through adaptive channels) under wormhole. It returns why
+// not.
 func escapeHolds(n *Net, f Func, esc uint8) error {
 	reach := survivors(n)
 	offers := func(r Request) error {
@@ -135,10 +134,35 @@ func escapeHolds(n *Net, f Func, esc uint8) error {
 			return err
 		}
 	}
-	if cyc := cycle(cdg(n, f, func(vc int) bool { return esc>>uint(vc)&1 != 0 })); cyc != nil {
+	keep := func(vc int) bool { return esc>>uint(vc)&1 != 0 }
+	g := cdg(n, f, keep)
+	if n.CutThrough {
+		g = directCDG(n, f, keep)
+	}
+	if cyc := cycle(g); cyc != nil {
 		return fmt.Errorf("escape dependency cycle:%s", describe(n, cyc))
 	}
 	return nil
+}
+
+// directCDG is the dependency graph of the channels keep accepts, direct
+// dependencies only: c → c' when a packet on c may take c' next.
+func directCDG(n *Net, f Func, keep func(vc int) bool) map[int]map[int]bool {
+	g := map[int]map[int]bool{}
+	for s, p := range used(n, f) {
+		if !keep(s.vc) {
+			continue
+		}
+		if g[s.ch] == nil {
+			g[s.ch] = map[int]bool{}
+		}
+		for _, t := range next(n, f, s.node, p, s.vc, s.dst) {
+			if keep(t.vc) {
+				g[s.ch][t.ch] = true
+			}
+		}
+	}
+	return g
 }
 
 // The deadlock of TestDuatoMeshFaultsDrain (torus): a 3×4×2 mesh, duato
@@ -160,7 +184,24 @@ func TestEscapeAroundDeadLinks(t *testing.T) {
 	}{{2, Plus(2)}, {11, Minus(1)}, {0, Plus(1)}} {
 		require.NoError(t, n.Fail(l.node, l.p, 0))
 	}
-	require.NoError(t, escapeHolds(n, aroundDead(spec, 0), 1))
+	for _, ct := range []bool{true, false} {
+		n.CutThrough = ct
+		require.NoError(t, escapeHolds(n, aroundDead(spec, 0), 1), "cut-through %v", ct)
+	}
+	// On the escape VC at (2,2,0) for (2,3,1), arrived from (2,1,0): the
+	// tree's hop, and under cut-through the minimal hops on VC 1 too (+y,
+	// dead, which Alive removes, and +z) until the packet has crossed as
+	// many links as the diameter (6).
+	r := Request{Node: 2 + 3*2, Dst: 2 + 3*3 + 12, In: Minus(1), InVC: 0, Hop: 5}
+	tree, ok := n.treeHop(r.Node, r.Dst)
+	require.True(t, ok)
+	only := Choices(0).Add(tree, 1)
+	n.CutThrough = true
+	require.Equal(t, only.Add(Plus(1), 0b10).Add(Plus(2), 0b10), spec.F(n, r))
+	r.Hop = 6
+	require.Equal(t, only, spec.F(n, r))
+	n.CutThrough, r.Hop = false, 0
+	require.Equal(t, only, spec.F(n, r))
 
 	n.esc.built = false // dimension order on the escape VC, as before the tree
 	err = escapeHolds(n, aroundDead(spec, 0), 1)
@@ -189,6 +230,7 @@ func TestEscapeAroundRandomDeadLinks(t *testing.T) {
 						rapid.IntRange(2, 4).Draw(t, "vcs"))
 					require.NoError(t, err)
 				}
+				n.CutThrough = rapid.Bool().Draw(t, "cut-through")
 				for i, k := 0, rapid.IntRange(1, 3).Draw(t, "faults"); i < k; i++ {
 					node := rapid.IntRange(0, n.Nodes()-1).Draw(t, "node")
 					p := Port(rapid.IntRange(1, n.Ports()-1).Draw(t, "port"))
@@ -197,7 +239,7 @@ func TestEscapeAroundRandomDeadLinks(t *testing.T) {
 					}
 				}
 				now := uint64(rapid.IntRange(0, 3).Draw(t, "now"))
-				require.NoError(t, escapeHolds(n, aroundDead(spec, now), escapeVCs(name, n)))
+				require.NoError(t, escapeHolds(n, aroundDead(spec, now), escapeVCs(name)))
 			})
 		})
 	}

@@ -316,7 +316,8 @@ func (n *Net) escapeBy(node, d int, p Port, o int, base uint8) Choices {
 // dimension order whatever adaptive channels a packet took before, since
 // dimension order depends only on where the packet is, not on how it got
 // there. A packet can always take its escape channel, so no cycle of
-// waits can close.
+// waits can close. With links down the escape VC routes by a tree of the
+// surviving links instead (escape.go).
 func Duato(n *Net, r Request) Choices {
 	if r.Node == r.Dst {
 		return eject
@@ -325,9 +326,8 @@ func Duato(n *Net, r Request) Choices {
 	if n.Torus && n.Escape == Dateline {
 		esc = 2
 	}
-	if n.faulty() { // links go down: the escape VCs route by a tree of the live links (escape.go)
-		e := uint8(1<<uint(esc) - 1)
-		return n.aroundFaults(r, n.all()&^e, e)
+	if n.faulty() { // links go down: VC 0 escapes by a tree of the live links, the others adapt (escape.go)
+		return n.aroundFaults(r, n.all()&^1, 1)
 	}
 	c, d, p, o := n.minimalDOR(r.Node, r.Dst, n.all()&^uint8(1<<uint(esc)-1))
 	return c | n.escapeBy(r.Node, d, p, o, 0)
@@ -362,7 +362,10 @@ func escapeOf(n *Net) string {
 //
 // Deadlock freedom: Duato's argument with the bubble escape (the router's
 // bubble rule keeps a free buffer in every escape ring, so the escape
-// subnetwork cannot deadlock and is always eventually usable).
+// subnetwork cannot deadlock and is always eventually usable). With links
+// down VC 2 routes by a tree of the surviving links instead (escape.go);
+// a high-priority packet keeps dimension order on VC 3, a subset of a
+// deadlock-free function, discarded where its path is cut.
 func BGL(n *Net, r Request) Choices {
 	if r.Node == r.Dst {
 		return eject

@@ -118,6 +118,10 @@ type Net struct {
 	// pointer made with the Net, so that copies made before Fail
 	// (router.ClassNet) see it.
 	esc *escTree
+	// CutThrough: packets advance only into room for the whole packet
+	// (virtual cut-through), so one holds one buffer at a time; around
+	// dead links a packet may then leave the escape VCs again (escape.go).
+	CutThrough bool
 }
 
 // NewNet checks and returns a network of the given dimensions.

@@ -134,15 +134,20 @@ func faultsAtStart(t tb, s setup, links []fault.Link) {
 // (y hops on the escape VC, z hops on the adaptive one) with 444 of 1,200
 // packets undelivered. The escape tree (routing/escape.go) drains it, and
 // loses no packet: the three dead links cut no router off.
+// So does the same run under wormhole switching.
 func TestDuatoMeshFaultsDrain(t *testing.T) {
-	s := setup{p: torusParams([]int{3, 4, 2}, false, "duato", routing.Bubble, router.VCT, 2, 1, 1, 3, 2),
-		pattern: "uniform", load: 1, flits: 1, stop: 51, seed: 0}
-	links := []fault.Link{{Path: "top.net.r(2)(0)(0).out(5)"}, {Path: "top.net.r(2)(3)(0).out(4)"}, {Path: "top.net.r(0)(0)(0).out(3)"}}
-	faultsAtStart(t, s, links)
-	b := newBench(t, s)
-	require.NoError(t, b.net.Fail(links))
-	require.Empty(t, b.drainFaults(t, 200000), "the dead links cut no router off")
-	require.Equal(t, uint64(1200), b.delivered())
+	for _, sw := range []router.Switching{router.VCT, router.Wormhole} {
+		t.Run(sw.String(), func(t *testing.T) {
+			s := setup{p: torusParams([]int{3, 4, 2}, false, "duato", routing.Bubble, sw, 2, 1, 1, 3, 2),
+				pattern: "uniform", load: 1, flits: 1, stop: 51, seed: 0}
+			links := []fault.Link{{Path: "top.net.r(2)(0)(0).out(5)"}, {Path: "top.net.r(2)(3)(0).out(4)"}, {Path: "top.net.r(0)(0)(0).out(3)"}}
+			faultsAtStart(t, s, links)
+			b := newBench(t, s)
+			require.NoError(t, b.net.Fail(links))
+			require.Empty(t, b.drainFaults(t, 200000), "the dead links cut no router off")
+			require.Equal(t, b.born(), b.delivered())
+		})
+	}
 }
 
 // TestPropertyFaultsWhileRunning: links that go down while traffic flows

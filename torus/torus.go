@@ -48,6 +48,7 @@ func New(parent *rtl.Module, name string, p Params) (*Net, error) {
 	if err != nil {
 		return nil, param.Errorf("torus.Params.Dims", "%v", err)
 	}
+	rn.CutThrough = p.Router.Switching == router.VCT
 	if spec.Check != nil {
 		if err := spec.Check(rn); err != nil {
 			return nil, param.Errorf("torus.Params.Routing", "%v", err)
