@@ -15,7 +15,13 @@ import (
 // faultSetup draws a network as drawSetup does and 1..3 of its links to go
 // down, at cycle 0 or (when late) while traffic flows.
 func faultSetup(t *rapid.T, late bool) (setup, []fault.Link) {
-	s := drawSetup(t)
+	return faultSetupOf(t, late, routing.Names())
+}
+
+// faultSetupOf is faultSetup with the routing function one of names
+// (drawSetupOf).
+func faultSetupOf(t *rapid.T, late bool, names []string) (setup, []fault.Link) {
+	s := drawSetupOf(t, names)
 	rn, err := routing.NewNet(s.p.Dims, s.p.Torus, s.p.Escape, s.p.Router.VCs)
 	require.NoError(t, err)
 	var links []fault.Link
@@ -156,6 +162,23 @@ func TestDuatoMeshFaultsDrain(t *testing.T) {
 func TestPropertyFaultsWhileRunning(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		s, links := faultSetup(rt, true)
+		b := newBench(rt, s)
+		require.NoError(rt, b.net.Fail(links))
+		b.drainFaults(rt, 200000)
+	})
+}
+
+// TestPropertyAdaptiveFaults: the fault properties with duato or bgl,
+// whose escape VC routes by a tree of the surviving links
+// (routing/escape.go), drawn every time the network has the VCs for one:
+// links down from the start (delivered or dropped iff no route, never on
+// a dead link) and while traffic flows, and the network drains.
+func TestPropertyAdaptiveFaults(t *testing.T) {
+	adaptive := []string{"duato", "bgl"}
+	rapid.Check(t, func(rt *rapid.T) {
+		s, links := faultSetupOf(rt, false, adaptive)
+		faultsAtStart(rt, s, links)
+		s, links = faultSetupOf(rt, true, adaptive)
 		b := newBench(rt, s)
 		require.NoError(rt, b.net.Fail(links))
 		b.drainFaults(rt, 200000)

@@ -15,7 +15,11 @@ import (
 
 // drawSetup draws a network, a safe routing function for it, a switching
 // mode with buffers it accepts, timing, a pattern and a load.
-func drawSetup(t *rapid.T) setup {
+func drawSetup(t *rapid.T) setup { return drawSetupOf(t, routing.Names()) }
+
+// drawSetupOf is drawSetup with the routing function one of names that
+// routes the network drawn (dor when none does).
+func drawSetupOf(t *rapid.T, names []string) setup {
 	n := rapid.IntRange(1, 3).Draw(t, "n")
 	dims := make([]int, n)
 	for d := range dims {
@@ -29,7 +33,7 @@ func drawSetup(t *rapid.T) setup {
 	if tor && esc == routing.Bubble {
 		sw = router.VCT // the bubble rule needs packet buffers
 	}
-	for _, name := range routing.Names() {
+	for _, name := range names {
 		spec, _ := routing.Lookup(name)
 		rn, err := routing.NewNet(dims, tor, esc, vcs)
 		if err == nil && spec.Check(rn) == nil {
