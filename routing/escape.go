@@ -50,8 +50,8 @@ package routing
 // until the cut, and is discarded then.
 
 // escTree is the spanning forest of the links of a Net that never go
-// down, shared by the copies of the Net (router.ClassNet): 13 bytes a
-// router, made only when some link goes down.
+// down, shared by the copies of the Net (router.ClassNet, through
+// Net.flt): 13 bytes a router, made only when some link goes down.
 type escTree struct {
 	built bool
 	// parent[x] is x's port toward its parent (Local: x is a root).
@@ -72,7 +72,7 @@ type escTree struct {
 // yet reached, for each component.
 func (n *Net) buildEscape() {
 	nodes := n.Nodes()
-	t := n.esc
+	t := &n.flt.esc
 	if t.parent == nil {
 		t.parent = make([]Port, nodes)
 		t.pre, t.end, t.top = make([]int32, nodes), make([]int32, nodes), make([]int32, nodes)
@@ -150,7 +150,7 @@ func (n *Net) buildEscape() {
 
 // everDead reports whether node's output p goes down at some cycle.
 func (n *Net) everDead(node int, p Port) bool {
-	for _, d := range n.dead {
+	for _, d := range n.flt.dead {
 		if int(d.node) == node && d.port == p {
 			return true
 		}
@@ -162,7 +162,7 @@ func (n *Net) everDead(node int, p Port) bool {
 // the parent unless dst lies below node, else down to the child above
 // dst; false when dst is in another component.
 func (n *Net) treeHop(node, dst int) (Port, bool) {
-	t := n.esc
+	t := &n.flt.esc
 	if t.top[node] != t.top[dst] {
 		return Local, false
 	}
@@ -186,7 +186,7 @@ func (n *Net) treeHop(node, dst int) (Port, bool) {
 // cut-through once it has crossed as many links as the diameter.
 func (n *Net) aroundFaults(r Request, adaptive, esc uint8) Choices {
 	p, ok := n.treeHop(r.Node, r.Dst)
-	if r.In != Local && esc>>uint(r.InVC)&1 != 0 && (!n.CutThrough || r.Hop >= n.esc.stayFrom) {
+	if r.In != Local && esc>>uint(r.InVC)&1 != 0 && (!n.CutThrough || r.Hop >= n.flt.esc.stayFrom) {
 		if !ok {
 			return 0
 		}
@@ -201,4 +201,4 @@ func (n *Net) aroundFaults(r Request, adaptive, esc uint8) Choices {
 
 // faulty reports whether links go down, so that the escape layer routes
 // by the tree (escape.go).
-func (n *Net) faulty() bool { return n.esc != nil && n.esc.built }
+func (n *Net) faulty() bool { return n.flt.esc.built }

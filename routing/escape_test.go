@@ -68,7 +68,7 @@ func TestEscapeTree(t *testing.T) {
 					p, ok := n.treeHop(at, d)
 					require.True(t, ok)
 					require.False(t, n.everDead(at, p), "%d→%d: hop %v of %d is on a link that goes down", s, d, p, at)
-					up := p == n.esc.parent[at]
+					up := p == n.flt.esc.parent[at]
 					require.False(t, up && down, "%d→%d: up at %d after down", s, d, at)
 					down = !up
 					at, _ = n.Neighbor(at, p)
@@ -203,7 +203,7 @@ func TestEscapeAroundDeadLinks(t *testing.T) {
 	n.CutThrough, r.Hop = false, 0
 	require.Equal(t, only, spec.F(n, r))
 
-	n.esc.built = false // dimension order on the escape VC, as before the tree
+	n.flt.esc.built = false // dimension order on the escape VC, as before the tree
 	err = escapeHolds(n, aroundDead(spec, 0), 1)
 	require.ErrorContains(t, err, "no escape VC")
 	t.Log(err)

@@ -6,6 +6,13 @@ import (
 	"math/bits"
 )
 
+// faultState is a Net's links down and the escape layer's tree around
+// them (escape.go).
+type faultState struct {
+	dead []deadLink // each direction
+	esc  escTree
+}
+
 // deadLink is a channel that is down from cycle at on: node's output p.
 type deadLink struct {
 	node int32
@@ -33,24 +40,24 @@ func (n *Net) Fail(node int, p Port, at uint64) error {
 }
 
 func (n *Net) fail(node int, p Port, at uint64) {
-	for i := range n.dead {
-		if d := &n.dead[i]; int(d.node) == node && d.port == p {
+	for i := range n.flt.dead {
+		if d := &n.flt.dead[i]; int(d.node) == node && d.port == p {
 			d.at = min(d.at, at)
 			return
 		}
 	}
-	n.dead = append(n.dead, deadLink{node: int32(node), port: p, at: at})
+	n.flt.dead = append(n.flt.dead, deadLink{node: int32(node), port: p, at: at})
 }
 
 // Faulty reports whether some link goes down, and from which cycle the
 // first does.
 func (n *Net) Faulty() (first uint64, ok bool) {
-	for i, d := range n.dead {
+	for i, d := range n.flt.dead {
 		if i == 0 || d.at < first {
 			first = d.at
 		}
 	}
-	return first, len(n.dead) > 0
+	return first, len(n.flt.dead) > 0
 }
 
 // Settled is the first cycle after now at which another link goes down
@@ -58,7 +65,7 @@ func (n *Net) Faulty() (first uint64, ok bool) {
 // it reads the cycle only to ask which links are down.
 func (n *Net) Settled(now uint64) uint64 {
 	next := uint64(math.MaxUint64)
-	for _, d := range n.dead {
+	for _, d := range n.flt.dead {
 		if d.at > now {
 			next = min(next, d.at)
 		}
@@ -68,7 +75,7 @@ func (n *Net) Settled(now uint64) uint64 {
 
 // Dead reports whether node's output p is down at cycle now.
 func (n *Net) Dead(node int, p Port, now uint64) bool {
-	for _, d := range n.dead {
+	for _, d := range n.flt.dead {
 		if int(d.node) == node && d.port == p && d.at <= now {
 			return true
 		}
@@ -151,8 +158,8 @@ func (n *Net) deadInBox(node, dst int, now uint64) bool {
 	// link and dimension.
 	var off [MaxDims]int
 	var cn []uint16
-	for i := range n.dead {
-		d := &n.dead[i]
+	for i := range n.flt.dead {
+		d := &n.flt.dead[i]
 		if d.at > now {
 			continue
 		}

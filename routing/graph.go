@@ -34,7 +34,7 @@ func NewGraph(routers, hosts, ports, vcs int) (*Net, error) {
 	for i := range g.out {
 		g.out[i], g.in[i] = -1, -1
 	}
-	return &Net{VCs: vcs, graph: g}, nil
+	return &Net{VCs: vcs, graph: g, flt: &faultState{}}, nil
 }
 
 // Graph reports whether n is a graph (NewGraph) rather than a k-ary n-cube

@@ -109,19 +109,21 @@ type Net struct {
 	N      int
 	Torus  bool
 	Escape Escape // torus only
-	VCs    int    // virtual channels per port
-	stride [MaxDims]int
-	coord  []uint16   // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
-	dead   []deadLink // links down (Fail), each direction
-	graph  *graph     // routers joined as listed (NewGraph); nil: a k-ary n-cube or n-mesh
-	// esc is the escape layer's tree once links go down (escape.go); a
-	// pointer made with the Net, so that copies made before Fail
-	// (router.ClassNet) see it.
-	esc *escTree
 	// CutThrough: packets advance only into room for the whole packet
 	// (virtual cut-through), so one holds one buffer at a time; around
-	// dead links a packet may then leave the escape VCs again (escape.go).
+	// dead links a packet may then leave the escape VC again (escape.go).
 	CutThrough bool
+	VCs        int // virtual channels per port
+	stride     [MaxDims]int
+	coord      []uint16 // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
+	// flt is the links down and the escape layer's tree (Fail), made with
+	// the Net, so that copies made before Fail (router.ClassNet) see them.
+	flt   *faultState
+	graph *graph // routers joined as listed (NewGraph); nil: a k-ary n-cube or n-mesh
+	// The Net stays 128 bytes, as when the links down were a slice here:
+	// router.classes holds one by value in a layout its tests pin
+	// (TestClassesHotFirst).
+	_ [16]byte
 }
 
 // NewNet checks and returns a network of the given dimensions.
@@ -132,7 +134,7 @@ func NewNet(dims []int, torus bool, escape Escape, vcs int) (*Net, error) {
 	if vcs < 1 || vcs > MaxVCs {
 		return nil, fmt.Errorf("%d virtual channels; allowed 1..%d", vcs, MaxVCs)
 	}
-	n := &Net{N: len(dims), Torus: torus, Escape: escape, VCs: vcs, esc: &escTree{}}
+	n := &Net{N: len(dims), Torus: torus, Escape: escape, VCs: vcs, flt: &faultState{}}
 	s := 1
 	for d, k := range dims {
 		if k < 1 || k < 2 && torus || k > 1<<16 {
