@@ -55,3 +55,16 @@ func TestSenderHotLines(t *testing.T) {
 	size := unsafe.Sizeof(s) + header
 	require.LessOrEqual(t, size, uintptr(704), "Sender is %d bytes with its header, past the 704-byte size class. %s", size, layoutFix)
 }
+
+// What a lane's evaluation reads of rxLanes (the ready set's first
+// word, epoch, traced, lanes 1 and 2) is the first line of a record of
+// two whole lines, which the allocator's 128-byte class puts on line
+// boundaries.
+func TestRxLanesLines(t *testing.T) {
+	var ls rxLanes
+	require.Equal(t, uintptr(128), unsafe.Sizeof(ls), "rxLanes is %d bytes, not 128 (two whole lines). %s", unsafe.Sizeof(ls), layoutFix)
+	end := unsafe.Offsetof(ls.near) + 2*unsafe.Sizeof(ls.near[0])
+	require.LessOrEqual(t, end, uintptr(64), "lanes 1 and 2 of rxLanes.near end at byte %d, past the first line. %s", end, layoutFix)
+	require.Less(t, unsafe.Offsetof(ls.epoch), uintptr(64), "rxLanes.epoch is past the first line. %s", layoutFix)
+	require.Less(t, unsafe.Offsetof(ls.traced), uintptr(64), "rxLanes.traced is past the first line. %s", layoutFix)
+}

@@ -945,13 +945,25 @@ func (s *Sender) Lanes() int { return 1 + len(s.lanes) }
 // that an evaluation looks only at the lanes that bring something. Whether a lane is traced is
 // kept here too, refreshed when tracing starts or ends (epoch): asking
 // each lane at every evaluation read every lane's record, in a network
-// larger than the caches a miss per lane.
+// larger than the caches a miss per lane. What an evaluation reads (the
+// ready set's first word, epoch, traced and the first lanes' pointers)
+// is the record's first line, the record 128 bytes, whole lines
+// (TestRxLanesLines): finding a lane that brought a packet read the
+// pointers' own array, a line more a delivery.
 type rxLanes struct {
-	rx     []*link.Receiver
 	ready  rtl.ReadySet
-	traced bool   // a lane's probes are in the waveform
 	epoch  uint64 // rtl.Sim.TraceEpoch when traced was found
+	traced bool   // a lane's probes are in the waveform
+	// near are lanes 1..nearLanes's Receivers (rx's first), those of
+	// lanes 1 and 2 on the first line.
+	near [nearLanes]*link.Receiver
+	rx   []*link.Receiver
+	_    [16]byte
 }
+
+// nearLanes is the lanes rxLanes.near holds: every lane beyond lane 0 of
+// a BG/L node (router.injection_fifos is at most 6).
+const nearLanes = 5
 
 // AddLanes gives the Receiver lanes 1..n−1 (Rx is lane 0), named rx(1)...
 func (r *Receiver) AddLanes(n int) {
@@ -962,12 +974,16 @@ func (r *Receiver) AddLanes(n int) {
 	for l := 1; l < n; l++ {
 		r.lanes.rx = append(r.lanes.rx, link.NewReceiver(&r.Module, rtl.Idx("rx", l)))
 	}
+	copy(r.lanes.near[:], r.lanes.rx)
 }
 
 // Lane is lane l's link (0: Rx).
 func (r *Receiver) Lane(l int) *link.Receiver {
 	if l == 0 {
 		return r.Rx
+	}
+	if l <= nearLanes {
+		return r.lanes.near[l-1]
 	}
 	return r.lanes.rx[l-1]
 }
