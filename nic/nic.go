@@ -207,9 +207,11 @@ type Sender struct {
 	quiet uint64
 	epoch uint64
 
-	// lanes are the links of lanes 1.. into the router's node port
-	// (AddLanes; Tx is lane 0's), which forwarded packets take by colour.
-	lanes  []*link.Sender
+	// near are the links of lanes 1..nearLanesTx into the router's node
+	// port (AddLanes; Tx is lane 0's, lanes the rest), which forwarded
+	// packets take by colour: where an evaluation that ticks or sends
+	// on a lane finds it, not in lanes' own array, a line more.
+	near   [nearLanesTx]*link.Sender
 	Proc   traffic.Process // message births; nil: an idle sender
 	StopAt uint64          // no births from this cycle on (0: never)
 	next   uint64          // next birth
@@ -232,6 +234,7 @@ type Sender struct {
 	fed         bool
 	hooking     bool
 	lanesTraced bool
+	nlanes      uint8 // Lanes() − 1
 	Win         traffic.Window
 	// PacketOverhead is t_nic_send (the WORMulSim paper §4.1): the NIC
 	// works this many cycles on each packet before it may go on the link,
@@ -255,12 +258,13 @@ type Sender struct {
 	seq                              uint32 // next packet of the head message
 
 	// Cold.
-	Pat  traffic.Pattern // the destination of each message (unicast only)
-	free uint64          // cycle the last message's last packet went
-	msgs uint32          // messages born
-	tmpl packet.Packet
-	host Host
-	rng  rtl.Stream // births and destinations
+	lanes []*link.Sender  // every lane's link beyond lane 0 (near: the first ones)
+	Pat   traffic.Pattern // the destination of each message (unicast only)
+	free  uint64          // cycle the last message's last packet went
+	msgs  uint32          // messages born
+	tmpl  packet.Packet
+	host  Host
+	rng   rtl.Stream // births and destinations
 
 	// Counters, read between cycles.
 	Born, BornInWindow     uint64 // births of the Proc (messages, or a Host's operations)
@@ -291,9 +295,9 @@ func (s *Sender) Eval() {
 	if s.quiet&1 == 0 {
 		s.Tx.Tick(now)
 	}
-	for i, tx := range s.lanes {
-		if !s.isQuiet(i + 1) {
-			tx.Tick(now)
+	for l := 1; l <= int(s.nlanes); l++ {
+		if !s.isQuiet(l) {
+			s.Lane(l).Tick(now)
 		}
 	}
 	s.startProc()
@@ -924,9 +928,14 @@ func (s *Sender) inject(now uint64, pk packet.Packet, l int) {
 // router.Params.NodeSender), named tx(1)...: join them to the router's
 // lanes (routernet.Net.ConnectNodeLane). Call before Build.
 func (s *Sender) AddLanes(n int, mode credit.Mode, counters int, capacity uint16) {
+	if n > 256 {
+		panic(fmt.Errorf("%s: AddLanes(%d); allowed: at most 256 lanes", s.Path(), n))
+	}
 	for l := 1; l < n; l++ {
 		s.lanes = append(s.lanes, link.NewSender(&s.Module, rtl.Idx("tx", l), mode, counters, capacity))
 	}
+	copy(s.near[:], s.lanes)
+	s.nlanes = uint8(len(s.lanes))
 }
 
 // Lane is lane l's link (0: Tx).
@@ -934,11 +943,19 @@ func (s *Sender) Lane(l int) *link.Sender {
 	if l == 0 {
 		return s.Tx
 	}
+	if l <= nearLanesTx {
+		return s.near[l-1]
+	}
 	return s.lanes[l-1]
 }
 
+// nearLanesTx is the lanes Sender.near holds (in the 24 bytes a slice's
+// header took): those of a broadcast of up to 4 colours (colour c takes
+// lane c modulo the lanes).
+const nearLanesTx = 3
+
 // Lanes is the Sender's lanes (at least 1).
-func (s *Sender) Lanes() int { return 1 + len(s.lanes) }
+func (s *Sender) Lanes() int { return 1 + int(s.nlanes) }
 
 // rxLanes is a Receiver's lanes 1.. and the ready bits of the lines of
 // every lane (bit l: lane l's line holds a packet, lane 0's Rx too), so
