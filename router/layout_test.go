@@ -201,6 +201,10 @@ func TestInVCOneLine(t *testing.T) {
 			"overflow record (inMore, in the store), narrow a field (flit numbers are 32 bits and wrap), or "+
 			"pack a flag into inVC.more; if it shrank, nothing to fix but this test. The 64 is a line, not a "+
 			"budget to raise.", unsafe.Sizeof(inVC{}))
+	require.Equal(t, uintptr(64), unsafe.Sizeof(inMore{}),
+		"inMore is %d bytes, not 64: the store's array of overflow records (whose allocation, over 512 bytes, "+
+			"starts 8 bytes into a line) then has records across two lines. To fix: pad or narrow it to 64, "+
+			"its rings' headers within the first 56 bytes.", unsafe.Sizeof(inMore{}))
 	ty := reflect.TypeOf(inVC{})
 	for i := 0; i < ty.NumField(); i++ {
 		switch k := ty.Field(i).Type.Kind(); k {

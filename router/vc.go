@@ -60,10 +60,14 @@ const (
 	vcIdx     = vcDrop - 1
 )
 
-// inMore is a VC's segments and packets past its oldest.
+// inMore is a VC's segments and packets past its oldest. 64 bytes, the
+// rings' headers in the first 48: one line of the store's array whether
+// the array starts on a line or 8 bytes into one (the allocator's header
+// before an object of over 512 bytes that holds pointers).
 type inMore struct {
 	segs ring.Ring[seg]
 	pkts ring.Ring[pktRef]
+	_    [16]byte
 }
 
 // fnBefore reports whether flit number a comes before b (numbers wrap).
