@@ -98,21 +98,27 @@ func genGaps(t *rapid.T, F int) []uint64 {
 func TestRouterRules(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := genCfg(t)
-		n := rapid.IntRange(1, 14).Draw(t, "packets")
-		pkts := make([]hPkt, n)
-		for i := range pkts {
-			p := hPkt{In: rapid.IntRange(0, 4).Draw(t, "in"), F: genFlits(t, c), Ch: genChoices(t, c, "route"),
-				Ready: uint64(rapid.IntRange(0, 40).Draw(t, "ready"))}
-			if p.In != 0 {
-				p.VC = rapid.IntRange(0, c.VCs-1).Draw(t, "vc")
-				p.Gaps = genGaps(t, p.F)
-			}
-			pkts[i] = p
-		}
+		pkts := genPkts(t, c, rapid.IntRange(1, 14).Draw(t, "packets"))
 		h := newHarness(t, c, pkts, genSinks(t))
 		h.run(t, 20000)
 		h.checkRules(t)
 	})
+}
+
+// genPkts draws n packets: their input, flits, route choices and ready
+// cycle, and on a network input their VC and flit gaps.
+func genPkts(t *rapid.T, c hCfg, n int) []hPkt {
+	pkts := make([]hPkt, n)
+	for i := range pkts {
+		p := hPkt{In: rapid.IntRange(0, 4).Draw(t, "in"), F: genFlits(t, c), Ch: genChoices(t, c, "route"),
+			Ready: uint64(rapid.IntRange(0, 40).Draw(t, "ready"))}
+		if p.In != 0 {
+			p.VC = rapid.IntRange(0, c.VCs-1).Draw(t, "vc")
+			p.Gaps = genGaps(t, p.F)
+		}
+		pkts[i] = p
+	}
+	return pkts
 }
 
 // TestFlitNumbersWrap: a VC's flit numbers are 32 bits and wrap (inVC).
@@ -122,16 +128,7 @@ func TestRouterRules(t *testing.T) {
 func TestFlitNumbersWrap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := genCfg(t)
-		pkts := make([]hPkt, rapid.IntRange(1, 10).Draw(t, "packets"))
-		for i := range pkts {
-			p := hPkt{In: rapid.IntRange(0, 4).Draw(t, "in"), F: genFlits(t, c), Ch: genChoices(t, c, "route"),
-				Ready: uint64(rapid.IntRange(0, 40).Draw(t, "ready"))}
-			if p.In != 0 {
-				p.VC = rapid.IntRange(0, c.VCs-1).Draw(t, "vc")
-				p.Gaps = genGaps(t, p.F)
-			}
-			pkts[i] = p
-		}
+		pkts := genPkts(t, c, rapid.IntRange(1, 10).Draw(t, "packets"))
 		sinks := genSinks(t)
 		base := uint32(1<<32 - rapid.IntRange(1, 64).Draw(t, "short of 2^32"))
 		from0 := newHarness(t, c, pkts, sinks)
