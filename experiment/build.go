@@ -33,7 +33,11 @@ func Elaborated[N Network](mk Maker[N]) Maker[N] {
 			var none N
 			return none, err
 		}
-		if err := build(cfg, n.Simulator()); err != nil {
+		k := 1
+		if sp, ok := any(n).(splitter); ok {
+			k = sp.partitionsPerGoroutine()
+		}
+		if err := buildSplit(cfg, n.Simulator(), k); err != nil {
 			var none N
 			return none, err
 		}

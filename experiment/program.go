@@ -46,6 +46,10 @@ type ProgramNet struct {
 	maxCycles uint64        // run.max_cycles, or derived from the work (workLimit)
 }
 
+// partitionsPerGoroutine: a program's collectives move in waves
+// (programSplit).
+func (*ProgramNet) partitionsPerGoroutine() int { return programSplit }
+
 // hosts is what a run asks of its program's runner.
 type hosts interface {
 	Done() bool

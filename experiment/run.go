@@ -106,7 +106,7 @@ func run(cfg config.Config, t Topology, opt Options) (Result, error) {
 		opt.Started(sim)
 	}
 	r := n.Run()
-	if w := sim.Workers(); cfg.Run.Workers == 0 && w > 1 {
+	if w := sim.Goroutines(); cfg.Run.Workers == 0 && w > 1 {
 		r.Workers = w // run.workers: 0 split the network
 	}
 	if l, ok := n.(LinkStater); ok {

@@ -126,3 +126,37 @@ func BenchmarkDefaultWorkers(b *testing.B) {
 		}
 	}
 }
+
+// A program run (ProgramNet) splits into programSplit partitions a
+// goroutine, claimed as they come; the results are one worker's, and the
+// JSON's workers counts goroutines, not partitions.
+func TestProgramRunsSplitFiner(t *testing.T) {
+	once := func(w string) (Result, *rtl.Sim) {
+		cfg, err := config.Load("../configs/bgl-torus.yaml")
+		require.NoError(t, err)
+		for _, kv := range []string{"network.dims=8,8,8", "traffic.pattern=broadcast", "traffic.multicast=hardware",
+			"traffic.message_bytes=4096", "traffic.colors=3", "router.injection_fifos=6", "run.workers=" + w} {
+			require.NoError(t, cfg.Set(kv))
+		}
+		var sim *rtl.Sim
+		r, err := Run(cfg, Options{Started: func(s *rtl.Sim) { sim = s }})
+		require.NoError(t, err)
+		require.True(t, r.Stable, r.Error)
+		return r, sim
+	}
+	r1, s1 := once("1")
+	require.Equal(t, 1, s1.Workers())
+	r2, s2 := once("2")
+	require.Equal(t, 2*programSplit, s2.Workers(), "partitions")
+	require.Equal(t, 2, s2.Goroutines())
+	for _, r := range []*Result{&r1, &r2} {
+		r.WallSeconds, r.SimCyclesPerSecond, r.FlitHopsPerS = 0, 0, 0
+		r.KernelEvals, r.SkippedCycles, r.Workers = 0, 0, 0
+	}
+	require.Equal(t, r1, r2)
+	if runtime.GOMAXPROCS(0) >= 2 {
+		r0, s0 := once("0")
+		require.Equal(t, runtime.GOMAXPROCS(0), r0.Workers, "goroutines")
+		require.Equal(t, runtime.GOMAXPROCS(0)*programSplit, s0.Workers())
+	}
+}

@@ -33,3 +33,17 @@ func SetMeterEpoch(d time.Duration) (restore func()) {
 // partition until Close (call it before Build): the caller must then run
 // every partition itself, as it does for a worker late to a cycle.
 func (s *Sim) HoldWorkers() { s.holdWorkers = true }
+
+// PoolGoroutines is the number of goroutines a parallel Sim's pool runs
+// its partitions on (its workers and the caller), and each worker's first
+// partition.
+func (s *Sim) PoolGoroutines() (int, []int) {
+	if s.pool == nil {
+		return 1, nil
+	}
+	var own []int
+	for _, w := range s.pool.workers {
+		own = append(own, w.own)
+	}
+	return len(own) + 1, own
+}

@@ -130,6 +130,7 @@ func runLook(t require.TestingT, spec lookSpec, seed, cycles uint64, slices []ui
 	s, nodes := buildLook(spec, seed)
 	s.SetSkipping(m.skip)
 	s.SetParallel(m.workers)
+	s.SetGoroutines(m.goroutines)
 	s.SetParallelThreshold(max(m.threshold, 1))
 	s.SetLookahead(!m.noLook)
 	s.SetMeasured(m.measured)
@@ -205,6 +206,8 @@ func TestLookaheadAgreesWithOneWorker(t *testing.T) {
 			{skip: skip, workers: 2, held: true},
 			{skip: skip, workers: 3, threshold: rapid.IntRange(2, 6).Draw(t, "threshold")},
 			{skip: !skip, workers: 2, threshold: 2, measured: true},
+			{skip: skip, workers: 5, goroutines: 2},
+			{skip: !skip, workers: 4, goroutines: 3, measured: true},
 		} {
 			log, v, look := runLook(t, spec, seed, cycles, slices, m)
 			require.Equal(t, refLog, log, "mode %+v", m)
@@ -244,4 +247,30 @@ func TestLookaheadIsTheShortestLineAcross(t *testing.T) {
 	require.NoError(t, s.Build())
 	require.Equal(t, uint64(1), s.Lookahead(), "registered ports between partitions: none")
 	s.Close()
+}
+
+// SetGoroutines caps the goroutines below the partitions: each starts at
+// its share of them, and Goroutines reports the cap (one a partition
+// without it, never more than the partitions).
+func TestGoroutinesBelowPartitions(t *testing.T) {
+	spec := lookSpec{N: 12}
+	for i := range 12 {
+		spec.Period = append(spec.Period, uint64(2+i%5))
+		spec.From, spec.To, spec.Lat = append(spec.From, i), append(spec.To, (i+1)%12), append(spec.Lat, 3)
+	}
+	for _, c := range []struct {
+		parts, g, want int
+		own            []int
+	}{{8, 2, 2, []int{4}}, {8, 3, 3, []int{2, 5}}, {3, 0, 3, []int{1, 2}}, {2, 5, 2, []int{1}}, {6, 1, 1, nil}} {
+		s, _ := buildLook(spec, 1)
+		s.SetParallel(c.parts)
+		s.SetGoroutines(c.g)
+		require.NoError(t, s.Build())
+		require.Equal(t, c.want, s.Goroutines(), "%+v", c)
+		g, own := s.PoolGoroutines()
+		require.Equal(t, c.want, g, "%+v", c)
+		require.Equal(t, c.own, own, "%+v", c)
+		s.Run(50)
+		s.Close()
+	}
 }

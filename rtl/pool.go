@@ -51,8 +51,11 @@ func newPool(s *Sim) *pool {
 	if s.holdWorkers {
 		p.hold = make(chan struct{})
 	}
-	for i := 1; i < len(s.parts); i++ {
-		w := &worker{own: i, wake: make(chan struct{}, 1)}
+	n, g := len(s.parts), s.Goroutines()
+	for j := 1; j < g; j++ {
+		// Goroutine j starts at the j-th of g equal shares of the
+		// partitions, then claims whatever is left (work).
+		w := &worker{own: j * n / g, wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, w)
 		go p.loop(w, p.gen.Load()) // read now: the first start may come before the goroutine runs
 	}

@@ -45,6 +45,7 @@ type Sim struct {
 	workers     int
 	parMin      int
 	pool        *pool
+	goroutines  int    // evaluating the partitions (SetGoroutines; 0: one each)
 	busy        int    // components awake in recent cycles: a moving average ×16 (parallelMode)
 	parMode     bool   // the load rule has cycles evaluated in parallel
 	spinning    bool   // pool.running as last stored
@@ -281,8 +282,9 @@ func (s *Sim) SetSkipping(on bool) { s.skipping = on }
 // slow and exists to check that components sleep only when they may.
 func (s *Sim) SetAlwaysEval(on bool) { s.alwaysEval = on }
 
-// SetParallel evaluates on n goroutines (n ≤ 1: serial). Call before Build.
-// Results are identical to serial evaluation.
+// SetParallel splits the components into n partitions (n ≤ 1: serial),
+// each evaluated on a goroutine of its own unless SetGoroutines says
+// fewer. Call before Build. Results are identical to serial evaluation.
 func (s *Sim) SetParallel(n int) {
 	if s.built {
 		panic("rtl: SetParallel after Build")
@@ -290,9 +292,31 @@ func (s *Sim) SetParallel(n int) {
 	s.workers = min(max(n, 1), math.MaxUint16) // a component keeps its partition in 16 bits
 }
 
-// Workers is the number of partitions, the goroutines that may evaluate
-// them (SetParallel).
+// Workers is the number of partitions (SetParallel).
 func (s *Sim) Workers() int { return s.workers }
+
+// SetGoroutines evaluates the partitions on g goroutines (1 ≤ g ≤ the
+// partitions; the default, 0, is one per partition). With fewer
+// goroutines than partitions each goroutine claims partitions as it
+// finishes the one before, so a cycle's work is shared out as it comes:
+// a partition with more to do in a cycle than the others is not waited
+// for by an idle core while one is left unclaimed. Results do not depend
+// on it. Call before Build.
+func (s *Sim) SetGoroutines(g int) {
+	if s.built {
+		panic("rtl: SetGoroutines after Build")
+	}
+	s.goroutines = max(g, 0)
+}
+
+// Goroutines is the number of goroutines that evaluate the partitions
+// (SetGoroutines; without it one each).
+func (s *Sim) Goroutines() int {
+	if s.goroutines > 0 {
+		return min(s.goroutines, s.workers)
+	}
+	return s.workers
+}
 
 // CountComponents is the number of components (modules with Eval) declared
 // so far; before Build it walks the tree.

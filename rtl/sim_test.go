@@ -170,6 +170,7 @@ type mode struct {
 	shuffle      uint64 // 0: natural order; otherwise a seed for shuffling
 	noLook       bool   // SetLookahead(false)
 	measured     bool   // SetMeasured(true), epochs of a few cycles
+	goroutines   int    // SetGoroutines (0: one a partition)
 }
 
 func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (string, []byte) {
@@ -177,6 +178,7 @@ func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (stri
 	s.SetSkipping(m.skip)
 	s.SetAlwaysEval(m.always)
 	s.SetParallel(m.workers)
+	s.SetGoroutines(m.goroutines)
 	s.SetParallelThreshold(max(m.threshold, 1))
 	if m.held {
 		s.HoldWorkers()
@@ -244,6 +246,8 @@ func TestModesAreEquivalent(t *testing.T) {
 			{skip: true, workers: 2},
 			{skip: false, workers: 3},
 			{skip: true, workers: 3, held: true},
+			{skip: false, workers: 6, goroutines: 2},
+			{skip: true, workers: 4, goroutines: 1},
 			{skip: false, workers: 2, threshold: rapid.IntRange(2, 6).Draw(t, "threshold")},
 			{skip: true, workers: 1, shuffle: rapid.Uint64Min(1).Draw(t, "shuffle")},
 		}
