@@ -48,11 +48,13 @@ bench:
 
 # Profile-guided optimization: regenerate the CPU profile hwcoll is built
 # with from the benchmarks of the networks users run (fat-trees, the torus,
-# the IB mesh, NICs and messages, collectives); about a minute. Rerun it
+# the IB mesh, NICs and messages, collectives, the torus broadcast in
+# colours); about a minute. Rerun it
 # after a change to a hot path, then compare with `make bench`.
 PGO        = cmd/hwcoll/default.pgo
 PGO_BENCH  = fattree:FatTreeScale/8-port-(256|1024)$$:3x torus:TorusScale/nodes=(512|4096)$$:200x \
-             msglayer:ClosedLoop4x4x4:10x experiment:(Collective|IBMeshAllSource|Switch32Load09):1x
+             msglayer:ClosedLoop4x4x4:10x experiment:(Collective|IBMeshAllSource|Switch32Load09):1x \
+             experiment:BGLTorusBroadcastLanes/lanes=6/colors=3$$:3x
 pgo:
 	@d=$$(mktemp -d) && set -e && list='$(PGO_BENCH)' && i=0 && for b in $$list; do \
 		pkg=$${b%%:*}; rest=$${b#*:}; re=$${rest%:*}; n=$${rest##*:}; \
