@@ -414,6 +414,10 @@ func (o *LineOut[T]) bind() {
 		if l.set != nil && !o.direct {
 			l.set.shared = true
 		}
+		if st := l.set; st != nil && st.shared && !st.listed {
+			st.listed = true // for Build to drop the atomics under lookahead (unshare)
+			l.sim.sharedSets = append(l.sim.sharedSets, st)
+		}
 		o.dst = l.recv.part.idx // the sender's too on a direct line
 		if !o.direct {
 			if o.staged == nil {
@@ -561,6 +565,8 @@ func (i *LineIn[T]) Each(f func(v T)) {
 // atomics; one whose lines all stay in the receiver's partition is only
 // ever touched by that partition's goroutine and needs none (a locked
 // read-modify-write per message is measurable on a router's hot path).
+// Under lookahead no set is shared: a value sent across partitions goes on
+// the line in the receiver's partition (LineOut.deliver).
 //
 // The first word is in the set itself, and the set in the receiver's
 // record (a router's or a NIC's first line, beside its Module): a send
@@ -573,7 +579,8 @@ type ReadySet struct {
 	more   *[]uint64 // lines 64 on, 64 a word (nil: at most 64 lines)
 	nw     uint32    // words (0: not made)
 	shared bool
-	_      [7]byte
+	listed bool // in Sim.sharedSets (Build)
+	_      [6]byte
 }
 
 // NewReadySet makes a set for n lines.
@@ -635,7 +642,7 @@ func (i *LineIn[T]) Notify(set *ReadySet, bit int) {
 	}
 	l.set = set
 	l.bit = uint16(bit)
-	if l.flags&lineBound == 0 || !l.direct() {
+	if l.flags&lineBound == 0 || !l.direct() && !l.sim.fused {
 		set.shared = true // a producer in another partition (or not known yet)
 	}
 	if l.n > 0 { // values sent before

@@ -45,15 +45,16 @@ type Sim struct {
 	workers     int
 	parMin      int
 	pool        *pool
-	goroutines  int    // evaluating the partitions (SetGoroutines; 0: one each)
-	busy        int    // components awake in recent cycles: a moving average ×16 (parallelMode)
-	parMode     bool   // the load rule has cycles evaluated in parallel
-	spinning    bool   // pool.running as last stored
-	holdWorkers bool   // tests: the workers never get to a partition (HoldWorkers)
-	noLook      bool   // SetLookahead(false)
-	look        uint64 // the smallest latency of a line across partitions (0: none)
-	crossReg    bool   // a registered input reads an output of another partition
-	meter       *meter // SetMeasured: parallel cycles only while measured faster
+	goroutines  int         // evaluating the partitions (SetGoroutines; 0: one each)
+	sharedSets  []*ReadySet // Build: the ready sets bind left shared (unshare)
+	busy        int         // components awake in recent cycles: a moving average ×16 (parallelMode)
+	parMode     bool        // the load rule has cycles evaluated in parallel
+	spinning    bool        // pool.running as last stored
+	holdWorkers bool        // tests: the workers never get to a partition (HoldWorkers)
+	noLook      bool        // SetLookahead(false)
+	look        uint64      // the smallest latency of a line across partitions (0: none)
+	crossReg    bool        // a registered input reads an output of another partition
+	meter       *meter      // SetMeasured: parallel cycles only while measured faster
 
 	tracer     *tracer
 	traceEpoch uint64 // bumped by Trace and EndTrace
@@ -476,6 +477,7 @@ func (s *Sim) number() error {
 		s.wake(&s.sched[i], s.now)
 	}
 	s.fused = s.workers > 1 && !s.noLook && !s.crossReg && s.look != 1
+	s.unshare()
 	if s.fused {
 		for _, p := range s.parts {
 			for b := range p.xsend {
@@ -489,6 +491,22 @@ func (s *Sim) number() error {
 		s.pool = newPool(s)
 	}
 	return nil
+}
+
+// unshare drops the atomics of the ready sets bind left shared when the
+// Sim runs under lookahead: a value sent across partitions is put on its
+// line, and raises its bit, by the receiver's partition (LineOut.deliver),
+// so only that partition's goroutine touches a set. A locked OR is a
+// full barrier on the send path: with the network in 8 partitions half a
+// torus's routers had shared sets.
+func (s *Sim) unshare() {
+	for _, st := range s.sharedSets {
+		st.listed = false
+		if s.fused {
+			st.shared = false
+		}
+	}
+	s.sharedSets = nil
 }
 
 // homes assigns each component (in tree order) a partition: the i-th of n
