@@ -152,11 +152,17 @@ func (l *arrivalLog) push(a Arrival) {
 }
 
 // AttachForwarding lets the host of the node whose NIC sides are tx and rx
-// post Forwards: rx tells tx of every packet of the messages forwards
-// names (one function for every node: forwards(node, src, msg)) over a
-// one-cycle line. Its answers must not change during the run: rx asks once
-// a message, at its first packet. Call after Attach, before Build.
-func AttachForwarding(tx *Sender, rx *Receiver, forwards func(node, src, msg uint32) bool) {
+// post Forwards: rx tells tx of the packets of a message that forwards
+// selects (one function for every node: forwards(node, src, msg) gives
+// every and phases, the packets whose Seq % every is a phase in phases,
+// bit k for phase k; every 0: none, 1: all) over a one-cycle line. It
+// must select at least every packet some Forward of the node's host will
+// take (a packet it leaves out never reaches tx), and should select no
+// more: a packet no stream takes wakes tx for nothing and waits in its
+// early log for good (at a corner of the 3-colour broadcast, two packets
+// of three). Its answers must not change during the run: rx asks once a
+// message, at its first packet. Call after Attach, before Build.
+func AttachForwarding(tx *Sender, rx *Receiver, forwards func(node, src, msg uint32) (every uint16, phases uint64)) {
 	if !tx.fed {
 		panic(fmt.Errorf("%s: AttachForwarding before Attach", tx.Path()))
 	}
@@ -170,7 +176,27 @@ func AttachForwarding(tx *Sender, rx *Receiver, forwards func(node, src, msg uin
 // rxForward is a Receiver's side of forwarding (its queue, asked at
 // every evaluation, is the Receiver's arrq).
 type rxForward struct {
-	forwards func(node, src, msg uint32) bool
+	forwards func(node, src, msg uint32) (every uint16, phases uint64)
+}
+
+// relayOf is how a Receiver keeps what forwards says of a message in its
+// reassembly entry: every (0: none; 1: all, also for a period over 8)
+// and the phases, a byte each.
+func (f *rxForward) relayOf(node, src, msg uint32) (every, phases uint8) {
+	e, ph := f.forwards(node, src, msg)
+	switch {
+	case e == 0 || ph == 0:
+		return 0, 0
+	case e == 1 || e > 8:
+		return 1, 1
+	}
+	return uint8(e), uint8(ph)
+}
+
+// relays reports whether packet seq of a message whose entry keeps every
+// and phases (relayOf) goes to the Sender.
+func relays(every, phases uint8, seq uint16) bool {
+	return every == 1 || every > 1 && phases>>(seq%uint16(every))&1 != 0
 }
 
 // Forward posts a stream (Sender.Forward).

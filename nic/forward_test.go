@@ -38,3 +38,27 @@ func TestArrivalLogKeepsOrder(t *testing.T) {
 		require.Equal(t, model, got)
 	})
 }
+
+// What a Receiver keeps of forwards' answer for a message, and which of
+// its packets then go to the Sender.
+func TestRelaySelection(t *testing.T) {
+	for _, c := range []struct {
+		every  uint16
+		phases uint64
+		want   []bool // packets 0..5
+	}{
+		{0, 0, []bool{false, false, false, false, false, false}},
+		{1, 1, []bool{true, true, true, true, true, true}},
+		{3, 0b010, []bool{false, true, false, false, true, false}},
+		{3, 0b101, []bool{true, false, true, true, false, true}},
+		{6, 1 << 5, []bool{false, false, false, false, false, true}},
+		{9, 1, []bool{true, true, true, true, true, true}}, // a period over 8: all, the Sender picks
+		{3, 0, []bool{false, false, false, false, false, false}},
+	} {
+		f := &rxForward{forwards: func(node, src, msg uint32) (uint16, uint64) { return c.every, c.phases }}
+		e, ph := f.relayOf(0, 1, 2)
+		for seq, w := range c.want {
+			require.Equal(t, w, relays(e, ph, uint16(seq)), "every %d phases %b packet %d", c.every, c.phases, seq)
+		}
+	}
+}

@@ -840,8 +840,8 @@ func (r *Receiver) accepts(p *packet.Packet) bool {
 }
 
 // reassemble marks p in its message's entry; it returns the entry,
-// whether p completes the message and whether the node passes p on (its
-// message is forwarded and p is no duplicate).
+// whether p completes the message and whether the node passes p on (a
+// Forward of the node's takes it, and p is no duplicate).
 func (r *Receiver) reassemble(p *packet.Packet) (slot int32, last, relay bool) {
 	n := r.Shape.Packets
 	r.re.setWords(bitmapWords(n)) // the Shape as of the first message
@@ -849,7 +849,11 @@ func (r *Receiver) reassemble(p *packet.Packet) (slot int32, last, relay bool) {
 	m := r.re.at(slot)
 	if fresh {
 		m.born, m.measured = p.Born, p.Measured
-		m.relay = r.fwd != nil && r.fwd.forwards(r.Node, p.Src, p.Msg)
+		if r.fwd != nil {
+			m.every, m.phases = r.fwd.relayOf(r.Node, p.Src, p.Msg)
+		} else {
+			m.every, m.phases = 0, 0
+		}
 		r.MaxOpen = max(r.MaxOpen, r.re.len())
 	}
 	w, b := &m.seen, uint64(1)<<(p.Seq%64)
@@ -865,7 +869,7 @@ func (r *Receiver) reassemble(p *packet.Packet) (slot int32, last, relay bool) {
 		m.sent = p.Sent
 	}
 	m.got++
-	return slot, m.got >= n, m.relay
+	return slot, m.got >= n, relays(m.every, m.phases, p.Seq)
 }
 
 // arrived completes the message in entry slot, whose last packet is p:

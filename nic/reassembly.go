@@ -61,7 +61,9 @@ type partial struct {
 	seen     uint64 // packets seen, for messages of at most 64 packets
 	got      uint32
 	measured bool
-	relay    bool // the node passes the message's packets on (Receiver.reassemble)
+	// Which of the message's packets the node passes on (rxForward.relayOf,
+	// Receiver.reassemble): every 0 none, 1 all, else Seq % every in phases.
+	every, phases uint8
 }
 
 // hashMul is 2^64/φ, odd: Knuth's multiplicative (Fibonacci) hash.

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -43,14 +44,56 @@ type Relay struct {
 // Table is the forwarding table of node's Forward op op.
 func (p *Program) Table(node int, op Op) []Relay { return p.tables[node][op.Aux] }
 
-// Relays reports whether node passes on the packets of message msg of
-// node src (one function for every node's NIC).
-func (p *Program) Relays(node, src, msg uint32) bool {
+// Relays says which packets of message msg of node src node passes on
+// (one function for every node's NIC): those whose Seq % every is a phase
+// in phases (bit k: phase k). every 0: none; 1: all of them (also where
+// its tables select by more than 64 phases, or by two periods).
+func (p *Program) Relays(node, src, msg uint32) (every uint16, phases uint64) {
 	if p.relays == nil {
-		return false
+		return 0, 0
 	}
-	_, ok := slices.BinarySearch(p.relays[node], uint64(src)<<32|uint64(msg))
-	return ok
+	rs := p.relays[node]
+	i, ok := slices.BinarySearchFunc(rs, uint64(src)<<32|uint64(msg), func(r relayed, k uint64) int { return cmp.Compare(r.key, k) })
+	if !ok {
+		return 0, 0
+	}
+	return rs[i].every, rs[i].phases
+}
+
+// relayed is a message a node passes on (Program.relays): its key
+// (origin<<32 | msg) and the packets, as Relays returns them.
+type relayed struct {
+	key    uint64
+	every  uint16
+	phases uint64
+}
+
+// relayOf is what entry e of a forwarding table passes on.
+func relayOf(e *Relay) relayed {
+	r := relayed{key: uint64(e.Origin)<<32 | uint64(e.Msg), every: 1, phases: 1}
+	if e.Every > 1 && e.Every <= 64 {
+		r.every, r.phases = e.Every, 1<<e.Phase
+	}
+	return r
+}
+
+// mergeRelays sorts rs by key and makes one of each message: the union
+// of its phases, or all its packets where two entries differ in period.
+func mergeRelays(rs []relayed) []relayed {
+	slices.SortFunc(rs, func(a, b relayed) int { return cmp.Compare(a.key, b.key) })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && out[n-1].key == r.key {
+			if m := &out[n-1]; m.every == r.every {
+				m.phases |= r.phases
+			} else {
+				m.every, m.phases = 1, 1
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return slices.Clip(out)
 }
 
 // Forwards reports whether any node forwards packets (the runner then
@@ -166,7 +209,7 @@ func (p *Program) resolve() error {
 			}
 		}
 	}
-	p.relays = make([][]uint64, p.Nodes)
+	p.relays = make([][]relayed, p.Nodes)
 	for node, ops := range p.ops {
 		for _, op := range ops {
 			if op.Kind != Forward {
@@ -182,11 +225,10 @@ func (p *Program) resolve() error {
 					return fmt.Errorf("program %s: node %d forwards node %d's message with tag %d, which node %d never sends along lines", p.Name, node, e.Origin, op.Tag, e.Origin)
 				}
 				e.Msg = pc
-				p.relays[node] = append(p.relays[node], uint64(e.Origin)<<32|uint64(pc))
+				p.relays[node] = append(p.relays[node], relayOf(e))
 			}
 		}
-		slices.Sort(p.relays[node])
-		p.relays[node] = slices.Compact(p.relays[node])
+		p.relays[node] = mergeRelays(p.relays[node])
 	}
 	return nil
 }

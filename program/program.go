@@ -88,9 +88,10 @@ type Program struct {
 	gen   generator    // nil: ops
 	net   *routing.Net // Deposit's network (BuildOn)
 	// tables are the Forward ops' tables, per node (lines.go); relays
-	// the messages each node passes on, sorted (Relays).
+	// the messages each node passes on, sorted by key, and which of their
+	// packets (Relays).
 	tables [][][]Relay
-	relays [][]uint64
+	relays [][]relayed
 	// counted are the tags RecvAll waits for (no Recv takes them).
 	counted []int32
 }

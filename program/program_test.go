@@ -343,7 +343,59 @@ func TestLineBroadcast(t *testing.T) {
 				require.LessOrEqual(t, starts[node][col], 1, "node %d starts two lines of colour %d", node, col)
 			}
 		}
+		checkRelays(t, p)
 	})
+}
+
+// checkRelays: Relays selects, of every message a node's forwarding
+// tables name, exactly the packets some entry of its takes (Seq % Every
+// == Phase), and nothing of the others.
+func checkRelays(t require.TestingT, p *Program) {
+	for node := range p.Nodes {
+		want := map[uint64][12]bool{}
+		for _, table := range p.tables[node] {
+			for _, e := range table {
+				if int(e.Origin) == node {
+					continue
+				}
+				k := uint64(e.Origin)<<32 | uint64(e.Msg)
+				sel := want[k]
+				for seq := range sel {
+					sel[seq] = sel[seq] || e.Every <= 1 || seq%int(e.Every) == int(e.Phase)
+				}
+				want[k] = sel
+			}
+		}
+		for k, sel := range want {
+			every, phases := p.Relays(uint32(node), uint32(k>>32), uint32(k))
+			for seq, w := range sel {
+				got := every == 1 || every > 1 && phases>>(seq%int(every))&1 != 0
+				require.Equal(t, w, got, "node %d, message %x, packet %d: every %d phases %b", node, k, seq, every, phases)
+			}
+		}
+		if _, ok := want[uint64(node)<<32|1<<20]; !ok {
+			every, _ := p.Relays(uint32(node), uint32(node), 1<<20)
+			require.Zero(t, every, "node %d relays a message no table names", node)
+		}
+	}
+}
+
+// mergeRelays: one entry a message, the union of its phases, all its
+// packets where the periods differ.
+func TestMergeRelays(t *testing.T) {
+	for _, c := range []struct {
+		in, want []relayed
+	}{
+		{nil, nil},
+		{[]relayed{{key: 5, every: 3, phases: 1 << 2}, {key: 2, every: 3, phases: 1}, {key: 5, every: 3, phases: 1}},
+			[]relayed{{key: 2, every: 3, phases: 1}, {key: 5, every: 3, phases: 0b101}}},
+		{[]relayed{{key: 7, every: 3, phases: 2}, {key: 7, every: 6, phases: 2}}, []relayed{{key: 7, every: 1, phases: 1}}},
+	} {
+		require.Equal(t, c.want, mergeRelays(c.in))
+	}
+	require.Equal(t, relayed{key: 3<<32 | 4, every: 6, phases: 1 << 5}, relayOf(&Relay{Origin: 3, Msg: 4, Every: 6, Phase: 5}))
+	require.Equal(t, relayed{key: 3<<32 | 4, every: 1, phases: 1}, relayOf(&Relay{Origin: 3, Msg: 4, Every: 1}))
+	require.Equal(t, relayed{key: 3<<32 | 4, every: 1, phases: 1}, relayOf(&Relay{Origin: 3, Msg: 4, Every: 65, Phase: 64}))
 }
 
 // Allgather in lines on random tori: every node receives every other
@@ -369,6 +421,7 @@ func TestLineAllgather(t *testing.T) {
 				require.LessOrEqual(t, starts[node][0], 1)
 			}
 		}
+		checkRelays(t, p)
 	})
 }
 
