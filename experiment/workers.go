@@ -58,9 +58,9 @@ func build(cfg config.Config, sim *rtl.Sim) error { return buildSplit(cfg, sim, 
 // Sim.SetGoroutines), which shares a cycle's work out as it comes, and a
 // goroutine the host deschedules holds a cycle for one small partition,
 // not half the network. On the 8×32×32 3-colour broadcast (2 goroutines)
-// 256 KiB ran in 14.3–15.0 s against 14.1–21.4 s (median 17.0) with one
-// partition a goroutine, 1 MiB in 62.4 and 62.5 s against 68.9 and 87.6
-// (docs/performance.md, "Partitions claimed as they come"). Load runs
+// 256 KiB ran in 14.7–16.2 s (median 15.0) against 14.1–21.4 s (median
+// 17.0) with one partition a goroutine, 1 MiB in 62.4 and 62.5 s against
+// 68.9 and 87.6 (docs/performance.md, "Partitions claimed as they come"). Load runs
 // stay at one a goroutine: random traffic spreads evenly over the halves,
 // and more partitions put more lines across them (a 16×16×16 torus in 8
 // slabs has every z link across), each send there a staged copy.
@@ -74,11 +74,11 @@ type splitter interface{ partitionsPerGoroutine() int }
 // split at all.
 func buildSplit(cfg config.Config, sim *rtl.Sim, k int) error {
 	w := workers(cfg, sim)
-	sim.SetParallel(w)
-	if k > 1 && w > 1 {
-		sim.SetParallel(w * k)
-		sim.SetGoroutines(w)
+	if w == 1 {
+		k = 1
 	}
+	sim.SetParallel(w * k)
+	sim.SetGoroutines(w)
 	sim.SetMeasured(cfg.Run.Workers == 0 && w > 1)
 	return sim.Build()
 }
