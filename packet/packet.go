@@ -1,8 +1,12 @@
 // Package packet is the packet format every block carries (docs/architecture.md §4): a
 // header with addressing, collective tag, message id, sequence and length.
 // Packets are values: links, buffers and multicast replication copy them,
-// so nothing is allocated per packet and no two components share one —
-// except a reduction's payload (Payload), the one per-packet allocation for
+// so nothing is allocated per packet and no two components share one,
+// with two exceptions. Between the VC routers (package router: the tori,
+// meshes, MINs and irregular networks) the header travels as a handle,
+// a pointer to a record in the routers' pool that moves with the packet
+// from router to router, one owner at a time (router.Flits). And a
+// reduction's payload (Payload), the one per-packet allocation for
 // now: a slice that is immutable once the packet is sent, so copies (links,
 // multicast replication) share it and a combine unit builds a new slice for
 // every packet it emits (the OQ-router paper §2.1).
@@ -50,7 +54,8 @@ func (o Op) String() string {
 // Packet is the header and, for reductions, the payload of one packet.
 type Packet struct {
 	// (Fields are ordered so the struct packs into 88 bytes: a packet is
-	// copied onto every link it crosses.)
+	// copied onto every link of the fat-tree's switches it crosses, and
+	// into a VC router's record from the node's port.)
 	ID     uint64 // unique per run: source << 40 | sequence at the source
 	Src    uint32 // source node
 	Dst    uint32 // destination node (Unicast) or collective address

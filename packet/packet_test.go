@@ -27,17 +27,16 @@ func TestOpNames(t *testing.T) {
 		Unicast.String()+" "+Multicast.String()+" "+Reduce.String()+" "+Barrier.String()+" "+Broadcast.String()+" "+Op(9).String())
 }
 
-// A packet is copied onto every link it crosses and kept in a router's
-// store slot (router's pktRec: the header, two words and padding to two
-// cache lines, 128 bytes): keep it at 88 bytes.
+// A packet is copied onto every link of a crossbar switch it crosses and
+// into every crosspoint buffer: keep it at 88 bytes.
 func TestPacketSize(t *testing.T) {
 	const budget = 88
 	size := unsafe.Sizeof(Packet{})
 	require.LessOrEqual(t, size, uintptr(budget),
-		"packet.Packet is %d bytes, %d past its %d-byte budget (the header is copied onto every link a packet crosses, "+
-			"and a router's store slot, pktRec, is two cache lines with it). To fix: put the new field in padding "+
+		"packet.Packet is %d bytes, %d past its %d-byte budget (the header is copied onto every link of a crossbar "+
+			"switch a packet crosses, and into its crosspoint buffers). To fix: put the new field in padding "+
 			"(the fields are ordered to pack: small fields go with Seq, Op, VL, SL, Hops, InPort, Link), narrow a field, "+
 			"or keep what only a source or sink reads out of the header; if the growth is measured and wanted, raise "+
-			"the budget here with the benchmark figure, and shrink router's pktRec padding to keep its slot 128 bytes.",
+			"the budget here with the benchmark figure.",
 		size, size-budget, budget)
 }

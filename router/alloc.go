@@ -38,7 +38,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	}
 	first := v.sent == 0
 	if first && r.tapOn>>uint(q)&1 != 0 && !v.drop() {
-		r.tap(s, q, v.ovc, &pr.p)
+		r.tap(s, q, v.ovc, pr.p)
 	}
 	v.dep += n
 	v.sent += n
@@ -61,19 +61,19 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	if port != 0 {
 		c := Credits{At: s + ip.Cred.Latency(), N: n, VC: uint8(vcIn(id))}
 		if tail {
-			c.Pad = r.padOf(port, int(c.VC), flitsOf(&pr.p, r.P))
+			c.Pad = r.padOf(port, int(c.VC), flitsOf(pr.p, r.P))
 		}
 		ip.Cred.Send(c)
 	}
 	switch {
 	case q == 0 && tail && v.drop():
 		v.setDrop(false)
-		r.flt.log.Add(now, r.Path(), &pr.p)
+		r.flt.log.Add(now, r.Path(), pr.p)
 	case q == 0 && tail:
 		// The sink takes the packet whole: its header now, with the
 		// cycles that bring its tail to the sink when the last flit
 		// would arrive there.
-		pk := pr.p
+		pk := *pr.p
 		pk.Hops++
 		pk.Cycles = uint32(op.busyTo - now)
 		s, c := r.ejectAt(int(v.ovc))
@@ -88,10 +88,16 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 			op.Data.SendRef(&m)
 			break
 		}
-		m.Pkt = pr.p
-		m.Pkt.Hops++
 		if r.retry>>uint(q)&1 != 0 {
-			m.Pkt = r.links.tx[q].push(&m.Pkt, v.ovc, flitsOf(&pr.p, r.P), n, op.runEnd)
+			// The resend buffer keeps the packet; each copy on the wire
+			// is a record of its own (the receiver may reject it).
+			pk := *pr.p
+			pk.Hops++
+			m.Pkt = r.pk.newRec()
+			*m.Pkt = r.links.tx[q].push(&pk, v.ovc, flitsOf(pr.p, r.P), n, op.runEnd)
+		} else {
+			pr.p.Hops++
+			m.Pkt, pr.passed = pr.p, true
 		}
 		r.hops++
 		if op.eager {
@@ -112,7 +118,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		}
 		v.state, v.sent = Idle, 0
 		r.act &^= bit(id)
-		v.done(ref, r.pk, op.runEnd, pr.p.Payload != nil)
+		v.done(ref, r.pk, op.runEnd)
 		if v.curRef(r.pk) != nil {
 			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
 		}
@@ -165,10 +171,10 @@ func replicated(op packet.Op) bool { return op == packet.Multicast || op == pack
 func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	var ch routing.Choices
 	if dst := int(pr.p.Dst); pr.p.Dst == r.node {
-		ch = ch.Add(routing.Local, r.localVCs(&pr.p))
+		ch = ch.Add(routing.Local, r.localVCs(pr.p))
 	} else {
 		if pr.route == 0 { // with classes r.route routes the class on its VCs (classRoute)
-			pr.route = r.route(r.net, request(int(r.node), q, w, &pr.p))
+			pr.route = r.route(r.net, request(int(r.node), q, w, pr.p))
 		}
 		ch = pr.route
 		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
@@ -178,7 +184,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if ch == 0 && (r.rare == nil || r.rare.unrouted == nil) {
 		// A routing function must offer some port: record the first
 		// packet it strands (Err), which then waits where it is.
-		r.rareRec().unrouted = &unrouted{at: now, in: q, p: pr.p}
+		r.rareRec().unrouted = &unrouted{at: now, in: q, p: *pr.p}
 	}
 	if replicated(pr.p.Op) {
 		v.watch = 0 // the outputs whose credits it waits for (multicast)
@@ -189,7 +195,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if r.flt != nil {
 		v.watch = ^uint8(0) // the ports offered change as links fail
 	}
-	F := flitsOf(&pr.p, r.P)
+	F := flitsOf(pr.p, r.P)
 	bi := r.choose(now, v, ch, r.needs(q, w, F))
 	if bi < 0 {
 		return
@@ -752,6 +758,51 @@ func (r *Router) CheckCredits() error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// CheckRecords checks, for a network that has drained (every packet
+// delivered), that each packet record the pools of rs's partitions made
+// is back in a pool exactly once, or on a data line with a copy its
+// receiver will reject (a resend of a packet that arrived): none lost,
+// none freed twice (a record passed on and freed by its sender too). It
+// frees the slots whose tails have left first, as the next packet would.
+func CheckRecords(rs []*Router) error {
+	seen := map[*packet.Packet]bool{}
+	var made uint64
+	stores := map[*store]bool{}
+	for _, r := range rs {
+		for q := 1; q < int(r.np); q++ {
+			if ip := r.inAt(q); ip.exists() {
+				ip.Data.Each(func(m Flits) {
+					if m.Head {
+						seen[m.Pkt] = true
+					}
+				})
+			}
+		}
+	}
+	for _, r := range rs {
+		st := r.pk
+		if st == nil || stores[st] {
+			continue
+		}
+		stores[st] = true
+		st.reap(never)
+		made += st.made
+		for _, p := range st.recs {
+			if seen[p] {
+				return fmt.Errorf("router: packet record %p is in a pool twice, or in a pool and on a line (freed twice; last packet %d)", p, p.ID)
+			}
+			seen[p] = true
+		}
+	}
+	if uint64(len(seen)) > made {
+		return fmt.Errorf("router: %d packet records in the pools, %d made: records from outside the pools were freed into them", len(seen), made)
+	}
+	if uint64(len(seen)) < made {
+		return fmt.Errorf("router: %d of %d packet records are not back in a pool after the network drained (lost)", made-uint64(len(seen)), made)
 	}
 	return nil
 }

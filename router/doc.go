@@ -22,6 +22,20 @@
 // per hop whatever its length, and a blocked worm costs one event per
 // router it stops in and one per router it restarts in.
 //
+// # Headers travel by handle
+//
+// A packet's header is copied once, from the node's port into a record of
+// the partition's pool (store.newRec); from then on the head's message
+// carries a pointer to it (Flits.Pkt) and each router on the way takes the
+// record over, so a hop copies no header and a data line's entry is 32
+// bytes. One router owns a record at a time: the one whose VC holds the
+// head, until it passes the record on with its one copy; a multicast
+// router gives every copy but the last a record of its own, and a link
+// with retry every copy on the wire (the receiver may reject it, and then
+// frees it). The last owner frees the record once its tail has left
+// (store.retire). CheckRecords checks, after a drain, that every record
+// is back in a pool exactly once.
+//
 // Timing is the flit-level model it stands for, exactly
 // (TestRouterTimingMatchesFlitReference in timing_test.go checks it
 // against a flit-by-flit reference, one router driven by the test

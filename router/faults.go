@@ -50,7 +50,7 @@ func (r *Router) aroundFaults(now uint64, dst int, v *inVC, pr *pktRec) routing.
 	ch := pr.alive
 	v.setDrop(ch == 0)
 	if ch == 0 {
-		ch = ch.Add(routing.Local, r.localVCs(&pr.p))
+		ch = ch.Add(routing.Local, r.localVCs(pr.p))
 	}
 	return ch
 }

@@ -9,8 +9,16 @@ import (
 // first arriving in cycle At, then one every P cycles. The first run of a
 // packet carries its header (Head); its message reaches the receiver when
 // the head may leave there (At + D), unless the receiver is traced.
+//
+// The header travels as a handle: Pkt is the packet's record in the
+// routers' record pool (store.recs), which the receiving router takes
+// over with the head, so a hop copies no packet (issue 46 step 1: a
+// 32-byte line entry, half a cache line, where the header made it 112
+// bytes on two). A router owns the record from the head's arrival until
+// it passes the record on or its own copy's tail has left (store.retire);
+// the sender writes it (Hops) before the send and only reads it after.
 type Flits struct {
-	Pkt  packet.Packet
+	Pkt  *packet.Packet // the header (Head), nil on the packet's later runs
 	At   uint64
 	N    uint32
 	VC   uint8
@@ -40,22 +48,26 @@ type seg struct {
 }
 
 // pktRec is a packet with flits in a VC buffer (arrived or announced):
-// its header, the VC's flit count just after its tail, and the routing
-// function's choices for it here once asked (0: not yet; a routing
-// function is a pure function of the request, so a head that waits asks
-// once per router, not on every attempt).
+// its header's record, the VC's flit count just after its tail, and the
+// routing function's choices for it here once asked (0: not yet; a
+// routing function is a pure function of the request, so a head that
+// waits asks once per router, not on every attempt).
 type pktRec struct {
-	p     packet.Packet
-	end   uint32 // a flit number of its VC (inVC)
-	route routing.Choices
+	p   *packet.Packet // the record (Flits.Pkt): this router's until passed
+	end uint32         // a flit number of its VC (inVC)
+	// passed: the record itself went on with the head (one copy, on a
+	// link without retry), so the router that holds it downstream frees
+	// it, not this one.
+	passed bool
+	route  routing.Choices
 	// With dead links, route's choices that still lead to the
 	// destination (routing.Net.Alive), valid before cycle aliveTo (0:
 	// not worked out): a packet waiting here asks again at every try.
 	alive   routing.Choices
 	aliveTo uint64
-	// Up to 128 bytes: a slot is two whole cache lines of the store's
-	// array (a large one starts on a page), not three for most slots.
-	_ [8]byte
+	// 64 bytes: a slot is one whole cache line of the store's array (a
+	// large one starts on a page).
+	_ [24]byte
 }
 
 // flitsOf is the flits of a packet: the source sets Cycles = flits × P.

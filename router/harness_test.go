@@ -357,7 +357,8 @@ func (s *hSrc) Eval() {
 		}
 		m := Flits{At: now + c.L, N: 1, VC: uint8(w), Head: k == 0}
 		if k == 0 {
-			m.Pkt = s.h.header(p)
+			pk := s.h.header(p) // a record of the test's: the router adopts it
+			m.Pkt = &pk
 		}
 		s.Data.SendRef(&m)
 		p.flits[k].arr = now + c.L

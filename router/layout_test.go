@@ -226,3 +226,21 @@ func TestInVCOneLine(t *testing.T) {
 				"align the block by hand.", lanes, uintptr(unsafe.Pointer(r.vin))%64)
 	}
 }
+
+// A packet's slot in the store is one cache line a hop reads (its record
+// handle, tail flit, passed flag and routing choices), and the header
+// travels by handle: a data line's entry is 32 bytes, half a line, where
+// the header inline made it 112 (issue 46 step 1). The slots' array holds
+// pointers, so once over 512 bytes it starts 8 bytes into a line: what a
+// hop reads must lie in the first 56 bytes for it to stay on one line.
+func TestPacketByHandle(t *testing.T) {
+	require.Equal(t, uintptr(64), unsafe.Sizeof(pktRec{}),
+		"pktRec is %d bytes, not 64 (one line of the store's array). To fix: keep it to a line; what only "+
+			"faults read (alive, aliveTo) may move to a side table.", unsafe.Sizeof(pktRec{}))
+	require.LessOrEqual(t, unsafe.Offsetof(pktRec{}.route)+8, uintptr(56),
+		"pktRec's hot fields end at byte %d: past 56 they straddle two lines in an array with an allocator "+
+			"header. To fix: keep p, end, passed and route first.", unsafe.Offsetof(pktRec{}.route)+8)
+	require.Equal(t, uintptr(24), unsafe.Sizeof(Flits{}),
+		"Flits is %d bytes, not 24: a line entry (8 more) is then over half a cache line. To fix: the header "+
+			"stays a handle (Flits.Pkt); narrow or drop the field added.", unsafe.Sizeof(Flits{}))
+}

@@ -25,8 +25,8 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		panic("router: a multicast packet in a " + r.sw.String() + " router; multicast needs vct")
 	}
 	P := uint64(r.P)
-	ch = r.laneLocal(ch, &pr.p) // a deposit-bit packet's copy for the node: any lane
-	ip := r.inRec(vcID(q, w))   // with lanes an injection FIFO's lane
+	ch = r.laneLocal(ch, pr.p) // a deposit-bit packet's copy for the node: any lane
+	ip := r.inRec(vcID(q, w))  // with lanes an injection FIFO's lane
 	F := uint32(pr.end - v.dep)
 	// The copies go all at once, so the packet can go no sooner than the
 	// last of what it waits for frees: retry is the latest of the input's,
@@ -132,7 +132,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	for m := ports; m != 0; m &= m - 1 {
 		o := bits.TrailingZeros8(m)
-		r.copyTo(now, end, o, uint8(pick[o]), v, pr, F)
+		r.copyTo(now, end, o, uint8(pick[o]), v, pr, F, m&(m-1) == 0)
 	}
 	// The input: its flits leave once, in one run.
 	id := vcID(q, w)
@@ -150,7 +150,7 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 		r.freed = end + P
 	}
 	v.state, v.sent, v.retry = Idle, 0, 0
-	v.done(ref, r.pk, end, pr.p.Payload != nil)
+	v.done(ref, r.pk, end)
 	if v.curRef(r.pk) == nil {
 		r.wait &^= bit(id) // nothing behind it: no wake-up when the outputs free
 	}
@@ -171,22 +171,23 @@ func (r *Router) laneBusyTo(u int, ov *outVC) uint64 {
 }
 
 // copyTo sends one whole copy of the packet on output o, VC u, from now to
-// end.
-func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F uint32) {
+// end; last: no copy follows, so a copy into the network may take the
+// packet's record itself rather than one of its own.
+func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F uint32, last bool) {
 	op := r.outAt(o)
 	ov := r.outVCAt(int(r.base[o&7]) + int(u))
 	if o == 0 && r.node0&nodeLanes != 0 {
 		op = r.outRec(0, u) // its lane's link
 	}
 	if r.tapOn>>uint(o)&1 != 0 {
-		r.tap(now, o, u, &pr.p)
+		r.tap(now, o, u, pr.p)
 	}
 	op.runS, op.tag, op.runVC, op.from = now, pr.p.Tag(), u, -2
 	op.runEnd, op.busyTo = end, end+uint64(r.P)
 	ov.freeAt = op.busyTo
 	r.hops++
 	if o == 0 {
-		pk := pr.p
+		pk := *pr.p
 		pk.Hops++
 		pk.Cycles = uint32(op.busyTo - now)
 		s, c := r.ejectAt(int(u))
@@ -195,10 +196,20 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 	}
 	ov.take(F, r.P, op, int(u))
 	ov.pad += r.padOf(o, int(u), F)
-	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: pr.p}
-	m.Pkt.Hops++
-	if t := r.tx(o); t != nil {
-		m.Pkt = t.push(&m.Pkt, u, F, F, end)
+	// Every copy but the last is a record of its own (the router's
+	// frees with its slot); on a link with retry every copy is.
+	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true}
+	t := r.tx(o)
+	if last && t == nil {
+		pr.p.Hops++
+		m.Pkt, pr.passed = pr.p, true
+	} else {
+		m.Pkt = r.pk.newRec()
+		*m.Pkt = *pr.p
+		m.Pkt.Hops++
+		if t != nil {
+			*m.Pkt = t.push(m.Pkt, u, F, F, end)
+		}
 	}
 	if op.eager {
 		op.Data.SendRef(&m)

@@ -319,7 +319,7 @@ func (x *rxLink) filter(now uint64, m *Flits, P uint32) bool {
 	bit := uint8(1) << u
 	if m.Head {
 		seq := m.Pkt.Link & link.SeqMask
-		x.left[u] = flitsOf(&m.Pkt, P)
+		x.left[u] = flitsOf(m.Pkt, P)
 		x.drop |= bit
 		switch {
 		case m.Pkt.Link&link.BadCRC != 0:
@@ -467,7 +467,8 @@ func (r *Router) resend(now uint64, q int) {
 		r.freed = op.busyTo
 	}
 	r.moved = max(r.moved, end)
-	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: pk}
+	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: r.packets().newRec()}
+	*m.Pkt = pk
 	if op.eager {
 		op.Data.SendRef(&m)
 	} else {

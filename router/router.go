@@ -466,13 +466,16 @@ func (r *Router) receive(now uint64) {
 				break
 			}
 			if retry && !r.links.rx[q].filter(now, m, P) {
-				continue // a copy the link rejects: it never enters the buffer
+				if m.Head { // a copy the link rejects: it never enters the buffer
+					r.packets().freeRec(m.Pkt, m.Pkt.Payload != nil)
+				}
+				continue
 			}
 			v, st := r.inVC(vcID(q, int(m.VC))), r.packets() // the VC from the Router's block, not through the port's slice (another line)
 			v.cleanup(now, P, st)
 			if m.Head {
-				end := v.ann + flitsOf(&m.Pkt, P)
-				v.pushPkt(pktRef{end, st.put(&m.Pkt, end, now)}, st)
+				end := v.ann + flitsOf(m.Pkt, P)
+				v.pushPkt(pktRef{end, st.adopt(m.Pkt, end, now)}, st)
 			}
 			v.announce(m.At, m.N, P, st)
 			r.arrive(vcID(q, int(m.VC)), v)

@@ -264,8 +264,8 @@ func (v *inVC) curMore(st *store) *pktRef {
 // counted in the VC, its copy downstream carries it) and a monitor no
 // longer after, so the store holds the packets in the buffers, not those
 // that left and wait for their VC's next cleanup.
-func (v *inVC) done(ref *pktRef, st *store, at uint64, pay bool) {
-	st.retire(ref.slot, at, pay)
+func (v *inVC) done(ref *pktRef, st *store, at uint64) {
+	st.retire(ref.slot, at)
 	ref.slot |= retiredSlot
 }
 
@@ -287,34 +287,88 @@ type store struct {
 	// The slots of packets whose tails are on their way out, with the
 	// cycle the last leaves, in the order their VCs were done with them.
 	retired ring.Ring[retired]
+	// recs are the free packet records (Flits.Pkt) of the partition's
+	// routers, the last freed taken first (still in the cache). A record
+	// moves with its packet from router to router, so it is freed into
+	// the pool of the partition that holds it last, whichever made it:
+	// the pools follow the packets, as the slots do.
+	recs []*packet.Packet
+	made uint64 // records the pool made (CheckRecords)
 }
 
 type retired struct {
 	at   uint64
+	rec  *packet.Packet // the record to free with the slot (nil: passed on)
 	slot uint32
-	pay  bool // the packet has a payload, which release drops (else it need not touch the slot)
+	pay  bool // the packet has a payload, which release drops
 }
 
-// put keeps packet p, whose tail is flit end of its VC, in cycle now,
-// and returns its slot: the header is copied once, into the slot, not
-// built in a record first. Pointers into the store (at) are valid until
-// the next put.
-func (s *store) put(p *packet.Packet, end uint32, now uint64) uint32 {
-	// Free the slots whose packets have left by now. Their order is
-	// their tails' scheduling, nearly that of their departures: one a
-	// little later than the next waits for it.
-	for s.retired.Len() > 0 && s.retired.Peek().at <= now {
-		if e := s.retired.Pop(); e.pay {
-			s.release(e.slot)
-		} else {
-			s.free = append(s.free, e.slot) // no payload to drop: the slot is not read
+// recChunk is how many packet records the pool makes at once: one
+// allocation, side by side, for 64 records.
+const recChunk = 64
+
+// newRec is a free record for a packet.
+func (s *store) newRec() *packet.Packet {
+	n := len(s.recs)
+	if n == 0 {
+		chunk := make([]packet.Packet, recChunk)
+		s.made += recChunk
+		for i := range chunk {
+			s.recs = append(s.recs, &chunk[recChunk-1-i])
 		}
+		n = recChunk
 	}
+	p := s.recs[n-1]
+	s.recs = s.recs[:n-1]
+	return p
+}
+
+// freeRec returns record p to the pool; pay: it holds a payload, whose
+// reference is dropped.
+func (s *store) freeRec(p *packet.Packet, pay bool) {
+	if pay {
+		p.Payload = nil
+	}
+	s.recs = append(s.recs, p)
+}
+
+// put keeps a copy of packet p (from the node's port) in a new record,
+// its tail flit end of its VC, in cycle now, and returns its slot.
+// Pointers into the store (at) are valid until the next put or adopt.
+func (s *store) put(p *packet.Packet, end uint32, now uint64) uint32 {
+	s.reap(now)
+	rec := s.newRec()
+	*rec = *p
+	return s.slot(rec, end)
+}
+
+// adopt keeps record p, which a data line brought with its head, as put
+// keeps a copy: the header is not copied at all.
+func (s *store) adopt(p *packet.Packet, end uint32, now uint64) uint32 {
+	s.reap(now)
+	return s.slot(p, end)
+}
+
+// reap frees the slots (and records) whose packets have left by now.
+// Their order is their tails' scheduling, nearly that of their
+// departures: one a little later than the next waits for it.
+func (s *store) reap(now uint64) {
+	for s.retired.Len() > 0 && s.retired.Peek().at <= now {
+		e := s.retired.Pop()
+		if e.rec != nil {
+			s.freeRec(e.rec, e.pay)
+		}
+		s.free = append(s.free, e.slot) // the slot is not read
+	}
+}
+
+// slot is a free slot holding record p.
+func (s *store) slot(p *packet.Packet, end uint32) uint32 {
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
 		s.free = s.free[:n-1]
 		rec := &s.slots[i]
-		rec.p, rec.end, rec.route, rec.aliveTo = *p, end, 0, 0
+		rec.p, rec.end, rec.passed, rec.route, rec.aliveTo = p, end, false, 0, 0
 		return i
 	}
 	if n := len(s.slots); n == cap(s.slots) {
@@ -328,7 +382,7 @@ func (s *store) put(p *packet.Packet, end uint32, now uint64) uint32 {
 	if len(s.slots) == retiredSlot {
 		panic("router: more than 2^31 packets held in one partition")
 	}
-	s.slots = append(s.slots, pktRec{p: *p, end: end})
+	s.slots = append(s.slots, pktRec{p: p, end: end})
 	return uint32(len(s.slots) - 1)
 }
 
@@ -346,12 +400,25 @@ func (r *Router) packets() *store {
 	return r.pk
 }
 
-// retire frees slot i once cycle at has passed (done).
-func (s *store) retire(i uint32, at uint64, pay bool) { s.retired.Push(retired{at, i, pay}) }
+// retire frees slot i once cycle at has passed (done), and with it the
+// slot's record unless it was passed on.
+func (s *store) retire(i uint32, at uint64) {
+	pr := &s.slots[i]
+	e := retired{at: at, slot: i}
+	if !pr.passed {
+		e.rec, e.pay = pr.p, pr.p.Payload != nil
+	}
+	s.retired.Push(e)
+}
 
-// release frees slot i, dropping the packet's payload reference.
+// release frees slot i at once, with its record (never passed: the
+// packet did not leave).
 func (s *store) release(i uint32) {
-	s.slots[i].p.Payload = nil
+	pr := &s.slots[i]
+	if !pr.passed {
+		s.freeRec(pr.p, pr.p.Payload != nil)
+	}
+	pr.p = nil
 	s.free = append(s.free, i)
 }
 

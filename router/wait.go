@@ -67,7 +67,7 @@ func (r *Router) WaitsOn(f func(v VCRef, on []VCRef)) {
 				if int(pr.p.Dst) == r.Node && r.node0&(nodeVCs|nodeBounded) == 0 {
 					break // the node's one VC: its sink always takes it
 				}
-				ch := r.choices(q, w, &pr.p)
+				ch := r.choices(q, w, pr.p)
 				for ports := ch.Ports(); ports != 0; ports &= ports - 1 {
 					o := bits.TrailingZeros8(ports)
 					for vcs := ch.VCs(routing.Port(o)); vcs != 0; vcs &= vcs - 1 {
@@ -126,7 +126,7 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 		d := vc.departedBy(now, v.R.P)
 		for i := 0; i < vc.npkts(st); i++ {
 			if pr := vc.pktAt(i, st); fnBefore(d, pr.end) {
-				return pr.rec(v.R.pk).p, true
+				return *pr.rec(v.R.pk).p, true
 			}
 		}
 	}
@@ -134,9 +134,9 @@ func (v VCRef) Packet() (p packet.Packet, ok bool) {
 		switch {
 		case ok:
 		case m.Head:
-			p, ok = m.Pkt, true
+			p, ok = *m.Pkt, true
 		case vc.npkts(st) > 0: // the rest of the packet whose head was read
-			p, ok = vc.pktAt(vc.npkts(st)-1, st).rec(st).p, true
+			p, ok = *vc.pktAt(vc.npkts(st)-1, st).rec(st).p, true
 		}
 	})
 	return p, ok

@@ -215,6 +215,10 @@ func (n *Net) CheckCredits() error {
 	return nil
 }
 
+// CheckRecords checks, once the network drained, that every packet
+// record is back in its pool exactly once (router.CheckRecords).
+func (n *Net) CheckRecords() error { return router.CheckRecords(n.Routers) }
+
 // Err is the first router error (a packet its routing function offered
 // no port).
 func (n *Net) Err() error {

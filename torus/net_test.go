@@ -130,6 +130,7 @@ func (b *bench) drain(t tb, max uint64, check bool) {
 		require.NoError(t, b.err)
 		if b.sim.Now() > b.srcs[0].StopAt && b.delivered() == b.born() {
 			require.NoError(t, b.board.Missing())
+			require.NoError(t, b.net.CheckRecords())
 			return
 		}
 	}
