@@ -336,17 +336,26 @@ func (s *store) freeRec(p *packet.Packet, pay bool) {
 // its tail flit end of its VC, in cycle now, and returns its slot.
 // Pointers into the store (at) are valid until the next put or adopt.
 func (s *store) put(p *packet.Packet, end uint32, now uint64) uint32 {
-	s.reap(now)
 	rec := s.newRec()
 	*rec = *p
-	return s.slot(rec, end)
+	return s.adopt(rec, end, now)
 }
 
 // adopt keeps record p, which a data line brought with its head, as put
-// keeps a copy: the header is not copied at all.
+// keeps a copy: the header is not copied at all. Small enough to inline
+// into receive: the slots whose tails have left are freed first (reap)
+// only when one has.
 func (s *store) adopt(p *packet.Packet, end uint32, now uint64) uint32 {
-	s.reap(now)
-	return s.slot(p, end)
+	if s.retired.Len() > 0 && s.retired.Peek().at <= now {
+		s.reap(now)
+	}
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.slots[i] = pktRec{p: p, end: end}
+		return i
+	}
+	return s.add(p, end)
 }
 
 // reap frees the slots (and records) whose packets have left by now.
@@ -362,15 +371,8 @@ func (s *store) reap(now uint64) {
 	}
 }
 
-// slot is a free slot holding record p.
-func (s *store) slot(p *packet.Packet, end uint32) uint32 {
-	if n := len(s.free); n > 0 {
-		i := s.free[n-1]
-		s.free = s.free[:n-1]
-		rec := &s.slots[i]
-		rec.p, rec.end, rec.passed, rec.route, rec.aliveTo = p, end, false, 0, 0
-		return i
-	}
+// add is a new slot holding record p.
+func (s *store) add(p *packet.Packet, end uint32) uint32 {
 	if n := len(s.slots); n == cap(s.slots) {
 		// By a quarter, not doubling: the store settles at the most
 		// packets the router held at once, which a large network pays
