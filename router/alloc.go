@@ -88,17 +88,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 			op.Data.SendRef(&m)
 			break
 		}
-		if r.retry>>uint(q)&1 != 0 {
-			// The resend buffer keeps the packet; each copy on the wire
-			// is a record of its own (the receiver may reject it).
-			pk := *pr.p
-			pk.Hops++
-			m.Pkt = r.pk.newRec()
-			*m.Pkt = r.links.tx[q].push(&pk, v.ovc, flitsOf(pr.p, r.P), n, op.runEnd)
-		} else {
-			pr.p.Hops++
-			m.Pkt, pr.passed = pr.p, true
-		}
+		m.Pkt = r.header(pr, r.tx(q), true, v.ovc, flitsOf(pr.p, r.P), n, op.runEnd)
 		r.hops++
 		if op.eager {
 			op.Data.SendRef(&m)
@@ -124,6 +114,28 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		}
 	}
 	return true
+}
+
+// header is the record a copy of pr's packet takes onto a data line, its
+// hop counted: pr's own when pass (no copy follows) and the link has no
+// retry, which hands it on; else a record of its own (a multicast's
+// other copies; on a link with retry every copy on the wire, which the
+// receiver may reject, the resend buffer keeping the packet). t is the
+// output's retry block (nil: none), u, F, n and end its push's VC,
+// flits, first run and that run's end.
+func (r *Router) header(pr *pktRec, t *txLink, pass bool, u uint8, F, n uint32, end uint64) *packet.Packet {
+	if pass && t == nil {
+		pr.p.Hops++
+		pr.passed = true
+		return pr.p
+	}
+	rec := r.pk.newRec()
+	*rec = *pr.p
+	rec.Hops++
+	if t != nil {
+		*rec = t.push(rec, u, F, n, end)
+	}
+	return rec
 }
 
 // allocateVCs gives every waiting head whose route is computed an output VC.

@@ -196,21 +196,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 	}
 	ov.take(F, r.P, op, int(u))
 	ov.pad += r.padOf(o, int(u), F)
-	// Every copy but the last is a record of its own (the router's
-	// frees with its slot); on a link with retry every copy is.
-	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true}
-	t := r.tx(o)
-	if last && t == nil {
-		pr.p.Hops++
-		m.Pkt, pr.passed = pr.p, true
-	} else {
-		m.Pkt = r.pk.newRec()
-		*m.Pkt = *pr.p
-		m.Pkt.Hops++
-		if t != nil {
-			*m.Pkt = t.push(m.Pkt, u, F, F, end)
-		}
-	}
+	m := Flits{At: now + op.Data.Latency(), N: F, VC: u, Head: true, Pkt: r.header(pr, r.tx(o), last, u, F, F, end)}
 	if op.eager {
 		op.Data.SendRef(&m)
 	} else {
