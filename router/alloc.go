@@ -103,6 +103,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 			r.injected(now, op.runEnd, vcIn(id))
 		}
 		ov.owner, ov.freeAt = -1, op.busyTo
+		r.chg |= 1 << uint(q)
 		if r.freed <= now || op.busyTo < r.freed {
 			r.freed = op.busyTo
 		}
@@ -147,12 +148,17 @@ func (r *Router) header(pr *pktRec, t *txLink, pass bool, u uint8, F, n uint32, 
 // allocator would change every result, so it is left for a change of its
 // own.
 func (r *Router) allocateVCs(now uint64) {
+	seen := r.chg // outputs changed since the last pass; r.chg gathers this pass's on
+	r.chg = 0
 	for m := r.wait; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		v := r.inVC(id)
+		if v.state == Routing && v.passBy(now, seen|r.chg) && passBlocked && !r.probes {
+			continue // it would fail as it did (waits): its packet's records stay cold
+		}
 		pr, ok := v.cur(r.pk)
 		if !ok {
-			v.state = Idle
+			v.state, v.sent = Idle, 0
 			r.wait &^= bit(id)
 			continue
 		}
@@ -181,16 +187,18 @@ func replicated(op packet.Op) bool { return op == packet.Multicast || op == pack
 // one that can take the packet (switching mode, bubble rule) with the most
 // credits; ties go by the router's random stream.
 func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
-	var ch routing.Choices
-	if dst := int(pr.p.Dst); pr.p.Dst == r.node {
-		ch = ch.Add(routing.Local, r.localVCs(pr.p))
-	} else {
-		if pr.route == 0 { // with classes r.route routes the class on its VCs (classRoute)
-			pr.route = r.route(r.net, request(int(r.node), q, w, pr.p))
+	v.sent = 0 // not blocked (passBy): tried at every pass until block says otherwise
+	if pr.kind == 0 {
+		r.readHeader(pr)
+	}
+	ch := pr.route
+	if pr.kind&pkLocal == 0 {
+		if ch == 0 { // with classes r.route routes the class on its VCs (classRoute)
+			ch = r.route(r.net, request(int(r.node), q, w, pr.p))
+			pr.route = ch
 		}
-		ch = pr.route
-		if r.flt != nil && now >= r.flt.from && !replicated(pr.p.Op) {
-			ch = r.aroundFaults(now, dst, v, pr)
+		if r.flt != nil && now >= r.flt.from && pr.kind&pkReplicated == 0 {
+			ch = r.aroundFaults(now, int(pr.p.Dst), v, pr)
 		}
 	}
 	if ch == 0 && (r.rare == nil || r.rare.unrouted == nil) {
@@ -198,7 +206,7 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 		// packet it strands (Err), which then waits where it is.
 		r.rareRec().unrouted = &unrouted{at: now, in: q, p: *pr.p}
 	}
-	if replicated(pr.p.Op) {
+	if pr.kind&pkReplicated != 0 {
 		v.watch = 0 // the outputs whose credits it waits for (multicast)
 		r.multicast(now, q, w, v, pr, ch)
 		return
@@ -207,19 +215,61 @@ func (r *Router) allocate(now uint64, q, w int, v *inVC, pr *pktRec) {
 	if r.flt != nil {
 		v.watch = ^uint8(0) // the ports offered change as links fail
 	}
-	F := flitsOf(pr.p, r.P)
+	F := uint32(pr.f)
 	bi := r.choose(now, v, ch, r.needs(q, w, F))
 	if bi < 0 {
+		r.block(v, ch)
 		return
 	}
 	bq, bw := bi/routing.MaxVCs, bi%routing.MaxVCs
 	id := vcID(q, w)
 	ov := r.outVC(bq, bw)
 	ov.owner = int8(id)
+	r.chg |= 1 << uint(bq)
 	ov.pad += r.padOf(bq, bw, F)
 	v.state, v.out, v.ovc, v.retry = Active, uint8(bq), uint8(bw), 0
 	r.wait &^= bit(id)
 	r.act |= bit(id)
+}
+
+// readHeader copies into pr, on a packet's first allocation, what the
+// next ones read of its header: whether it is for this node (then its
+// choices, the node's VCs for it) or replicated, and its flits. A head
+// that waits is tried again and again (Router.block); the slot's line is
+// then all a try reads, not the header's record as well.
+func (r *Router) readHeader(pr *pktRec) {
+	p := pr.p
+	pr.kind = pkRead
+	if p.Dst == r.node {
+		pr.kind |= pkLocal
+		pr.route = routing.Choices(0).Add(routing.Local, r.localVCs(p))
+	}
+	if replicated(p.Op) {
+		pr.kind |= pkReplicated
+	}
+	pr.f = uint16(flitsOf(p, r.P)) // ≤ Params.PacketFlits ≤ 16384
+}
+
+// passBlocked lets allocateVCs pass blocked heads by (Router.block); off
+// only in the test that checks that it changes nothing.
+var passBlocked = true
+
+// block records, after unicast packet v's allocation failed with choices
+// ch, that only an event on one of ch's outputs (an output VC taken or
+// freed, a copy sent, credits announced: Router.chg) or the cycle
+// v.retry can change that: until one comes allocateVCs passes v by
+// without reading its packet's records, which a long wait leaves cold
+// (a hot spot's queues hold heads for thousands of cycles, retried at
+// every wake of their router). An attempt passed by is one that fails
+// and leaves v.retry and v.watch as they are, so runs, results and
+// waveforms do not change. Not with dead links (the choices change with
+// the cycle), links with retry (resends free VCs) or bounded ejection
+// whose credits the choices wait on (ejectFull).
+func (r *Router) block(v *inVC, ch routing.Choices) {
+	if r.flt != nil || r.retry != 0 || r.node0&nodeBounded != 0 && ch.VCs(routing.Local) != 0 {
+		return
+	}
+	v.sent = vcBlocked | uint32(ch.Ports())
 }
 
 // choose returns the output VC, as bit 8o+u of ch (VC u of port o), that
@@ -326,7 +376,7 @@ func (r *Router) needs(q, w int, F uint32) needs {
 		}
 		return needs{}
 	}
-	fm := max(F, r.pf)
+	fm := max(F, uint32(r.pf))
 	nd := needs{plain: F, enter: 2 * fm, on: fm, most: F, bubble: r.bubble}
 	if r.bubble != 0 {
 		nd.most = 2 * fm
@@ -355,7 +405,7 @@ func (r *Router) padOf(o, u int, F uint32) uint16 {
 	if o == 0 || r.bubble&(1<<uint(u)) == 0 || r.sw != VCT {
 		return 0
 	}
-	return uint16(max(F, r.pf) - F)
+	return uint16(max(F, uint32(r.pf)) - F)
 }
 
 // allocateSwitch gives every free output to an active VC whose flits can

@@ -63,6 +63,15 @@
 // output and an input port are held by one VC for a run (winner take all
 // while the flits stream), and both are re-arbitrated when it ends.
 //
+// A head whose VC allocation fails waits (Router.block): until an event
+// on one of the outputs its routing choices name (an output VC taken or
+// freed, a multicast copy sent, credits announced for a VC no packet
+// holds) or the cycle its retry names, VC allocation passes it by without
+// reading its packet. Under a hot spot a router holds many such heads,
+// and each try reads the packet's records, long gone from the caches.
+// A try passed by is one that would fail and change nothing, so the runs
+// are the same cycle for cycle (TestPassBlockedChangesNothing).
+//
 // # The node's port
 //
 // Port 0 joins the router to its node by two packet links, made by the

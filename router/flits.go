@@ -59,7 +59,12 @@ type pktRec struct {
 	// link without retry), so the router that holds it downstream frees
 	// it, not this one.
 	passed bool
-	route  routing.Choices
+	// What allocate read of the header (readHeader): pk* bits (0: not
+	// yet), and the packet's flits; route is then, for this node's
+	// packets, the choice of its VCs here.
+	kind  uint8
+	f     uint16
+	route routing.Choices
 	// With dead links, route's choices that still lead to the
 	// destination (routing.Net.Alive), valid before cycle aliveTo (0:
 	// not worked out): a packet waiting here asks again at every try.
@@ -69,6 +74,13 @@ type pktRec struct {
 	// large one starts on a page).
 	_ [24]byte
 }
+
+// pktRec.kind's bits.
+const (
+	pkRead       = 1 << iota // kind and f are read
+	pkLocal                  // for this node
+	pkReplicated             // a multicast or deposit packet (replicated)
+)
 
 // flitsOf is the flits of a packet: the source sets Cycles = flits × P.
 func flitsOf(p *packet.Packet, P uint32) uint32 {

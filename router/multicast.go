@@ -185,6 +185,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 	op.runS, op.tag, op.runVC, op.from = now, pr.p.Tag(), u, -2
 	op.runEnd, op.busyTo = end, end+uint64(r.P)
 	ov.freeAt = op.busyTo
+	r.chg |= 1 << uint(o)
 	r.hops++
 	if o == 0 {
 		pk := *pr.p

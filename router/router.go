@@ -66,6 +66,10 @@ type Router struct {
 	outs   uint8 // network outputs that exist (a mesh edge lacks some)
 	ackOn  uint8 // outputs whose acknowledgement line wakes the router
 	np     uint8 // ports
+	// outputs whose output VCs changed since the last allocateVCs (an
+	// owner in or out, a copy sent, credits announced): a VC blocked on
+	// none of them is not retried (Router.block)
+	chg uint8
 	// Packet capture: output ports whose packets are recorded, and the
 	// records not yet taken (the router's own: parallel-safe).
 	tapOn uint8
@@ -85,7 +89,7 @@ type Router struct {
 	sw     Switching
 	atomic bool
 
-	pf    uint32
+	pf    uint16 // ≤ 16384 (Params.Check)
 	node  uint32
 	delay uint64
 	route routing.Func
@@ -240,7 +244,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 		return nil, err
 	}
 	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer()), node: uint32(node),
-		bubble: p.Bubble, sw: p.Switching, atomic: p.Atomic, pf: uint32(p.PacketFlits), delay: p.Delay, route: p.Route, net: p.Net}
+		bubble: p.Bubble, sw: p.Switching, atomic: p.Atomic, pf: uint16(p.PacketFlits), delay: p.Delay, route: p.Route, net: p.Net}
 	r.Init(parent, name, r)
 	r.pcg = *rand.NewPCG(r.Seeds())
 	np := p.Net.Ports()
@@ -495,7 +499,11 @@ func (r *Router) receive(now uint64) {
 			if !ok {
 				break
 			}
-			r.outVCAt(int(r.base[q])+int(c.VC)).promise(c.At, c.N, P, c.Pad, op, int(c.VC))
+			ov := r.outVCAt(int(r.base[q]) + int(c.VC))
+			ov.promise(c.At, c.N, P, c.Pad, op, int(c.VC))
+			if ov.owner < 0 { // a VC a packet holds is no one else's to allocate until freed (Router.block)
+				r.chg |= 1 << uint(q)
+			}
 		}
 	}
 	if r.retry != 0 {

@@ -42,13 +42,27 @@ type inVC struct {
 	dep   uint32
 	gone  uint32
 	runN  uint32
-	sent  uint32 // flits of the current packet scheduled
+	// Active: flits of the current packet scheduled. Routing: 0, or
+	// vcBlocked and the outputs whose events may let its allocation
+	// succeed before retry (passBy; Router.block): the field is free
+	// until the VC is Active, and the record one cache line.
+	sent  uint32
 	pkt0  pktRef // the oldest packet, when more&vcPkt
 	more  uint32 // 1 + the index of its overflow record in the store (vcIdx; 0: none yet) and the flags vcPkt…vcDrop
 	state uint8
 	out   uint8 // output port and VC while Active
 	ovc   uint8
 	watch uint8 // Routing: the outputs whose credit messages may let it allocate (sleep)
+}
+
+// vcBlocked marks inVC.sent of a Routing VC as its blocked outputs.
+const vcBlocked = 1 << 8
+
+// passBy says whether allocateVCs may pass Routing VC v by at cycle now:
+// its last allocation failed (Router.block), no event since has touched
+// the outputs it waits on (chg) and its retry cycle has not come.
+func (v *inVC) passBy(now uint64, chg uint8) bool {
+	return v.sent&vcBlocked != 0 && uint8(v.sent)&chg == 0 && v.retry > now
 }
 
 // inVC.more's flags, above the overflow record's index.

@@ -115,6 +115,27 @@ func BenchmarkTorusScale(b *testing.B) {
 	}
 }
 
+// BenchmarkTorusHotspot is BenchmarkTorusScale's torus under a hot spot
+// (traffic.NewNodePattern "hotspot") at a load it cannot carry: the
+// routers near the hot node hold many heads waiting for the same few
+// outputs, the case Router.block is for (a head waits without its packet
+// being read again until an output it may take changes).
+func BenchmarkTorusHotspot(b *testing.B) {
+	for _, k := range []int{8, 16} {
+		b.Run(fmt.Sprintf("nodes=%d", k*k*k), func(b *testing.B) {
+			p := params([]int{k, k, k}, true, "bgl", routing.Bubble, router.VCT, 4, 16)
+			osmem.Reserve(uint64(k*k*k) * 64 << 10)
+			bn := newBench(b, setup{p: p, pattern: "hotspot", load: 0.3, flits: 8, stop: 1 << 62, seed: 1, noBoard: true})
+			bn.sim.Run(5000) // the queues fill
+			h0 := hops(bn)
+			b.ResetTimer()
+			bn.sim.Run(uint64(b.N) * 20)
+			b.StopTimer()
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(hops(bn)-h0), "ns/pkt-hop")
+		})
+	}
+}
+
 // BenchmarkTorusWorkers runs the 512- and 4096-node tori of
 // BenchmarkTorusScale on one and on two goroutines (run.workers): the
 // network is declared as all its routers and then each node's source and
