@@ -442,7 +442,8 @@ func init() {
 			Abilities: Abilities{Retry: true, Faults: true, Pcap: true, Programs: true, MsgLayer: true},
 			Memory: func(cfg config.Config) (uint64, string, string) {
 				n := dimsNodes(cfg.Network.Dims)
-				return n * directNodeBytes, "network.dims", fmt.Sprintf("a %d-node %s", n, cfg.Network.Topology)
+				msgs, running := programBytes(cfg, n)
+				return n*directNodeBytes + msgs, "network.dims", fmt.Sprintf("a %d-node %s%s", n, cfg.Network.Topology, running)
 			},
 			Report: func(rs []Result) string { return RoutersOf(rs, "") },
 			Summary: func(r Result) (string, bool) {
