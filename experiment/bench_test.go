@@ -251,6 +251,36 @@ func BenchmarkBGLTorus64x32x32(b *testing.B) {
 	b.ReportMetric(peak/(1<<20), "peak-rss-MB")
 }
 
+// BenchmarkBGLTorusAlltoallInOrder8x32x32 is the first 150,000 cycles of
+// the all-to-all in node order on 8×32×32 (configs/figures.yaml
+// bgl-torus-alltoall-inorder-8x32x32: 32-byte messages, every node
+// sending to node+1, node+2, … in turn), cut at run.max_cycles: after the
+// first 60,000 cycles the sends pile onto the same links, throughput
+// falls and the routers hold full VCs of one-flit packets and many
+// waiting heads, a regime the uniform benchmarks never reach (about a
+// minute an op). ns/packet-hop is the run's wall time per packet-hop.
+func BenchmarkBGLTorusAlltoallInOrder8x32x32(b *testing.B) {
+	cfg, err := config.Load("../configs/bgl-torus.yaml")
+	require.NoError(b, err)
+	for _, s := range []string{"network.dims=8,32,32", "traffic.pattern=program", "traffic.program=alltoall",
+		"traffic.message_bytes=32", "run.workers=1", "run.max_cycles=150000"} {
+		require.NoError(b, cfg.Set(s))
+	}
+	var run, hops float64
+	var r Result
+	for b.Loop() {
+		runtime.GC()
+		r, err = Run(cfg, Options{})
+		require.NoError(b, err)
+		run += r.WallSeconds
+		hops += r.FlitHopsPerS * r.WallSeconds
+	}
+	b.ReportMetric(run/float64(b.N), "run-s")
+	b.ReportMetric(run*1e9/hops, "ns/packet-hop")
+	b.ReportMetric(float64(r.PacketsDelivered), "delivered")
+	b.ReportMetric(float64(r.KernelEvals), "evals")
+}
+
 // BenchmarkBGLTorusBroadcast8x32x32 is the speed goal of the torus
 // collectives: a 1 MiB broadcast in 3 colours of pipelined deposit-bit
 // lines through node ports of six lanes on an 8×32×32 torus (8,192

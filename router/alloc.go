@@ -549,6 +549,11 @@ func (r *Router) sleep(now uint64) {
 	for m := r.wait | r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		v := r.inVC(id)
+		// What has left is dropped here too, not only when flits next
+		// arrive: a full VC whose input waits on it holds many runs that
+		// have left, which every look for its next flit (arrival, curRef)
+		// would walk over again at each evaluation.
+		v.cleanup(now, r.P, r.pk)
 		switch v.state {
 		case Idle:
 			if v.curRef(r.pk) != nil { // the next packet, behind a tail sent this cycle
