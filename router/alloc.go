@@ -552,8 +552,11 @@ func (r *Router) sleep(now uint64) {
 		// What has left is dropped here too, not only when flits next
 		// arrive: a full VC whose input waits on it holds many runs that
 		// have left, which every look for its next flit (arrival, curRef)
-		// would walk over again at each evaluation.
-		v.cleanup(now, r.P, r.pk)
+		// would walk over again at each evaluation. Only a VC with runs
+		// or packets past its record's (overflow) has such a walk.
+		if v.more&(vcSegMore|vcPktMore) != 0 {
+			v.cleanup(now, r.P, r.pk)
+		}
 		switch v.state {
 		case Idle:
 			if v.curRef(r.pk) != nil { // the next packet, behind a tail sent this cycle

@@ -132,6 +132,7 @@ func BenchmarkTorusHotspot(b *testing.B) {
 			bn.sim.Run(uint64(b.N) * 20)
 			b.StopTimer()
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(hops(bn)-h0), "ns/pkt-hop")
+			b.ReportMetric(float64(hops(bn)-h0)/float64(b.N), "pkt-hops/op")
 		})
 	}
 }
