@@ -251,6 +251,16 @@ func BenchmarkBGLTorus64x32x32(b *testing.B) {
 	b.ReportMetric(peak/(1<<20), "peak-rss-MB")
 }
 
+// bglTorus is configs/bgl-torus.yaml with sets applied.
+func bglTorus(b *testing.B, sets ...string) config.Config {
+	cfg, err := config.Load("../configs/bgl-torus.yaml")
+	require.NoError(b, err)
+	for _, s := range sets {
+		require.NoError(b, cfg.Set(s))
+	}
+	return cfg
+}
+
 // BenchmarkBGLTorusAlltoallInOrder8x32x32 is the first 150,000 cycles of
 // the all-to-all in node order on 8×32×32 (configs/figures.yaml
 // bgl-torus-alltoall-inorder-8x32x32: 32-byte messages, every node
@@ -260,14 +270,11 @@ func BenchmarkBGLTorus64x32x32(b *testing.B) {
 // waiting heads, a regime the uniform benchmarks never reach (about a
 // minute an op). ns/packet-hop is the run's wall time per packet-hop.
 func BenchmarkBGLTorusAlltoallInOrder8x32x32(b *testing.B) {
-	cfg, err := config.Load("../configs/bgl-torus.yaml")
-	require.NoError(b, err)
-	for _, s := range []string{"network.dims=8,32,32", "traffic.pattern=program", "traffic.program=alltoall",
-		"traffic.message_bytes=32", "run.workers=1", "run.max_cycles=150000"} {
-		require.NoError(b, cfg.Set(s))
-	}
+	cfg := bglTorus(b, "network.dims=8,32,32", "traffic.pattern=program", "traffic.program=alltoall",
+		"traffic.message_bytes=32", "run.workers=1", "run.max_cycles=150000")
 	var run, hops float64
 	var r Result
+	var err error
 	for b.Loop() {
 		runtime.GC()
 		r, err = Run(cfg, Options{})
@@ -289,14 +296,11 @@ func BenchmarkBGLTorusAlltoallInOrder8x32x32(b *testing.B) {
 // the run's wall time per packet delivered to a node. The goal: run-s +
 // build-s under 60 on this machine when it is quiet.
 func BenchmarkBGLTorusBroadcast8x32x32(b *testing.B) {
-	cfg, err := config.Load("../configs/bgl-torus.yaml")
-	require.NoError(b, err)
-	for _, s := range []string{"network.dims=8,32,32", "traffic.pattern=broadcast", "traffic.multicast=hardware",
-		"traffic.message_bytes=1048576", "traffic.colors=3", "router.injection_fifos=6"} {
-		require.NoError(b, cfg.Set(s))
-	}
+	cfg := bglTorus(b, "network.dims=8,32,32", "traffic.pattern=broadcast", "traffic.multicast=hardware",
+		"traffic.message_bytes=1048576", "traffic.colors=3", "router.injection_fifos=6")
 	var build, run, delivered float64
 	var r Result
+	var err error
 	for b.Loop() {
 		runtime.GC()
 		start := time.Now()
