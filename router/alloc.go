@@ -553,8 +553,10 @@ func (r *Router) sleep(now uint64) {
 		// arrive: a full VC whose input waits on it holds many runs that
 		// have left, which every look for its next flit (arrival, curRef)
 		// would walk over again at each evaluation. Only a VC with runs
-		// or packets past its record's (overflow) has such a walk.
-		if v.more&(vcSegMore|vcPktMore) != 0 {
+		// or packets past its record's (overflow) has such a walk, and a
+		// blocked head (Router.block) has none: its head has arrived.
+		blocked := v.state == Routing && v.sent&vcBlocked != 0
+		if !blocked && v.more&(vcSegMore|vcPktMore) != 0 {
 			v.cleanup(now, r.P, r.pk)
 		}
 		switch v.state {
@@ -568,7 +570,7 @@ func (r *Router) sleep(now uint64) {
 			if v.retry > now {
 				wake = min(wake, v.retry)
 			}
-			if v.arrival(v.dep, r.P, r.pk)+r.delay <= now {
+			if blocked || v.arrival(v.dep, r.P, r.pk)+r.delay <= now {
 				credWake |= v.watch // it tried: credits promised on these outputs may let it go
 				ackWake = ^uint8(0)
 			}
