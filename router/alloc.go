@@ -153,7 +153,7 @@ func (r *Router) allocateVCs(now uint64) {
 	for m := r.wait; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		v := r.inVC(id)
-		if v.state == Routing && v.passBy(now, seen|r.chg) && passBlocked && !r.probes {
+		if v.passBy(now, seen|r.chg) && passBlocked && !r.probes {
 			continue // it would fail as it did (waits): its packet's records stay cold
 		}
 		pr, ok := v.cur(r.pk)
@@ -555,7 +555,7 @@ func (r *Router) sleep(now uint64) {
 		// would walk over again at each evaluation. Only a VC with runs
 		// or packets past its record's (overflow) has such a walk, and a
 		// blocked head (Router.block) has none: its head has arrived.
-		blocked := v.state == Routing && v.sent&vcBlocked != 0
+		blocked := v.blocked()
 		if !blocked && v.more&(vcSegMore|vcPktMore) != 0 {
 			v.cleanup(now, r.P, r.pk)
 		}

@@ -58,11 +58,15 @@ type inVC struct {
 // vcBlocked marks inVC.sent of a Routing VC as its blocked outputs.
 const vcBlocked = 1 << 8
 
-// passBy says whether allocateVCs may pass Routing VC v by at cycle now:
-// its last allocation failed (Router.block), no event since has touched
-// the outputs it waits on (chg) and its retry cycle has not come.
+// blocked says whether v is a head whose last allocation failed and that
+// waits for an event on its outputs or its retry cycle (Router.block).
+func (v *inVC) blocked() bool { return v.state == Routing && v.sent&vcBlocked != 0 }
+
+// passBy says whether allocateVCs may pass v by at cycle now: it is
+// blocked, no event since has touched the outputs it waits on (chg) and
+// its retry cycle has not come.
 func (v *inVC) passBy(now uint64, chg uint8) bool {
-	return v.sent&vcBlocked != 0 && uint8(v.sent)&chg == 0 && v.retry > now
+	return v.blocked() && uint8(v.sent)&chg == 0 && v.retry > now
 }
 
 // inVC.more's flags, above the overflow record's index.
