@@ -28,7 +28,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 	if r.retry>>uint(q)&1 != 0 && v.sent == 0 && !r.links.tx[q].open(v.ovc) {
 		return false // the resend buffer is full, or resends go first: an acknowledgement wakes us
 	}
-	n := v.availFrom(s, r.delay, r.P, pr.end-v.dep, r.pk)
+	n := v.availFrom(s, uint64(r.delay), r.P, pr.end-v.dep, r.pk)
 	if q != 0 {
 		n = ov.creditFor(s, r.P, n, op, int(v.ovc))
 		ov.take(n, r.P, op, int(v.ovc))
@@ -95,7 +95,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		} else {
 			// Nothing downstream can act on a packet before its head
 			// may leave there: the message wakes the router then.
-			op.Data.SendAt(&m, m.At+r.delay)
+			op.Data.SendAt(&m, m.At+uint64(r.delay))
 		}
 	}
 	if tail {
@@ -109,6 +109,7 @@ func (r *Router) run(now, s uint64, q int, id int32, ext bool) bool {
 		}
 		v.state, v.sent = Idle, 0
 		r.act &^= bit(id)
+		r.stalled &^= bit(id)
 		v.done(ref, r.pk, op.runEnd)
 		if v.curRef(r.pk) != nil {
 			r.wait |= bit(id) // the packet behind it (a later one marks it when it arrives)
@@ -163,7 +164,7 @@ func (r *Router) allocateVCs(now uint64) {
 			continue
 		}
 		v.state = Routing
-		if head := v.arrival(v.dep, r.P, r.pk) + r.delay; head > now {
+		if head := v.arrival(v.dep, r.P, r.pk) + uint64(r.delay); head > now {
 			v.retry = head
 			continue
 		}
@@ -249,6 +250,23 @@ func (r *Router) readHeader(pr *pktRec) {
 	}
 	pr.f = uint16(flitsOf(p, r.P)) // ≤ Params.PacketFlits ≤ 16384
 }
+
+// stall records that active VC id, for which waitOf found no cycle it
+// might send at, waits for a message: credits for the output VC it
+// holds or its next flits (receive clears the bit). Until then the
+// switch allocator offers it no output (every try would fail as the
+// last: run finds no credit or no flit) and sleep reads only its output.
+// Not with link retry, whose acknowledgements also move a head (waitOf
+// says never for them), nor with dead links.
+func (r *Router) stall(id int32) {
+	if r.retry == 0 && r.flt == nil && passStalled {
+		r.stalled |= bit(id)
+	}
+}
+
+// passStalled lets stall mark VCs; off only in the test that checks
+// that it changes nothing.
+var passStalled = true
 
 // passBlocked lets allocateVCs pass blocked heads by (Router.block); off
 // only in the test that checks that it changes nothing.
@@ -419,7 +437,7 @@ func (r *Router) allocateSwitch(now uint64) {
 	}
 	var req [maxPorts]uint64 // per output: the VCs asking for it
 	var asked uint           // outputs asked for
-	for m := r.act; m != 0; m &= m - 1 {
+	for m := r.act &^ r.stalled; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		o := r.inVC(id).out & (maxPorts - 1)
 		req[o] |= bit(id)
@@ -521,7 +539,7 @@ func (r *Router) waitOf(now uint64, ip *inPort, v *inVC) uint64 {
 	if r.retry>>v.out&1 != 0 && v.sent == 0 && !r.links.tx[v.out].open(v.ovc) {
 		return never // an acknowledgement or the time-out wakes us
 	}
-	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P, r.pk)+r.delay)
+	t := max(ip.busyTo, op.busyTo, v.arrival(v.dep, r.P, r.pk)+uint64(r.delay))
 	if v.out != 0 {
 		ov := r.outVCAt(int(r.base[v.out&7]) + int(v.ovc))
 		ov.settle(now, r.P, op, int(v.ovc))
@@ -549,6 +567,11 @@ func (r *Router) sleep(now uint64) {
 	for m := r.wait | r.act; m != 0; m &= m - 1 {
 		id := int32(bits.TrailingZeros64(m))
 		v := r.inVC(id)
+		if r.stalled&bit(id) != 0 {
+			busy = true
+			credWake |= 1 << v.out // its output VC's credits move it, as do its flits
+			continue
+		}
 		// What has left is dropped here too, not only when flits next
 		// arrive: a full VC whose input waits on it holds many runs that
 		// have left, which every look for its next flit (arrival, curRef)
@@ -563,14 +586,14 @@ func (r *Router) sleep(now uint64) {
 		case Idle:
 			if v.curRef(r.pk) != nil { // the next packet, behind a tail sent this cycle
 				busy = true
-				wake = min(wake, max(v.arrival(v.dep, r.P, r.pk)+r.delay, now+1))
+				wake = min(wake, max(v.arrival(v.dep, r.P, r.pk)+uint64(r.delay), now+1))
 			}
 		case Routing:
 			busy = true
 			if v.retry > now {
 				wake = min(wake, v.retry)
 			}
-			if blocked || v.arrival(v.dep, r.P, r.pk)+r.delay <= now {
+			if blocked || v.arrival(v.dep, r.P, r.pk)+uint64(r.delay) <= now {
 				credWake |= v.watch // it tried: credits promised on these outputs may let it go
 				ackWake = ^uint8(0)
 			}
@@ -582,8 +605,10 @@ func (r *Router) sleep(now uint64) {
 			}
 			if op := r.outRec(int(v.out), v.ovc); int32(op.from) == id && op.busyTo > now {
 				wake = min(wake, op.busyTo)
+			} else if t := r.waitOf(now, r.inRec(id), v); t != never {
+				wake = min(wake, max(t, now+1))
 			} else {
-				wake = min(wake, max(r.waitOf(now, r.inRec(id), v), now+1))
+				r.stall(id)
 			}
 		}
 	}
@@ -707,7 +732,7 @@ func (r *Router) traceWake(now uint64) uint64 {
 // refreshTrace notes, when tracing starts or ends, whether this router's
 // probes are traced and which downstream routers are.
 func (r *Router) refreshTrace() {
-	if e := r.Sim().TraceEpoch(); e != r.epoch {
+	if e := uint32(r.Sim().TraceEpoch()); e != r.epoch { // 2^32 changes of what is traced: none wraps
 		r.epoch, r.probes = e, r.anyTraced()
 		for q := 1; q < int(r.np); q++ {
 			if op := &r.outP()[q]; op.peer != nil {

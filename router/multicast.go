@@ -42,9 +42,9 @@ func (r *Router) multicast(now uint64, q, w int, v *inVC, pr *pktRec, ch routing
 	}
 	if fnBefore(v.ann, pr.end) {
 		ok = false // the tail is not announced: its message wakes us
-	} else if n := v.availFrom(now, r.delay, r.P, F, r.pk); n < F {
+	} else if n := v.availFrom(now, uint64(r.delay), r.P, F, r.pk); n < F {
 		ok = false
-		last := v.arrival(pr.end-1, r.P, r.pk) + r.delay
+		last := v.arrival(pr.end-1, r.P, r.pk) + uint64(r.delay)
 		retry = max(retry, now+1, last-uint64(F-1)*P)
 	}
 	var pick [maxPorts]int8
@@ -201,7 +201,7 @@ func (r *Router) copyTo(now, end uint64, o int, u uint8, v *inVC, pr *pktRec, F 
 	if op.eager {
 		op.Data.SendRef(&m)
 	} else {
-		op.Data.SendAt(&m, m.At+r.delay)
+		op.Data.SendAt(&m, m.At+uint64(r.delay))
 	}
 }
 

@@ -130,8 +130,8 @@ func (p *Params) Check() error {
 		return param.Errorf("router.Params.BufFlits", "%d flits cannot hold the two %d-flit packets ({router.Params.PacketFlits} / {router.Params.FlitCycles}) the bubble rule asks of an escape VC; allowed: at least %d", p.BufFlits, p.PacketFlits, 2*p.PacketFlits)
 	case p.FlitCycles < 1:
 		return param.Errorf("router.Params.FlitCycles", "%d; allowed: at least 1", p.FlitCycles)
-	case p.Delay < 1:
-		return param.Errorf("router.Params.Delay", "%d; allowed: at least 1", p.Delay)
+	case p.Delay < 1 || p.Delay > math.MaxUint32:
+		return param.Errorf("router.Params.Delay", "%d; allowed: 1 to %d", p.Delay, uint64(math.MaxUint32))
 	case p.InjectPackets < 1 || p.InjectPackets > 1<<10:
 		return param.Errorf("router.Params.InjectPackets", "%d is out of range; allowed 1..1024", p.InjectPackets)
 	case p.Classes < 0 || p.Classes > routing.MaxVCs:

@@ -147,19 +147,20 @@ func TestFlitNumbersWrap(t *testing.T) {
 }
 
 // TestPassBlockedChangesNothing: passing blocked heads by (Router.block)
-// is exact. The traffic of TestRouterRules, denser (more packets, so
-// heads wait on one another's outputs and on credits), moves every flit
-// at the same cycles to the same output VCs, with the same number of
-// evaluations, as when allocateVCs tries every waiting head at every
-// evaluation.
+// and stalled active VCs (Router.stall) is exact. The traffic of
+// TestRouterRules, denser (more packets, so heads wait on one another's
+// outputs and on credits), moves every flit at the same cycles to the
+// same output VCs, with the same number of evaluations, as when
+// allocateVCs tries every waiting head and the switch allocator every
+// active VC at every evaluation.
 func TestPassBlockedChangesNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := genCfg(t)
 		pkts := genPkts(t, c, rapid.IntRange(1, 40).Draw(t, "packets"))
 		sinks := genSinks(t)
 		run := func(pass bool) (string, uint64) {
-			passBlocked = pass
-			defer func() { passBlocked = true }()
+			passBlocked, passStalled = pass, pass
+			defer func() { passBlocked, passStalled = true, true }()
 			h := newHarness(t, c, pkts, sinks)
 			h.run(t, 40000)
 			return h.dump(), h.sim.Stats().Evals

@@ -472,7 +472,7 @@ func (r *Router) resend(now uint64, q int) {
 	if op.eager {
 		op.Data.SendRef(&m)
 	} else {
-		op.Data.SendAt(&m, m.At+r.delay)
+		op.Data.SendAt(&m, m.At+uint64(r.delay))
 	}
 	if t.redoVCs == 0 {
 		r.redo &^= 1 << uint(q)

@@ -44,6 +44,12 @@ type Router struct {
 	// what the router holds, not its ports × VCs.
 	wait uint64 // input VCs with a packet and no output VC (allocateVCs)
 	act  uint64 // active input VCs: requests for the switch
+	// Active VCs that only a message can move on: no credit in hand or
+	// promised on the output VC they hold, or their next flit not yet
+	// announced. The switch allocator and sleep pass them by (their
+	// records stay cold) until receive hears of credits or flits for
+	// them (Router.stall).
+	stalled uint64
 
 	inp  *inPort         // the input ports (inP: np of them)
 	outp *outPort        // the output ports (outP)
@@ -56,7 +62,7 @@ type Router struct {
 	pk    *store // the packets in the input VCs: its partition's store (packets)
 	hops  uint64 // packets sent on (packet-hops)
 	moved uint64 // last cycle a flit of this router is on a wire
-	epoch uint64 // trace epoch of probes
+	epoch uint32 // trace epoch of probes (its low half)
 
 	// Port masks (bit q: port q).
 	runs   uint8 // outputs whose run extend may lengthen
@@ -91,7 +97,7 @@ type Router struct {
 
 	pf    uint16 // ≤ 16384 (Params.Check)
 	node  uint32
-	delay uint64
+	delay uint32 // ≤ 2^32−1 (Params.Check)
 	route routing.Func
 	net   *routing.Net
 	flt   *faults // routing around dead links (nil: none go down)
@@ -244,7 +250,7 @@ func New(parent *rtl.Module, name string, node int, p Params) (*Router, error) {
 		return nil, err
 	}
 	r := &Router{Node: node, p: p, P: p.FlitCycles, buf: uint32(p.Buffer()), node: uint32(node),
-		bubble: p.Bubble, sw: p.Switching, atomic: p.Atomic, pf: uint16(p.PacketFlits), delay: p.Delay, route: p.Route, net: p.Net}
+		bubble: p.Bubble, sw: p.Switching, atomic: p.Atomic, pf: uint16(p.PacketFlits), delay: uint32(p.Delay), route: p.Route, net: p.Net}
 	r.Init(parent, name, r)
 	r.pcg = *rand.NewPCG(r.Seeds())
 	np := p.Net.Ports()
@@ -503,6 +509,8 @@ func (r *Router) receive(now uint64) {
 			ov.promise(c.At, c.N, P, c.Pad, op, int(c.VC))
 			if ov.owner < 0 { // a VC a packet holds is no one else's to allocate until freed (Router.block)
 				r.chg |= 1 << uint(q)
+			} else {
+				r.stalled &^= bit(int32(ov.owner)) // its holder may send on them
 			}
 		}
 	}
@@ -557,6 +565,7 @@ func (r *Router) arrive(id int32, v *inVC) {
 	if v.state != Active {
 		r.wait |= bit(id)
 	}
+	r.stalled &^= bit(id) // its flits are announced: it may send
 }
 
 // injected returns the credit of injection FIFO w (the packet's class)
