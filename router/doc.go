@@ -72,6 +72,12 @@
 // A try passed by is one that would fail and change nothing, so the runs
 // are the same cycle for cycle (TestPassBlockedChangesNothing).
 //
+// An active VC that only a message can move (Router.stalled: no credit
+// in hand or promised on its output VC, or its next flit not announced)
+// is likewise left out of switch allocation until receive hears of
+// credits for its output VC or of its flits. Under wormhole switching
+// with one-flit buffers nearly every active VC waits so, flit by flit.
+//
 // # The node's port
 //
 // Port 0 joins the router to its node by two packet links, made by the

@@ -30,6 +30,8 @@ import (
 // the retry protocol (router/retry.go): its cost and memory over perfect
 // links. The dead=2 run has two links down (dimension order discards the
 // packets whose path crosses them): the cost of routing around faults.
+// The wormhole run (VCs of one flit) is saturated: most active VCs wait
+// for a credit, flit by flit (Router.stalled).
 func BenchmarkTorus8x8(b *testing.B) {
 	type run struct {
 		name       string
@@ -37,17 +39,19 @@ func BenchmarkTorus8x8(b *testing.B) {
 		load       float64
 		ber        float64
 		dead       int // links down from the start
+		sw         router.Switching
 	}
-	runs := []run{{"load=0.3/flits=1", 1, 32, 0.3, 0, 0}, {"load=0.3/flits=8", 8, 32, 0.3, 0, 0},
-		{"load=0.3/flits=8/ber=1e-5", 8, 32, 0.3, 1e-5, 0}, {"load=0.3/flits=8/dead=2", 8, 32, 0.3, 0, 2}}
+	runs := []run{{"load=0.3/flits=1", 1, 32, 0.3, 0, 0, router.VCT}, {"load=0.3/flits=8", 8, 32, 0.3, 0, 0, router.VCT},
+		{"load=0.3/flits=8/ber=1e-5", 8, 32, 0.3, 1e-5, 0, router.VCT}, {"load=0.3/flits=8/dead=2", 8, 32, 0.3, 0, 2, router.VCT},
+		{"load=0.3/flits=8/wormhole", 8, 1, 0.3, 0, 0, router.Wormhole}}
 	for _, f := range []int{1, 8, 32} {
 		// VCs of 64 flits, so that a 32-flit packet does not wait for
 		// an empty VC (vct) as it would in a 32-flit one
-		runs = append(runs, run{fmt.Sprintf("rate=0.009375/flits=%d", f), f, 64, 0.009375 * float64(f), 0, 0})
+		runs = append(runs, run{fmt.Sprintf("rate=0.009375/flits=%d", f), f, 64, 0.009375 * float64(f), 0, 0, router.VCT})
 	}
 	for _, c := range runs {
 		b.Run(c.name, func(b *testing.B) {
-			p := params([]int{8, 8}, true, "dor", routing.Dateline, router.VCT, 2, c.buf)
+			p := params([]int{8, 8}, true, "dor", routing.Dateline, c.sw, 2, c.buf)
 			if c.ber > 0 {
 				// 32-byte flits: the wire image the error model draws on
 				p.Router.Retry = link.Retry{BER: c.ber, Window: 8, Timeout: 4 * (uint64(c.flits) + 2*p.LinkDelay)}
