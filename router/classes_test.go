@@ -1,6 +1,7 @@
 package router
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -127,7 +128,7 @@ func TestRouterClassIsolation(t *testing.T) {
 }
 
 // Params.Check: message classes split the VCs evenly; bounded ejection
-// is in range.
+// is in range; Delay fits the router's 32 bits.
 func TestClassParams(t *testing.T) {
 	net, err := routing.NewNet([]int{4, 4}, true, routing.Bubble, 4)
 	require.NoError(t, err)
@@ -152,6 +153,21 @@ func TestClassParams(t *testing.T) {
 		}
 		require.Error(t, err, "%+v", c)
 		require.True(t, strings.HasPrefix(err.Error(), c.err), "%+v: %v", c, err)
+	}
+
+	// The router keeps Delay in 32 bits (its record's hot lines).
+	for _, c := range []struct {
+		delay uint64
+		err   string
+	}{{1, ""}, {math.MaxUint32, ""}, {0, "router.Params.Delay: 0 cycles; allowed: 1 to 4294967295 cycles"},
+		{math.MaxUint32 + 1, "router.Params.Delay: 4294967296 cycles; allowed: 1 to 4294967295 cycles"}} {
+		q := p
+		q.Delay = c.delay
+		if err := q.Check(); c.err == "" {
+			require.NoError(t, err, "Delay %d", c.delay)
+		} else {
+			require.EqualError(t, err, c.err)
+		}
 	}
 
 	mode, n, capacity := p.NodeSender()

@@ -131,7 +131,7 @@ func (p *Params) Check() error {
 	case p.FlitCycles < 1:
 		return param.Errorf("router.Params.FlitCycles", "%d; allowed: at least 1", p.FlitCycles)
 	case p.Delay < 1 || p.Delay > math.MaxUint32:
-		return param.Errorf("router.Params.Delay", "%d; allowed: 1 to %d", p.Delay, uint64(math.MaxUint32))
+		return param.Errorf("router.Params.Delay", "%d cycles; allowed: 1 to %d cycles", p.Delay, uint64(math.MaxUint32))
 	case p.InjectPackets < 1 || p.InjectPackets > 1<<10:
 		return param.Errorf("router.Params.InjectPackets", "%d is out of range; allowed 1..1024", p.InjectPackets)
 	case p.Classes < 0 || p.Classes > routing.MaxVCs:
