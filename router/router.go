@@ -433,6 +433,111 @@ func (r *Router) Eval() {
 	r.sleep(now)
 }
 
+// Prefetch asks for what Eval reads beyond the record (rtl Prefetcher),
+// in four steps, each reading what the one before asked for: 0 the
+// receiving ends of the lines that hold values, the input VCs with work
+// and the outputs with runs; 1 the values at those lines' heads, the
+// output VCs and ports the active VCs hold, the waiting heads' packet
+// slots and the runs' input VCs; 2 the receiving ends a send from those
+// ports writes, and a waiting head's candidate output VCs (or its
+// header); 3 the ready set and ring entry the send writes there. It
+// changes nothing.
+func (r *Router) Prefetch(step int) {
+	if r.ready.Words() == 0 {
+		return
+	}
+	switch step {
+	case 0:
+		w := r.ready.Word(0)
+		for m := w & 0xfe; m != 0; m &= m - 1 {
+			r.inAt(bits.TrailingZeros64(m)).Data.Prefetch()
+		}
+		for m := (w >> 8) & 0xff; m != 0; m &= m - 1 {
+			r.outAt(bits.TrailingZeros64(m)).Cred.Prefetch()
+		}
+		for m := r.act&^r.stalled | r.wait; m != 0; m &= m - 1 {
+			rtl.PrefetchLine(unsafe.Pointer(r.inVC(int32(bits.TrailingZeros64(m)))))
+		}
+		for m := r.runs; m != 0; m &= m - 1 {
+			rtl.PrefetchLine(unsafe.Pointer(&r.outAt(bits.TrailingZeros64(uint64(m))).busyTo))
+		}
+	case 1:
+		w := r.ready.Word(0)
+		for m := w & 0xfe; m != 0; m &= m - 1 {
+			r.inAt(bits.TrailingZeros64(m)).Data.PrefetchHead()
+		}
+		for m := (w >> 8) & 0xff; m != 0; m &= m - 1 {
+			r.outAt(bits.TrailingZeros64(m)).Cred.PrefetchHead()
+		}
+		for m := r.act &^ r.stalled; m != 0; m &= m - 1 {
+			v := r.inVC(int32(bits.TrailingZeros64(m)))
+			rtl.PrefetchLine(unsafe.Pointer(r.outVCAt(int(r.base[v.out&7]) + int(v.ovc))))
+			rtl.PrefetchLine(unsafe.Pointer(&r.outAt(int(v.out & 7)).busyTo))
+		}
+		for m := r.runs; m != 0; m &= m - 1 {
+			if op := r.outAt(bits.TrailingZeros64(uint64(m))); op.from >= 0 {
+				rtl.PrefetchLine(unsafe.Pointer(r.inVC(int32(op.from))))
+			}
+		}
+		for m := r.wait; m != 0; m &= m - 1 {
+			if pr := r.headRec(int32(bits.TrailingZeros64(m))); pr != nil {
+				rtl.PrefetchLine(unsafe.Pointer(pr))
+			}
+		}
+	case 2, 3:
+		for m := r.act&^r.stalled | r.runsFrom(); m != 0; m &= m - 1 {
+			v := r.inVC(int32(bits.TrailingZeros64(m)))
+			if v.state != Active {
+				continue
+			}
+			if op := r.outAt(int(v.out & 7)); step == 2 {
+				op.Data.PrefetchFar()
+			} else {
+				op.Data.PrefetchFarTail()
+			}
+		}
+		if step == 3 {
+			return
+		}
+		for m := r.wait; m != 0; m &= m - 1 {
+			pr := r.headRec(int32(bits.TrailingZeros64(m)))
+			switch {
+			case pr == nil:
+			case pr.kind == 0:
+				rtl.PrefetchLine(unsafe.Pointer(pr.p))
+			default:
+				for c := uint64(pr.route); c != 0; c &= c - 1 {
+					i := bits.TrailingZeros64(c)
+					if o := i / routing.MaxVCs; o != 0 {
+						rtl.PrefetchLine(unsafe.Pointer(r.outVCAt(int(r.base[o]) + i%routing.MaxVCs)))
+					}
+				}
+			}
+		}
+	}
+}
+
+// runsFrom is the input VCs of the outputs' runs (Prefetch).
+func (r *Router) runsFrom() uint64 {
+	var m uint64
+	for o := r.runs; o != 0; o &= o - 1 {
+		if op := r.outAt(bits.TrailingZeros64(uint64(o))); op.from >= 0 {
+			m |= bit(int32(op.from))
+		}
+	}
+	return m
+}
+
+// headRec is the packet slot of input VC id's oldest packet, when its
+// record holds it (Prefetch: the overflow record is not read).
+func (r *Router) headRec(id int32) *pktRec {
+	v, st := r.inVC(id), r.pk
+	if st == nil || v.more&vcPkt == 0 || v.pkt0.slot >= uint32(len(st.slots)) {
+		return nil
+	}
+	return st.at(v.pkt0.slot)
+}
+
 // receive takes the runs and credits announced to this router by now,
 // from the lines that hold something.
 func (r *Router) receive(now uint64) {

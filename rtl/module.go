@@ -48,6 +48,7 @@ type sched struct {
 	idx     int32  // component index
 	part    uint16 // its partition's index in Sim.parts
 	sleep   uint8  // decision of the last eval: awake, sleeping, timed
+	pf      bool   // self is a Prefetcher
 }
 
 type moduleInfo struct {

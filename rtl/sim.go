@@ -52,6 +52,7 @@ type Sim struct {
 	spinning    bool        // pool.running as last stored
 	holdWorkers bool        // tests: the workers never get to a partition (HoldWorkers)
 	noLook      bool        // SetLookahead(false)
+	prefetch    int8        // SetPrefetch: 1 on, −1 off, 0 by the heap at Build (prefetchOn)
 	look        uint64      // the smallest latency of a line across partitions (0: none)
 	crossReg    bool        // a registered input reads an output of another partition
 	meter       *meter      // SetMeasured: parallel cycles only while measured faster
@@ -94,6 +95,8 @@ type partition struct {
 	xtimers []timer   // other partitions' wake-ups beyond the next cycle
 	changed []*signal // traced signals that changed
 	evals   uint64
+	// prefetch: eval asks for records ahead (Sim.prefetchOn)
+	prefetch bool
 	// With lookahead, the lines that sent across partitions in a cycle of
 	// each parity, by receiving partition (LineOut.sendAcross), and how
 	// many this cycle.
@@ -181,6 +184,23 @@ func (s *Sim) SetLookahead(on bool) {
 	}
 	s.noLook = !on
 }
+
+// SetPrefetch makes the evaluation loop ask for the records of the
+// components it will evaluate next (Prefetcher) or not, whatever the
+// network's size; by default it does when the heap is larger than the
+// caches (prefetchOn). Call before Build. Results are the same.
+func (s *Sim) SetPrefetch(on bool) {
+	if s.built {
+		panic("rtl: SetPrefetch after Build")
+	}
+	s.prefetch = -1
+	if on {
+		s.prefetch = 1
+	}
+}
+
+// Prefetching reports whether the evaluation loop prefetches (after Build).
+func (s *Sim) Prefetching() bool { return len(s.parts) > 0 && s.parts[0].prefetch }
 
 // wakeNext lists m awake for the next cycle.
 func (p *partition) wakeNext(m *sched) {
@@ -407,10 +427,12 @@ func (s *Sim) number() error {
 	}
 	s.sched = make([]sched, len(comps))
 	for i, m := range comps {
-		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i)}
+		_, pf := m.s.self.(Prefetcher)
+		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i), pf: pf}
 		m.s = &s.sched[i]
 	}
 	for _, p := range s.parts {
+		p.prefetch = s.prefetch > 0 || s.prefetch == 0 && prefetchOn()
 		p.timers.sched = s.sched
 	}
 	// Each kind of component is split evenly over the partitions, in
@@ -1120,23 +1142,53 @@ func (p *partition) commit() {
 // is done; the order they are listed in may, and the order of
 // evaluation does not change results: TestModesAreEquivalent shuffles it.)
 func (p *partition) eval() {
-	for _, m := range p.awake {
-		m.sleep = stayAwake
-		m.self.Eval()
-		if m.wakeBy != 0 {
-			m.applyWakeBy()
-		}
-		switch m.sleep {
-		case stayAwake:
-			p.wakeNext(m)
-		case sleepTimed:
-			if m.timerAt != m.wakeAt { // one entry per wake-up time
-				m.timerAt = m.wakeAt
-				p.timers.push(m.wakeAt, timerEntry(m.idx)<<1|1) // m's record is at hand
-			}
+	if p.prefetch {
+		p.evalPrefetching()
+	} else {
+		for _, m := range p.awake {
+			p.evalOne(m)
 		}
 	}
 	p.evals += uint64(len(p.awake))
+}
+
+// evalPrefetching evaluates the awake list as eval does, asking for each
+// component's record and its Prefetch steps some places ahead
+// (Prefetcher): in a network larger than the caches each is a miss the
+// evaluation would otherwise wait for.
+func (p *partition) evalPrefetching() {
+	aw := p.awake
+	for j := range min(PrefetchSteps+1, len(aw)) {
+		prefetchRecord(ifaceData(&aw[j].self))
+	}
+	for i, m := range aw {
+		if j := i + PrefetchSteps + 1; j < len(aw) {
+			prefetchRecord(ifaceData(&aw[j].self))
+		}
+		for s := range PrefetchSteps {
+			if j := i + PrefetchSteps - s; j < len(aw) && aw[j].pf {
+				aw[j].self.(Prefetcher).Prefetch(s)
+			}
+		}
+		p.evalOne(m)
+	}
+}
+
+func (p *partition) evalOne(m *sched) {
+	m.sleep = stayAwake
+	m.self.Eval()
+	if m.wakeBy != 0 {
+		m.applyWakeBy()
+	}
+	switch m.sleep {
+	case stayAwake:
+		p.wakeNext(m)
+	case sleepTimed:
+		if m.timerAt != m.wakeAt { // one entry per wake-up time
+			m.timerAt = m.wakeAt
+			p.timers.push(m.wakeAt, timerEntry(m.idx)<<1|1) // m's record is at hand
+		}
+	}
 }
 
 // timer wakes a module at a cycle. timer=false marks a line arrival, which

@@ -39,6 +39,7 @@ type setup struct {
 	// traced run (default: deferred, as in an untraced one).
 	eagerInject bool
 	workers     int // run.workers (0, 1: one goroutine)
+	prefetch    int // rtl Sim.SetPrefetch: 1 on, −1 off, 0 by default
 	// graph, when set, is a switch-based network (routernet.New with
 	// p's Router, LinkDelay and *p.Spec) instead of p's cube.
 	graph *routernet.Graph
@@ -96,6 +97,9 @@ func newBench(t tb, s setup) *bench {
 	}
 	if s.workers > 1 {
 		sim.SetParallel(s.workers)
+	}
+	if s.prefetch != 0 {
+		sim.SetPrefetch(s.prefetch > 0)
 	}
 	require.NoError(t, sim.Build())
 	return b

@@ -92,6 +92,40 @@ func TestPropertyActivity(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) { sameWhenAlwaysEvaluated(rt, drawSetup(rt)) })
 }
 
+// TestPropertyPrefetchChangesNothing: asking for records ahead of their
+// evaluation (rtl Sim.SetPrefetch: on by default only in networks larger
+// than the caches; router Prefetch) delivers the same packets at the same
+// cycles with the same evaluations, on one partition and on two.
+func TestPropertyPrefetchChangesNothing(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		s := drawSetup(rt)
+		s.workers = rapid.IntRange(1, 2).Draw(rt, "workers")
+		s.noBoard = s.workers > 1 // the scoreboard is one map; the sinks' logs are compared instead
+		run := func(on bool) ([]traffic.Delivery, uint64) {
+			s := s
+			s.prefetch = -1
+			if on {
+				s.prefetch = 1
+			}
+			b := newBench(rt, s)
+			for _, k := range b.sinks {
+				k.Record = true
+			}
+			b.drain(rt, 200000, true)
+			require.Equal(rt, on, b.sim.Prefetching())
+			var log []traffic.Delivery
+			for _, k := range b.sinks {
+				log = append(log, k.Log...)
+			}
+			return log, b.sim.Stats().Evals
+		}
+		off, evalsOff := run(false)
+		on, evalsOn := run(true)
+		require.True(rt, slices.Equal(off, on), "deliveries differ when records are prefetched")
+		require.Equal(rt, evalsOff, evalsOn, "evaluations differ when records are prefetched")
+	})
+}
+
 // sameWhenAlwaysEvaluated checks that s delivers the same packets at the
 // same cycles when every component is evaluated every cycle.
 func sameWhenAlwaysEvaluated(rt *rapid.T, s setup) {

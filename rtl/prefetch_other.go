@@ -1,0 +1,10 @@
+//go:build !amd64
+
+package rtl
+
+import "unsafe"
+
+func prefetchRecord(p unsafe.Pointer) {}
+
+// PrefetchLine does nothing where no prefetch instruction is wired up.
+func PrefetchLine(p unsafe.Pointer) {}
