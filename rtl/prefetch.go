@@ -13,9 +13,12 @@ import (
 //
 // Prefetch must change nothing (it is a hint: it runs or not, whatever
 // the evaluation order) and read only what its own evaluation may read.
-// The evaluation loop calls it prefetchAhead places before the
-// component's evaluation in a cycle, when its record (the first four
-// lines) was asked for prefetchAhead places before that.
+// The evaluation loop asks for the first four lines of the component's
+// record PrefetchSteps+1 places before its evaluation in a cycle's awake
+// list, then calls Prefetch(0) … Prefetch(PrefetchSteps−1) one place
+// apart. It does so only in a network larger than the caches (Sim
+// SetPrefetch): in a smaller one the calls cost more than the misses
+// they hide.
 type Prefetcher interface {
 	// Prefetch asks for the lines of step (0 to PrefetchSteps−1): step 0
 	// what the record points to, each later step what the one before
