@@ -72,3 +72,25 @@ func TestMeterFollowsTheMachine(t *testing.T) {
 	m.epochs(2000, 100, 50)
 	require.True(t, m.best, "and gave it back")
 }
+
+// A parallel epoch after a serial one is cut short once it costs twice
+// the serial one, but not while its worker may still be waking up.
+func TestMeterCutsShortAfterTheWakeUp(t *testing.T) {
+	m := &meter{prev: 0, prevCost: 100, par: 4, cycles: 4}
+	for _, c := range []struct {
+		el    time.Duration
+		evals uint64
+		cut   bool
+	}{
+		{60 * time.Microsecond, 150, false}, // 400 ns an evaluation: a worker waking up
+		{meterEpoch / 4, 1000, true},        // still 2.5× the serial cost past the grace
+		{meterEpoch / 4, 3000, false},       // cheaper than twice serial
+		{meterEpoch / 8, 10, false},
+	} {
+		require.Equal(t, c.cut, m.cutShort(c.el, c.evals), "%+v", c)
+	}
+	m.prev = 1 // after a parallel epoch: never cut
+	require.False(t, m.cutShort(meterEpoch/2, 1))
+	m.prev, m.par = 0, 0 // a serial epoch: never cut
+	require.False(t, m.cutShort(meterEpoch/2, 1))
+}

@@ -878,13 +878,9 @@ func (s *Sim) measure(want bool) bool {
 		m.start = time.Now()
 		m.evals = s.totalEvals()
 	} else if m.cycles >= meterCycles && (m.cycles%meterCycles == 0 || m.par > 0 && m.prev == 0) {
-		// A parallel epoch after a serial one is looked at every cycle,
-		// and ended as soon as it costs twice the serial one: on a
-		// machine whose cores are taken by other processes a parallel
-		// cycle can take a hundred serial ones.
 		el := time.Since(m.start)
 		ev := s.totalEvals()
-		if el >= meterEpoch || m.par > 0 && m.prev == 0 && float64(el.Nanoseconds()) > 2*m.prevCost*float64(ev-m.evals) {
+		if el >= meterEpoch || m.cutShort(el, ev-m.evals) {
 			m.close(el, ev)
 			m.start = time.Now()
 			m.evals = ev
@@ -896,6 +892,21 @@ func (s *Sim) measure(want bool) bool {
 		m.par++
 	}
 	return par
+}
+
+// cutShort says whether the epoch under way, a parallel one after a
+// serial one that has taken el for evals evaluations, ends now: on a
+// machine whose cores are taken by other processes a parallel cycle can
+// take a hundred serial ones, so such an epoch is looked at every cycle
+// and ended once it costs twice the serial one. Not before a quarter of
+// an epoch, though: its first cycles wait for a worker that blocked
+// while the cycles were serial (~60 µs to wake here, some 150
+// evaluations at twice the serial cost on the 256-node fat-tree), and
+// an epoch cut there measured that wake-up, not the parallel cycles, so
+// that every later probe was cut the same way and a run stayed on one
+// goroutine at 0.6× the speed of two.
+func (m *meter) cutShort(el time.Duration, evals uint64) bool {
+	return m.par > 0 && m.prev == 0 && el >= meterEpoch/4 && float64(el.Nanoseconds()) > 2*m.prevCost*float64(evals)
 }
 
 // close ends an epoch that took el and chooses the next one's way. An
