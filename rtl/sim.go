@@ -824,8 +824,9 @@ type meter struct {
 	nr     int
 	// Epochs of the best way since the last pair, and how many to run
 	// before the next; warm: epochs not timed yet (the first of a Sim:
-	// cold caches, growing rings).
-	since, every, warm int
+	// cold caches, growing rings); probes: pairs since calibration or
+	// since the best way last changed.
+	since, every, warm, probes int
 }
 
 // meterEpoch is how long an epoch is at least (a variable for tests).
@@ -937,6 +938,9 @@ func (m *meter) close(el time.Duration, evals uint64) {
 		m.ratios[m.nr%meterPairs] = r
 		m.nr++
 		m.since = 0
+		if m.nr > meterFirst {
+			m.probes++
+		}
 	}
 	m.prev, m.prevCost = k, c
 	if m.nr < meterFirst {
@@ -948,12 +952,20 @@ func (m *meter) close(el time.Duration, evals uint64) {
 		return
 	}
 	r := median(m.ratios[:min(m.nr, meterPairs)])
+	was := m.best
 	if m.best {
 		m.best = r < meterOff
 	} else {
 		m.best = r < meterOn
 	}
-	m.every = int(min(max((max(r, 1/r)-1)*meterSpend, meterProbe), meterMax))
+	if m.best != was {
+		m.probes = 0
+	}
+	// The tries back off from meterProbe, doubling with each pair that
+	// kept the way: pairs spoilt by a moment when another process had the
+	// second core (at calibration, say) leave the median after a few
+	// quick tries, not after meterMax epochs, which may be the whole run.
+	m.every = int(min(max((max(r, 1/r)-1)*meterSpend, meterProbe), meterMax, float64(int(meterProbe)<<min(m.probes, 7))))
 	m.want = m.best
 	if k == b2i(m.best) {
 		if m.since++; m.since >= m.every {
