@@ -1,7 +1,12 @@
 package rtl
 
 import (
+	"os"
+	"path/filepath"
 	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -79,17 +84,72 @@ func (i *LineIn[T]) PrefetchHead() {
 	PrefetchLine(unsafe.Add(e, unsafe.Sizeof(*l.ring)-1))
 }
 
-// prefetchHeap is the live heap from which the evaluation loop prefetches
-// by default: about twice the last-level cache of the machines measured
-// (32 MiB), where a hop's records come from DRAM. Below it a hop's
-// records are mostly in a cache, and asking for them costs more than it
-// saves (docs/performance.md, "Records asked for ahead").
-const prefetchHeap = 64 << 20
+// prefetchOn says whether a network whose construction allocated built
+// bytes (from NewSim to Build: its records and the garbage of making
+// them, not what else the process holds, such as a sweep's earlier
+// points; points built at the same moment count each other's) is at least the last-level cache: there a hop's records come
+// from memory, and asking for them ahead pays (the 16×16×16 torus, 48 MB
+// on this machine's 32 MiB: −16 % a packet-hop, p = 0.001 over eight
+// rounds). Below it they are mostly in a cache and the calls cost more
+// than they hide (the 8×8 torus +20 %; docs/performance.md, "Records
+// asked for ahead").
+func prefetchOn(built uint64) bool { return built >= lastLevelCache() }
 
-// prefetchOn says whether the heap, read once at Build, is past
-// prefetchHeap.
-func prefetchOn() bool {
-	sm := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// heapAllocated is the heap bytes the process has allocated so far.
+func heapAllocated() uint64 {
+	sm := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(sm)
-	return sm[0].Value.Kind() == metrics.KindUint64 && sm[0].Value.Uint64() >= prefetchHeap
+	if sm[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sm[0].Value.Uint64()
 }
+
+// lastLevelCache is the size of the largest cache level the system reports
+// for CPU 0 (Linux sysfs), or 32 MiB where it reports none.
+var lastLevelCache = sync.OnceValue(func() uint64 {
+	const fallback = 32 << 20
+	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*")
+	level, size := 0, uint64(0)
+	for _, d := range dirs {
+		l, err1 := readInt(filepath.Join(d, "level"))
+		b, err2 := os.ReadFile(filepath.Join(d, "size"))
+		if err1 != nil || err2 != nil || l < level {
+			continue
+		}
+		if n, ok := parseCacheSize(strings.TrimSpace(string(b))); ok {
+			level, size = l, n
+		}
+	}
+	if size == 0 {
+		return fallback
+	}
+	return size
+})
+
+func readInt(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// parseCacheSize reads a sysfs cache size: "32768K", "1M", "512".
+func parseCacheSize(s string) (uint64, bool) {
+	mul := uint64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mul, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mul, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "G"):
+		mul, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 {
+		return 0, false
+	}
+	return n * mul, true
+}
+

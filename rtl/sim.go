@@ -52,7 +52,8 @@ type Sim struct {
 	spinning    bool        // pool.running as last stored
 	holdWorkers bool        // tests: the workers never get to a partition (HoldWorkers)
 	noLook      bool        // SetLookahead(false)
-	prefetch    int8        // SetPrefetch: 1 on, −1 off, 0 by the heap at Build (prefetchOn)
+	prefetch    int8        // SetPrefetch: 1 on, −1 off, 0 by the network's size at Build (prefetchOn)
+	allocAtNew  uint64      // heap bytes allocated by the process when the Sim was made (prefetchOn)
 	look        uint64      // the smallest latency of a line across partitions (0: none)
 	crossReg    bool        // a registered input reads an output of another partition
 	meter       *meter      // SetMeasured: parallel cycles only while measured faster
@@ -261,6 +262,7 @@ func NewSim(opts Options) *Sim {
 	s.top.sim = s
 	s.parts = []*partition{{sim: s}}
 	s.top.part = s.parts[0]
+	s.allocAtNew = heapAllocated()
 	return s
 }
 
@@ -432,7 +434,7 @@ func (s *Sim) number() error {
 		m.s = &s.sched[i]
 	}
 	for _, p := range s.parts {
-		p.prefetch = s.prefetch > 0 || s.prefetch == 0 && prefetchOn()
+		p.prefetch = s.prefetch > 0 || s.prefetch == 0 && prefetchOn(heapAllocated()-s.allocAtNew)
 		p.timers.sched = s.sched
 	}
 	// Each kind of component is split evenly over the partitions, in
