@@ -152,4 +152,3 @@ func parseCacheSize(s string) (uint64, bool) {
 	}
 	return n * mul, true
 }
-
