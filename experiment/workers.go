@@ -80,5 +80,14 @@ func buildSplit(cfg config.Config, sim *rtl.Sim, k int) error {
 	sim.SetParallel(w * k)
 	sim.SetGoroutines(w)
 	sim.SetMeasured(cfg.Run.Workers == 0 && w > 1)
+	if forcePrefetch != 0 {
+		sim.SetPrefetch(forcePrefetch > 0)
+	}
 	return sim.Build()
 }
+
+// forcePrefetch overrides the kernel's choice to prefetch (1 on, −1 off;
+// 0: by the network's size) for tests that compare the two: prefetching
+// changes nothing but the time, and networks small enough for a property
+// test are below the size where the kernel turns it on.
+var forcePrefetch int

@@ -449,6 +449,7 @@ func (r *Router) Prefetch(step int) {
 	switch step {
 	case 0:
 		w := r.ready.Word(0)
+		r.prefetchNode(w, false)
 		for m := w & 0xfe; m != 0; m &= m - 1 {
 			r.inAt(bits.TrailingZeros64(m)).Data.Prefetch()
 		}
@@ -463,6 +464,7 @@ func (r *Router) Prefetch(step int) {
 		}
 	case 1:
 		w := r.ready.Word(0)
+		r.prefetchNode(w, true)
 		for m := w & 0xfe; m != 0; m &= m - 1 {
 			r.inAt(bits.TrailingZeros64(m)).Data.PrefetchHead()
 		}
@@ -513,6 +515,47 @@ func (r *Router) Prefetch(step int) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// prefetchNode is Prefetch's part for the node port: the injection line
+// and the sink's credits (bits 0 and maxPorts of the ready word), and with
+// lanes the lanes' (their records first: step 0 asks for the classes'
+// record, step 1 reads it). head: the values at the lines' heads (step 1)
+// rather than the receiving ends.
+func (r *Router) prefetchNode(w uint64, head bool) {
+	if w&1 != 0 && r.Inject != nil {
+		if head {
+			r.Inject.Data.PrefetchHead()
+		} else {
+			r.Inject.Data.Prefetch()
+		}
+	}
+	if w&(1<<maxPorts) != 0 && r.Eject != nil {
+		if head {
+			r.Eject.Credit.PrefetchHead()
+		} else {
+			r.Eject.Credit.Prefetch()
+		}
+	}
+	cl := r.cls
+	if r.node0&nodeLanes == 0 || cl == nil {
+		return
+	}
+	if !head {
+		rtl.PrefetchLine(unsafe.Pointer(&cl.inj))
+		rtl.PrefetchLine(unsafe.Pointer(&cl.ej))
+		return
+	}
+	for m := w >> (laneInBit + 1) & (1<<(maxPorts-1) - 1); m != 0; m &= m - 1 {
+		if rx := cl.inj[(1+bits.TrailingZeros64(m))&(routing.MaxVCs-1)]; rx != nil {
+			rx.Data.Prefetch()
+		}
+	}
+	for m := w >> (laneCredBit + 1) & (1<<(maxPorts-1) - 1); m != 0; m &= m - 1 {
+		if tx := cl.ej[(1+bits.TrailingZeros64(m))&(routing.MaxVCs-1)]; tx != nil {
+			tx.Credit.Prefetch()
 		}
 	}
 }
