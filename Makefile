@@ -14,14 +14,15 @@ build:
 	$(GO) build -o bin/hwcoll ./cmd/hwcoll
 
 # Property tests run with rapid's default bound (100 cases each). The race
-# pass covers the parallel evaluation (run.workers, kernel modes); the
+# pass covers the parallel evaluation (run.workers, kernel modes) and the
+# routers' prefetching on two workers (its reads of lines and stores); the
 # random-switch modes property (14 s under the race detector) runs in the
 # plain pass and in make race. Cold (empty build cache) on this 2-core
 # machine: 296 s before that skip.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -run 'Modes|Scenarios|Workers' -skip 'TestKernelModesAgreeOnRandomSwitches' ./rtl/ ./scenario/ ./experiment/
+	$(GO) test -count=1 -race -run 'Modes|Scenarios|Workers|Prefetch' -skip 'TestKernelModesAgreeOnRandomSwitches' ./rtl/ ./scenario/ ./experiment/ ./torus/
 
 # Longer property runs: CHECKS cases per property. The flag goes only to
 # the packages whose tests link rapid (a test binary without it rejects
