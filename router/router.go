@@ -448,14 +448,7 @@ func (r *Router) Prefetch(step int) {
 	}
 	switch step {
 	case 0:
-		w := r.ready.Word(0)
-		r.prefetchNode(w, false)
-		for m := w & 0xfe; m != 0; m &= m - 1 {
-			r.inAt(bits.TrailingZeros64(m)).Data.Prefetch()
-		}
-		for m := (w >> 8) & 0xff; m != 0; m &= m - 1 {
-			r.outAt(bits.TrailingZeros64(m)).Cred.Prefetch()
-		}
+		r.prefetchLines(r.ready.Word(0), false)
 		for m := r.act&^r.stalled | r.wait; m != 0; m &= m - 1 {
 			rtl.PrefetchLine(unsafe.Pointer(r.inVC(int32(bits.TrailingZeros64(m)))))
 		}
@@ -463,14 +456,7 @@ func (r *Router) Prefetch(step int) {
 			rtl.PrefetchLine(unsafe.Pointer(&r.outAt(bits.TrailingZeros64(uint64(m))).busyTo))
 		}
 	case 1:
-		w := r.ready.Word(0)
-		r.prefetchNode(w, true)
-		for m := w & 0xfe; m != 0; m &= m - 1 {
-			r.inAt(bits.TrailingZeros64(m)).Data.PrefetchHead()
-		}
-		for m := (w >> 8) & 0xff; m != 0; m &= m - 1 {
-			r.outAt(bits.TrailingZeros64(m)).Cred.PrefetchHead()
-		}
+		r.prefetchLines(r.ready.Word(0), true)
 		for m := r.act &^ r.stalled; m != 0; m &= m - 1 {
 			v := r.inVC(int32(bits.TrailingZeros64(m)))
 			rtl.PrefetchLine(unsafe.Pointer(r.outVCAt(int(r.base[v.out&7]) + int(v.ovc))))
@@ -515,6 +501,27 @@ func (r *Router) Prefetch(step int) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// prefetchLines is Prefetch's part for the lines that hold values (ready
+// word w): their receiving ends (step 0), or the values at their heads
+// (head: step 1).
+func (r *Router) prefetchLines(w uint64, head bool) {
+	r.prefetchNode(w, head)
+	for m := w & 0xfe; m != 0; m &= m - 1 {
+		if ip := r.inAt(bits.TrailingZeros64(m)); head {
+			ip.Data.PrefetchHead()
+		} else {
+			ip.Data.Prefetch()
+		}
+	}
+	for m := (w >> 8) & 0xff; m != 0; m &= m - 1 {
+		if op := r.outAt(bits.TrailingZeros64(m)); head {
+			op.Cred.PrefetchHead()
+		} else {
+			op.Cred.Prefetch()
 		}
 	}
 }
