@@ -132,3 +132,27 @@ func TestMemAvailableIsBelowTotal(t *testing.T) {
 	_, err = procKB("/proc/meminfo", "NoSuchKey:")
 	require.ErrorContains(t, err, "no NoSuchKey: in /proc/meminfo")
 }
+
+var reserveSink []byte
+
+// Reserve leaves the range virtual even in a process whose heap has held
+// and freed memory before (a sweep's second network): a slice over pages
+// the heap used before is zeroed by the runtime, which would make the
+// whole reservation resident.
+func TestReserveTouchesNothing(t *testing.T) {
+	b := make([]byte, 256<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	reserveSink = b
+	reserveSink = nil
+	runtime.GC()
+	before, err := procKB("/proc/self/status", "VmRSS:")
+	require.NoError(t, err)
+	a, err := Reserve(1 << 30)
+	require.NoError(t, err)
+	after, err := procKB("/proc/self/status", "VmRSS:")
+	require.NoError(t, err)
+	t.Logf("THP mode %q, %d bytes advised; resident %d → %d MB", a.Mode, a.Advised, before>>20, after>>20)
+	require.Less(t, after, before+128<<20, "Reserve made %d MB resident", (after-min(before, after))>>20)
+}
