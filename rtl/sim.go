@@ -96,7 +96,7 @@ type partition struct {
 	xtimers []timer   // other partitions' wake-ups beyond the next cycle
 	changed []*signal // traced signals that changed
 	evals   uint64
-	// prefetch: eval asks for records ahead (Sim.prefetchOn)
+	// prefetch: eval asks for records ahead (Sim.SetPrefetch, prefetchOn)
 	prefetch bool
 	// With lookahead, the lines that sent across partitions in a cycle of
 	// each parity, by receiving partition (LineOut.sendAcross), and how
@@ -188,8 +188,9 @@ func (s *Sim) SetLookahead(on bool) {
 
 // SetPrefetch makes the evaluation loop ask for the records of the
 // components it will evaluate next (Prefetcher) or not, whatever the
-// network's size; by default it does when the heap is larger than the
-// caches (prefetchOn). Call before Build. Results are the same.
+// network's size; by default it does when building the network allocated
+// at least the last-level cache (prefetchOn). Call before Build. Results
+// are the same.
 func (s *Sim) SetPrefetch(on bool) {
 	if s.built {
 		panic("rtl: SetPrefetch after Build")
@@ -433,8 +434,9 @@ func (s *Sim) number() error {
 		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i), pf: pf}
 		m.s = &s.sched[i]
 	}
+	pf := s.prefetch > 0 || s.prefetch == 0 && prefetchOn(heapAllocated()-s.allocAtNew)
 	for _, p := range s.parts {
-		p.prefetch = s.prefetch > 0 || s.prefetch == 0 && prefetchOn(heapAllocated()-s.allocAtNew)
+		p.prefetch = pf
 		p.timers.sched = s.sched
 	}
 	// Each kind of component is split evenly over the partitions, in
