@@ -154,7 +154,8 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if parent.sim.built {
 		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
 	}
-	m.moduleInfo = &moduleInfo{parent: parent}
+	m.moduleInfo = parent.sim.arena.info()
+	m.parent = parent
 	m.sim = parent.sim
 	m.cls = m.sim.classOf(self, m)
 	// The site of Init: from the parent's class when a module of that
@@ -168,12 +169,18 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	}
 	m.modID = m.sim.id(name, pc)
 	if e, ok := self.(Evaler); ok {
-		m.s = &sched{self: e, mod: m} // moved into the Sim's array at Build
+		m.s = m.sim.arena.sched() // moved into the Sim's array at Build
+		*m.s = sched{self: e, mod: m}
 	}
-	if parent.children == nil && parent.cls != nil && len(parent.cls.kids) > 1 {
+	if len(parent.children) == cap(parent.children) {
 		// As many children as the first module of the parent's class
-		// made: one allocation, not one per doubling.
-		parent.children = make([]*Module, 0, len(parent.cls.kids))
+		// made: one piece of the arena, not one per doubling.
+		n := max(2*len(parent.children), 1)
+		if parent.cls != nil {
+			n = max(n, len(parent.cls.kids))
+		}
+		kids := m.sim.arena.kids(n)
+		parent.children = append(kids, parent.children...)
 	}
 	parent.children = append(parent.children, m)
 }

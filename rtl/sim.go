@@ -72,6 +72,7 @@ type Sim struct {
 
 	badLines map[unsafe.Pointer]lineProblem // line senders badly connected, by address (ConnectLine)
 	places   []placed                       // SetPlace calls, until Build
+	arena    buildArena                     // construction's records, until Build
 }
 
 // Stats counts the kernel's work.
@@ -512,6 +513,7 @@ func (s *Sim) number() error {
 		}
 	}
 	s.shareInfos()
+	s.compactModules()
 	s.ids = nil
 	if s.workers > 1 {
 		s.pool = newPool(s)
