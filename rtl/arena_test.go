@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -44,10 +45,10 @@ func buildArenaPorts(t testing.TB, n int) (*Sim, []arenaPort) {
 	return s, ps
 }
 
-// Build moves what modules keep of the construction arena (their infos,
-// shared or their own, and their lists of children) into one array each
-// and drops the arena, so its chunks are freed whole; the hierarchy reads
-// the same before and after.
+// Build slides the infos modules keep of the construction arena down in
+// its chunks and copies their lists of children into one array, and drops
+// the arena, so the chunks it no longer uses are freed whole; the
+// hierarchy reads the same before and after.
 func TestBuildCompactsTheArena(t *testing.T) {
 	s, ps := buildArenaPorts(t, 600)
 	paths := func() []string {
@@ -66,33 +67,47 @@ func TestBuildCompactsTheArena(t *testing.T) {
 	before := paths()
 	require.NoError(t, s.Build())
 	require.Equal(t, before, paths())
-	require.Zero(t, s.arena.scheds)
-	require.Zero(t, s.arena.infos)
-	require.Zero(t, s.arena.mods)
-	// The infos in one array: the distinct ones lie within one span of
-	// exactly their count (the top's, made with the Sim, is apart).
-	infos := map[*moduleInfo]bool{}
-	lo, hi := ^uintptr(0), uintptr(0)
-	nkids := 0
-	klo, khi := ^uintptr(0), uintptr(0)
+	require.Zero(t, s.arena)
+	// Each chunk, with the allocator's 8-byte header, is one object of
+	// the 16 KiB size class (a span of its own).
+	for _, size := range []uintptr{unsafe.Sizeof([arenaChunk]moduleInfo{}), unsafe.Sizeof([arenaChunk]sched{}), unsafe.Sizeof([arenaKids]*Module{})} {
+		require.LessOrEqual(t, size+8, uintptr(16384))
+		require.Greater(t, size+8, uintptr(16384-64))
+	}
+	// The infos still a module's own are slid down in their chunks: in
+	// address order, one after the other but at a chunk's end.
+	var own []uintptr
+	shared := map[*moduleInfo]bool{}
+	nkids, klo, khi := 0, ^uintptr(0), uintptr(0)
 	walk(&s.top, func(m *Module) {
-		if infos[m.moduleInfo] {
-			return
+		if m.shared {
+			if shared[m.moduleInfo] {
+				return
+			}
+			shared[m.moduleInfo] = true
+		} else if m != &s.top {
+			own = append(own, uintptr(unsafe.Pointer(m.moduleInfo)))
 		}
-		infos[m.moduleInfo] = true
-		a := uintptr(unsafe.Pointer(m.moduleInfo))
-		lo, hi = min(lo, a), max(hi, a)
 		if len(m.children) > 0 {
 			nkids += len(m.children)
 			k := uintptr(unsafe.Pointer(&m.children[0]))
 			klo, khi = min(klo, k), max(khi, k+uintptr(len(m.children))*8)
 		}
 	})
-	size := unsafe.Sizeof(moduleInfo{})
-	require.Equal(t, uintptr(len(infos)-1)*size, hi-lo, "%d infos not in one array", len(infos))
+	// The lists of children in use, in one array.
 	require.Equal(t, uintptr(nkids)*8, khi-klo, "%d children not in one array", nkids)
+	slices.Sort(own)
+	gaps := 0
+	for i := 1; i < len(own); i++ {
+		if own[i]-own[i-1] != unsafe.Sizeof(moduleInfo{}) {
+			gaps++
+		}
+	}
+	chunks := (len(own) + arenaChunk - 1) / arenaChunk
+	require.LessOrEqual(t, gaps, chunks-1, "%d infos of their own in %d places, not slid into %d chunks", len(own), gaps+1, chunks)
 	// The ports' ends share: two infos for 1,200 ends.
-	require.Less(t, len(infos), 610)
+	require.Len(t, shared, 2)
+	require.Len(t, own, 600)
 	s.Run(3)
 	require.Equal(t, uint8(3), ps[599].q.Q())
 }

@@ -154,7 +154,7 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if parent.sim.built {
 		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
 	}
-	m.moduleInfo = parent.sim.arena.info()
+	m.moduleInfo = parent.sim.arena.newModuleInfo()
 	m.parent = parent
 	m.sim = parent.sim
 	m.cls = m.sim.classOf(self, m)
@@ -169,7 +169,7 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	}
 	m.modID = m.sim.id(name, pc)
 	if e, ok := self.(Evaler); ok {
-		m.s = m.sim.arena.sched() // moved into the Sim's array at Build
+		m.s = m.sim.arena.newModuleSched() // moved into the Sim's array at Build
 		*m.s = sched{self: e, mod: m}
 	}
 	if len(parent.children) == cap(parent.children) {
@@ -179,7 +179,7 @@ func (m *Module) Init(parent *Module, name string, self any) {
 		if parent.cls != nil {
 			n = max(n, len(parent.cls.kids))
 		}
-		kids := m.sim.arena.kids(n)
+		kids := m.sim.arena.newModuleKids(n)
 		parent.children = append(kids, parent.children...)
 	}
 	parent.children = append(parent.children, m)

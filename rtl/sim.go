@@ -513,7 +513,8 @@ func (s *Sim) number() error {
 		}
 	}
 	s.shareInfos()
-	s.compactModules()
+	s.compactModuleInfos()
+	s.compactModuleKids()
 	s.ids = nil
 	if s.workers > 1 {
 		s.pool = newPool(s)
