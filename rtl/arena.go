@@ -1,11 +1,5 @@
 package rtl
 
-import (
-	"cmp"
-	"slices"
-	"unsafe"
-)
-
 // buildArena hands out the records a module gets at Init that Build
 // replaces or drops: every component's sched record (copied into the
 // Sim's array in evaluation order), every module's info (like sub-blocks
@@ -16,13 +10,15 @@ import (
 // build's garbage in whole spans"). From chunks that are each a span of
 // their own (arenaChunk), what Build drops is freed as whole spans: the
 // sched chunks all, the info chunks past those the infos still in use
-// are slid down into (compactModuleInfos), and the kids chunks past the
-// lists still in use copied into one array (compactModuleKids).
+// are slid down into, and the chunks of lists of children, whose lists
+// still in use are copied into one array (compactModules).
 type buildArena struct {
 	scheds []sched
 	chunks []*[arenaChunk]moduleInfo // the info chunks, in order
 	n      int                       // infos handed out
+	owners []*[arenaChunk]*Module    // the module each was handed to, by chunk (2 KiB each: none outlives Build)
 	mods   []*Module
+	shared []*moduleInfo // made at Build (shareInfos)
 }
 
 // arenaChunk is the records per chunk and arenaKids the children per
@@ -44,10 +40,12 @@ func (a *buildArena) newModuleSched() *sched {
 	return &a.scheds[len(a.scheds)-1]
 }
 
-func (a *buildArena) newModuleInfo() *moduleInfo {
+func (a *buildArena) newModuleInfo(m *Module) *moduleInfo {
 	if a.n == len(a.chunks)*arenaChunk {
 		a.chunks = append(a.chunks, new([arenaChunk]moduleInfo))
+		a.owners = append(a.owners, new([arenaChunk]*Module))
 	}
+	a.owners[a.n/arenaChunk][a.n%arenaChunk] = m
 	a.n++
 	return a.at(a.n - 1)
 }
@@ -68,48 +66,25 @@ func (a *buildArena) newModuleKids(n int) []*Module {
 	return a.mods[k : k : k+n]
 }
 
-// compactModuleInfos slides the infos still a module's own (not shared:
+// compactModules slides the infos still a module's own (not shared:
 // shareInfos) down over those Build replaced, in the order they were
-// handed out (a destination is never after its source), and drops the
-// arena: the chunks past the last one in use are then freed whole. No
-// second copy of the infos is made (a torus keeps most of its own: 19 of
-// 23 modules a node on the bgl torus, where a copy would raise the
-// build's peak by ~150 MB at 65,536 nodes).
-func (s *Sim) compactModuleInfos() {
+// handed out (a destination is never after its source), so the info
+// chunks past the last one in use are freed whole, without a second copy
+// of the infos (a torus keeps most of its own: 19 of 23 modules a node on
+// the bgl torus, where a copy raised the build's peak by ~150 MB at
+// 65,536 nodes). Then it copies the lists of children still in use (of
+// the top, of the infos of their own, of the shared infos) into one
+// array, so the chunks of lists, with the lists of the sub-blocks that
+// now share an info, are freed whole, and drops the arena. No walk of the
+// hierarchy: the arena knows each info's module (owners) and Build's
+// shared infos.
+func (s *Sim) compactModules() {
 	a := &s.arena
-	if a.n == 0 {
-		return
-	}
-	// Where each chunk is, to find an info's place by its address.
-	type base struct {
-		addr uintptr
-		k    int
-	}
-	bases := make([]base, len(a.chunks))
-	for k, c := range a.chunks {
-		bases[k] = base{uintptr(unsafe.Pointer(c)), k}
-	}
-	slices.SortFunc(bases, func(x, y base) int { return cmp.Compare(x.addr, y.addr) })
-	const size = arenaChunk * unsafe.Sizeof(moduleInfo{})
-	owner := make([]*Module, a.n)
-	walk(&s.top, func(m *Module) {
-		if m.shared {
-			return
-		}
-		p := uintptr(unsafe.Pointer(m.moduleInfo))
-		j, found := slices.BinarySearchFunc(bases, p, func(b base, p uintptr) int { return cmp.Compare(b.addr, p) })
-		if !found {
-			j--
-		}
-		if j < 0 || p-bases[j].addr >= size {
-			return // not from the arena (the top's)
-		}
-		owner[bases[j].k*arenaChunk+int((p-bases[j].addr)/unsafe.Sizeof(moduleInfo{}))] = m
-	})
 	dst := 0
-	for src, m := range owner {
-		if m == nil {
-			continue
+	for src := range a.n {
+		m := a.owners[src/arenaChunk][src%arenaChunk]
+		if m.moduleInfo != a.at(src) {
+			continue // replaced by a shared one
 		}
 		if dst != src {
 			d := a.at(dst)
@@ -122,35 +97,26 @@ func (s *Sim) compactModuleInfos() {
 	for k := dst; k < min(a.n, (dst+arenaChunk-1)/arenaChunk*arenaChunk); k++ {
 		*a.at(k) = moduleInfo{}
 	}
-	a.chunks, a.n = nil, 0
-}
-
-// compactModuleKids copies the lists of children still in use (those of
-// modules with an info of their own, and of the shared infos) into one
-// array, so that the arena's chunks of lists, with the lists of the
-// sub-blocks that now share an info, are freed whole; then it drops the
-// arena. The copy is 8 bytes a child (~11 MB at 65,536 bgl torus nodes).
-func (s *Sim) compactModuleKids() {
-	var lists []*[]*Module
-	seen := map[*moduleInfo]bool{}
-	n := 0
-	walk(&s.top, func(m *Module) {
-		if m.shared {
-			if seen[m.moduleInfo] {
-				return
-			}
-			seen[m.moduleInfo] = true
+	// Two passes over the lists (count, then copy), not a list of them:
+	// at 65,536 torus nodes that list was 20 MB more at the build's peak.
+	each := func(f func(l *[]*Module)) {
+		f(&s.top.children)
+		for k := range dst {
+			f(&a.at(k).children)
 		}
-		if len(m.children) > 0 {
-			lists = append(lists, &m.children)
-			n += len(m.children)
+		for _, info := range a.shared {
+			f(&info.children)
+		}
+	}
+	n := 0
+	each(func(l *[]*Module) { n += len(*l) })
+	kids := make([]*Module, 0, n)
+	each(func(l *[]*Module) {
+		if len(*l) > 0 {
+			k := len(kids)
+			kids = append(kids, *l...)
+			*l = kids[k:len(kids):len(kids)]
 		}
 	})
-	kids := make([]*Module, 0, n)
-	for _, l := range lists {
-		k := len(kids)
-		kids = append(kids, *l...)
-		*l = kids[k:len(kids):len(kids)]
-	}
 	s.arena = buildArena{}
 }

@@ -74,15 +74,28 @@ func (h *hopper) Eval() {
 }
 
 // BenchmarkHopSkeleton: packets circulate on a ring of hoppers (lines of
-// 5 cycles, one packet per hopper on average so they seldom meet),
-// without and with a credit line per hop. ns/hop is the floor, on this
-// machine, of a packet-hop in this form (one evaluation, one line send and
-// receive, a slot copy; and a credit send); compare the networks'
-// ns/pkt-hop (fat-tree, torus) with it.
+// 5 cycles, one packet per hopper so they seldom meet), without and with a
+// credit line per hop. ns/hop is the floor, on this machine, of a
+// packet-hop in this form (one evaluation, one line send and receive, a
+// slot copy; and a credit send); compare the networks' ns/pkt-hop
+// (fat-tree, torus) with it. With a packet on every 16th hopper only
+// (sparse), a cycle has about one evaluation: what is added is the
+// kernel's work per cycle.
 func BenchmarkHopSkeleton(b *testing.B) {
-	for _, n := range []int{64, 1024} {
-		for _, credits := range []bool{false, true} {
-			b.Run(fmt.Sprintf("hoppers=%d/credits=%v", n, credits), func(b *testing.B) {
+	type run struct {
+		n       int
+		credits bool
+		every   int // a packet on every this many hoppers
+	}
+	runs := []run{{64, false, 1}, {64, true, 1}, {1024, false, 1}, {1024, true, 1}, {64, true, 16}}
+	for _, r := range runs {
+		n, credits := r.n, r.credits
+		name := fmt.Sprintf("hoppers=%d/credits=%v", n, credits)
+		if r.every > 1 {
+			name += "/sparse"
+		}
+		{
+			b.Run(name, func(b *testing.B) {
 				s := rtl.NewSim(rtl.Options{})
 				hs := make([]hopper, n)
 				for i := range hs {
@@ -110,8 +123,7 @@ func BenchmarkHopSkeleton(b *testing.B) {
 				if err := s.Build(); err != nil {
 					b.Fatal(err)
 				}
-				// One packet in every hopper's input.
-				for i := range hs {
+				for i := 0; i < n; i += r.every {
 					hs[i].out.Send(hopPkt{id: uint64(i)})
 				}
 				s.Run(100)

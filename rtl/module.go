@@ -154,7 +154,7 @@ func (m *Module) Init(parent *Module, name string, self any) {
 	if parent.sim.built {
 		panic("rtl: module " + parent.Path() + "." + name + " added after Build")
 	}
-	m.moduleInfo = parent.sim.arena.newModuleInfo()
+	m.moduleInfo = parent.sim.arena.newModuleInfo(m)
 	m.parent = parent
 	m.sim = parent.sim
 	m.cls = m.sim.classOf(self, m)
@@ -529,6 +529,7 @@ func (s *Sim) shareInfos() {
 		if info == nil {
 			info = &moduleInfo{modID: m.modID, parent: m, children: m.children, cls: m.cls, ncls: m.ncls, shared: true, delta: int16(delta)}
 			infos[k] = info
+			s.arena.shared = append(s.arena.shared, info)
 		}
 		m.moduleInfo = info
 	}

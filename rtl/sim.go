@@ -513,8 +513,7 @@ func (s *Sim) number() error {
 		}
 	}
 	s.shareInfos()
-	s.compactModuleInfos()
-	s.compactModuleKids()
+	s.compactModules()
 	s.ids = nil
 	if s.workers > 1 {
 		s.pool = newPool(s)
