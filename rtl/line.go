@@ -407,9 +407,8 @@ func (l *line[T]) push(v *T, at, mark uint64, p *partition, rcv uint32, wake, di
 // appendAt is put without its growing ring and ready set, small enough
 // to be inlined into a send (LineOut.send, Schedule), which checks that
 // the ring has room (else put does it all) and raises the set (raiseSet):
-// a send then makes no call but the receiver's wake-up. On the 64-node
-// fat-tree, ~40 instructions less a send (BenchmarkHopSkeleton: 667 →
-// 582 a hop of two sends).
+// a send then makes no call but the receiver's wake-up, ~40 instructions
+// less (BenchmarkHopSkeleton: 667 → 582 a hop of two sends).
 func (l *line[T]) appendAt(v *T, at uint64) {
 	e := l.entry(l.slot(int(l.n)))
 	e.at = at
@@ -419,8 +418,6 @@ func (l *line[T]) appendAt(v *T, at uint64) {
 
 // raiseSet raises the line's bit in its ready set if it was empty before
 // the value just appended.
-//
-//go:noinline
 func (l *line[T]) raiseSet() {
 	if l.n == 1 {
 		l.set.or(int(l.bit/64), 1<<(l.bit%64))
@@ -433,12 +430,9 @@ func (l *line[T]) put(v *T, at, mark uint64) bool {
 	if uint32(l.n) == l.size {
 		l.grow()
 	}
-	e := l.entry(l.slot(int(l.n)))
-	e.at = at | mark
-	e.v = *v
-	l.n++
-	if l.set != nil && l.n == 1 {
-		l.set.or(int(l.bit/64), 1<<(l.bit%64))
+	l.appendAt(v, at|mark)
+	if l.set != nil {
+		l.raiseSet()
 	}
 	return !l.lazy
 }
