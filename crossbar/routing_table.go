@@ -421,11 +421,16 @@ func (t *Table) unicast(dst uint32) uint64 {
 	if t.near {
 		// runAt's count over the ends in this line: an unused end (^0)
 		// counts only for dst ^0, whose set past the runs is 0 too.
+		// Counted without a branch per end (a set-on-compare): the
+		// destinations come in no order a predictor could learn, and the
+		// array is read in place, not copied.
 		i := 0
-		for _, e := range t.nearEnd {
+		for _, e := range &t.nearEnd {
+			c := 0
 			if e <= dst {
-				i++
+				c = 1
 			}
+			i += c
 		}
 		return uint64(t.nearSet[i&nearRuns])
 	}
