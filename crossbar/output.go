@@ -157,10 +157,10 @@ func (p *outPort) Eval() {
 			rot = (p.full>>uint(start) | p.full<<uint(k-start)) & (1<<uint(k) - 1)
 		}
 		for ; rot != 0; rot &= rot - 1 {
+			// start and the rotated index are below k: wrap without a
+			// branch (which way it goes follows the traffic).
 			i := start + bits.TrailingZeros64(rot)
-			if i >= k { // start, and the rotated index, are below k
-				i -= k
-			}
+			i -= k & -b2i(i >= k)
 			h := p.xp.Head(i)
 			if h.At > now {
 				continue // still on its way through the switch
@@ -225,4 +225,12 @@ func (p *outPort) sleepIdle(now uint64) {
 	}
 	p.SleepUntil(next)
 	p.evalBy = next
+}
+
+// b2i is 1 for true, 0 for false: a set-on-compare, no branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
