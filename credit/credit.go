@@ -185,7 +185,7 @@ func (c *Counter) take(i int) {
 	if v == 0 {
 		panic(fmt.Sprintf("credit: %s: packet sent without a credit", c.Path()))
 	}
-	c.reg(i).Set(v - 1)
+	c.reg(i).SetOwn(v - 1)
 }
 
 // Return adds a returning token.
@@ -195,13 +195,16 @@ func (c *Counter) Return(t Token) {
 	if v > c.capacity {
 		panic(fmt.Sprintf("credit: %s: %d credits returned to a counter of capacity %d", c.Path(), v, c.capacity))
 	}
-	c.reg(i).Set(v)
+	c.reg(i).SetOwn(v)
 }
 
 // Traced reports whether the counters are in the waveform being written.
 func (c *Counter) Traced() bool { return c.reg(0).Traced() }
 
-// Q returns the committed value of counter i (for monitors between cycles).
+// Q returns the committed value of counter i, for monitors between
+// cycles. Take and Return store at once while the counters are not traced
+// (rtl.Reg.SetOwn: only the owner reads them in the cycle, by Avail and
+// CanSend), so within a cycle Q may already show them.
 func (c *Counter) Q(i int) uint16 { return c.reg(c.idx(i)).Q() }
 
 func (c *Counter) idx(i int) int {

@@ -181,7 +181,7 @@ func (p *outPort) Eval() {
 			if next == k {
 				next = 0
 			}
-			p.ptr.Set(uint8(next))
+			p.ptr.SetOwn(uint8(next)) // read only here, at the start of a later evaluation
 			p.grant.Set(uint8(i))
 			if p.tracked {
 				p.sw.grants[p.idx][i]++

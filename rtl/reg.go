@@ -315,6 +315,27 @@ func (r *Reg[T]) D() T {
 // Set assigns the next value.
 func (r *Reg[T]) Set(v T) { r.set(v, r) }
 
+// SetOwn is Set for a register only its own component reads, and only
+// in a later cycle than it sets it (a round-robin pointer, read once at
+// the start of an evaluation): while the register is not traced nobody
+// can tell the value stored at once from one taken at the edge, so it is
+// stored at once and costs no commit, as a probe's is. Traced, it is Set,
+// and the waveform the same. Reading Q after SetOwn in the same cycle
+// sees the new value: use Set where that matters.
+func (r *Reg[T]) SetOwn(v T) {
+	if *(*uint16)(unsafe.Pointer(&r.dirty)) == 0 { // !r.traced && !r.dirty
+		r.q = v
+		return
+	}
+	r.setTraced(v)
+}
+
+// setTraced is Set, kept out of line so that SetOwn and Probe.Set, called
+// on hot paths whether traced or not, stay within the inlining budget.
+//
+//go:noinline
+func (r *Reg[T]) setTraced(v T) { r.Set(v) }
+
 // set is Set with the committer to list (the register, or the output that
 // embeds it).
 func (r *Reg[T]) set(v T, c committer) {
@@ -355,6 +376,8 @@ type Probe[T comparable] struct{ Reg[T] }
 // the probe is not traced nobody can observe it (components do not read
 // their probes), so the value is stored at once and costs no commit.
 // (Both flags are read as one 16-bit word: one compare, not two.)
+//
+// (SetOwn's body, written out: a Set that calls SetOwn is not inlined.)
 func (p *Probe[T]) Set(v T) {
 	if *(*uint16)(unsafe.Pointer(&p.dirty)) == 0 { // !p.traced && !p.dirty
 		p.q = v
@@ -362,12 +385,6 @@ func (p *Probe[T]) Set(v T) {
 	}
 	p.setTraced(v)
 }
-
-// setTraced is Set of a traced probe, kept out of line so that Set, called
-// on hot paths whether traced or not, stays within the inlining budget.
-//
-//go:noinline
-func (p *Probe[T]) setTraced(v T) { p.Reg.Set(v) }
 
 // Init declares the probe under owner.
 func (p *Probe[T]) Init(owner *Module, name string, opts ...Opt) *Probe[T] {
