@@ -64,6 +64,9 @@ func (s oqxp) buffered(i int) int {
 	if in.creditAt >= s.Now() {
 		n += int(in.creditN) // discarded: the credit is scheduled, not yet on the line
 	}
+	if in.freedAt >= s.Now() {
+		n += int(in.freedN) // freed at once (takeNow): held, as a queued notice's is, until freedAt
+	}
 	// Slots freed by done notices the input has not taken yet (it takes
 	// them when it next wakes) but would have by now.
 	now := s.Now()

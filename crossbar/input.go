@@ -57,7 +57,9 @@ type inPort struct {
 	doneIn   rtl.CallIn[xpSent] // an output has sent a copy of a slot (Accept)
 	drops    *fault.Log         // packets discarded for want of a route (WatchFaults; nil: none expected)
 	creditAt uint64
-	_        [16]byte // to 576 bytes
+	freedAt  uint64 // min-free: the freedN slots takeNow freed count as held until the end of cycle freedAt−1
+	freedN   uint16
+	_        [6]byte // to 576 bytes
 }
 
 // held is one packet an input holds and what the input knows of it, in
@@ -333,7 +335,9 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 			wake = !st.credited || p.used.Traced()
 		}
 	}
-	p.done.Push(d)
+	if !d.taken {
+		p.done.Push(d)
+	}
 	if wake {
 		p.WakeAt(now + 1)
 	}
@@ -389,7 +393,31 @@ func (p *inPort) releaseEarly(now uint64, d *xpDone) bool {
 		p.rx.ScheduleCredit(now+1, n)
 	}
 	d.left = true
+	if st := &p.slots[d.slot]; st.copies == 1 && p.done.Len() == 0 {
+		p.takeNow(now, d.slot, st)
+		d.taken = true
+	}
 	return true
+}
+
+// takeNow takes a released copy's notice at once when it is its packet's
+// last and no notice is queued before it: the input would take it first
+// thing in its next evaluation and free the slot (took), which it does
+// now instead. Nothing tells the two apart: the input is not evaluated
+// before now+1, no head arrives by then (releaseEarly), so the slot is
+// not taken again before the input would have freed it, and only the
+// free stack's order could differ, which no result or waveform shows
+// (the done wire's slot number is traced, but nothing is released early
+// while a waveform is written). Buffered counts the packet until then, as
+// it counts a queued notice.
+func (p *inPort) takeNow(now uint64, slot uint16, st *held) {
+	st.copies = 0
+	p.free = append(p.free, slot)
+	p.inUse--
+	if p.freedAt != now+1 {
+		p.freedAt, p.freedN = now+1, 0
+	}
+	p.freedN++
 }
 
 // route picks one output of an adaptive unicast route: the one the
