@@ -56,6 +56,9 @@ type Table struct {
 // nearRuns is the most runs a table keeps in its first line (near).
 const nearRuns = 7
 
+// unicast counts over the seven ends written out: change it with nearRuns.
+var _ = [1]struct{}{}[nearRuns-7]
+
 // ucRun is the destinations from the previous run's end (0 for the first)
 // up to end, routed to ucSet[set].
 type ucRun struct {
@@ -421,17 +424,12 @@ func (t *Table) unicast(dst uint32) uint64 {
 	if t.near {
 		// runAt's count over the ends in this line: an unused end (^0)
 		// counts only for dst ^0, whose set past the runs is 0 too.
-		// Counted without a branch per end (a set-on-compare): the
-		// destinations come in no order a predictor could learn, and the
-		// array is read in place, not copied.
-		i := 0
-		for _, e := range &t.nearEnd {
-			c := 0
-			if e <= dst {
-				c = 1
-			}
-			i += c
-		}
+		// Counted without a branch per end (a set-on-compare each, no
+		// loop): the destinations come in no order a predictor could
+		// learn, and the array is read in place, not copied.
+		e := &t.nearEnd
+		i := b2i(e[0] <= dst) + b2i(e[1] <= dst) + b2i(e[2] <= dst) + b2i(e[3] <= dst) +
+			b2i(e[4] <= dst) + b2i(e[5] <= dst) + b2i(e[6] <= dst)
 		return uint64(t.nearSet[i&nearRuns])
 	}
 	if t.ucRuns != nil {
