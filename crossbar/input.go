@@ -333,6 +333,11 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 				st.credited = true
 			}
 			wake = !st.credited || p.used.Traced()
+			if !wake && st.copies == 1 && p.done.Len() == 0 && !p.AwakeNow() && !p.Tracing() {
+				p.queued[out]-- // as took would, first thing in the input's next evaluation
+				p.takeNow(now, slot, st)
+				d.taken = true
+			}
 		}
 	}
 	if !d.taken {
@@ -400,16 +405,18 @@ func (p *inPort) releaseEarly(now uint64, d *xpDone) bool {
 	return true
 }
 
-// takeNow takes a released copy's notice at once when it is its packet's
-// last and no notice is queued before it: the input would take it first
-// thing in its next evaluation and free the slot (took), which it does
-// now instead. Nothing tells the two apart: the input is not evaluated
-// before now+1, no head arrives by then (releaseEarly), so the slot is
-// not taken again before the input would have freed it, and only the
-// free stack's order could differ, which no result or waveform shows
-// (the done wire's slot number is traced, but nothing is released early
-// while a waveform is written). Buffered counts the packet until then, as
-// it counts a queued notice.
+// takeNow takes a copy's notice at once when it is its packet's last and
+// no notice is queued before it: the input would take it first thing in
+// its next evaluation and free the slot (took), which it does now
+// instead. A min-free copy's credit released on the input's behalf
+// (releaseEarly), or a per-link packet's credit scheduled (sent), while
+// the input is not evaluated in this cycle and nothing is traced: nothing
+// tells the two apart. The input's next evaluation, in now+1 or later,
+// would take the notice before it receives, so it sees the same counts
+// and free slots, and only the free stack's order could differ, which no
+// result or waveform shows (the done wire's slot number is traced, but
+// nothing is taken at once while a waveform is written). Buffered counts
+// the packet until the end of now+1, as it counts a queued notice.
 func (p *inPort) takeNow(now uint64, slot uint16, st *held) {
 	st.copies = 0
 	p.free = append(p.free, slot)
