@@ -203,8 +203,9 @@ func (c *Counter) Traced() bool { return c.reg(0).Traced() }
 
 // Q returns the committed value of counter i, for monitors between
 // cycles. Take and Return store at once while the counters are not traced
-// (rtl.Reg.SetOwn: only the owner reads them in the cycle, by Avail and
-// CanSend), so within a cycle Q may already show them.
+// (rtl.Reg.SetOwn): within a cycle the counters are read by Avail and
+// CanSend, which show the next value either way, and Q may already show
+// it too.
 func (c *Counter) Q(i int) uint16 { return c.reg(c.idx(i)).Q() }
 
 func (c *Counter) idx(i int) int {

@@ -34,7 +34,7 @@ type xpDone struct {
 	out  uint16
 	last bool // the slot's last copy: the slot frees
 	left bool // min-free: the copy has left the input's counts already (releaseEarly)
-	// min-free: the input has taken the notice already, its slot freed
-	// (releaseEarly); it is not queued
+	// the input has taken the notice already, its slot freed (takeNow,
+	// min-free or per-link); it is not queued
 	taken bool
 }

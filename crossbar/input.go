@@ -57,7 +57,7 @@ type inPort struct {
 	doneIn   rtl.CallIn[xpSent] // an output has sent a copy of a slot (Accept)
 	drops    *fault.Log         // packets discarded for want of a route (WatchFaults; nil: none expected)
 	creditAt uint64
-	freedAt  uint64 // min-free: the freedN slots takeNow freed count as held until the end of cycle freedAt−1
+	freedAt  uint64 // the freedN slots takeNow freed (min-free, per-link) count as held until the end of cycle freedAt−1
 	freedN   uint16
 	_        [6]byte // to 576 bytes
 }
