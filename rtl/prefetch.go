@@ -84,6 +84,22 @@ func (i *LineIn[T]) PrefetchHead() {
 	PrefetchLine(unsafe.Add(e, unsafe.Sizeof(*l.ring)-1))
 }
 
+// PrefetchSched asks for the scheduling record of the component that
+// evaluates m, which a wake-up of it (WakeAt) reads.
+func (m *Module) PrefetchSched() { PrefetchLine(unsafe.Pointer(m.s)) }
+
+// PeekOldest is the oldest value on the line, arrived or not, for a
+// Prefetcher that asked for it (PrefetchHead) and now asks for what it
+// points to: it reads the line as it is, changing nothing (between
+// cycles a value sent across partitions may not be on it yet).
+func (i *LineIn[T]) PeekOldest() (*T, bool) {
+	l := &i.ln
+	if l.n == 0 {
+		return nil, false
+	}
+	return &l.entry(int(l.head)).v, true
+}
+
 // prefetchOn says whether a network whose construction allocated built
 // bytes (from NewSim to Build: its records and the garbage of making
 // them, not what else the process holds, such as a sweep's earlier

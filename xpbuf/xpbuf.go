@@ -186,6 +186,21 @@ func (k *Bank) Head(i int) *Entry {
 	return k.entry(f.first)
 }
 
+// PrefetchHead asks for crosspoint i's oldest entry, if any (a hint for
+// an owner's rtl.Prefetcher: it changes nothing).
+func (k *Bank) PrefetchHead(i int) {
+	if f := k.xp(i); f.n != 0 {
+		rtl.PrefetchLine(unsafe.Pointer(k.entry(f.first)))
+	}
+}
+
+// PrefetchFree asks for the pool entry the next Push writes.
+func (k *Bank) PrefetchFree() {
+	if k.free != 0 {
+		rtl.PrefetchLine(unsafe.Pointer(k.entry(k.free)))
+	}
+}
+
 // Pop removes crosspoint i's oldest packet.
 func (k *Bank) Pop(i int) Entry {
 	f := k.xp(i)

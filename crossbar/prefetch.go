@@ -1,0 +1,149 @@
+package crossbar
+
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/hwcoll/hwcoll/packet"
+	"github.com/hwcoll/hwcoll/rtl"
+)
+
+// The ports ask for what their next evaluation reads beyond the first
+// four lines of their records (rtl Prefetcher), which the evaluation loop
+// asks for itself, in a network larger than the caches (rtl
+// Sim.SetPrefetch). Each step reads only the record and what the steps
+// before asked for; none changes anything.
+
+// recordLines asks for lines from..to of a port's record, a port of
+// whole lines in an array after the allocator's 8-byte header: line j
+// starts at byte 64·j − 8 (TestInPortLines, TestOutPortLines).
+func recordLines(rec unsafe.Pointer, from, to int) {
+	for j := from; j <= to; j++ {
+		rtl.PrefetchLine(unsafe.Add(rec, 64*j-8))
+	}
+}
+
+// prefetchSlot asks for the two lines of a packet's slot.
+func prefetchSlot(s *held) {
+	rtl.PrefetchLine(unsafe.Pointer(s))
+	rtl.PrefetchLine(unsafe.Add(unsafe.Pointer(s), unsafe.Sizeof(*s)-1))
+}
+
+// Prefetch is an input's. A packet's arrival reads: 0 the rest of the
+// record's hot lines (4-7: done notices, slots, free stack, copy counts,
+// calls, granter), the packet at the head of the link and the switch's
+// hot line; 1 the slot the packet is written to, the copy counts, the
+// routing table and the upstream credit line's receiving end; 2 what
+// routing the packet reads of its outputs (route) and the ring entry a
+// returned credit is written to; 3 what the copy's write reads of them.
+func (p *inPort) Prefetch(step int) {
+	switch step {
+	case 0:
+		recordLines(unsafe.Pointer(p), 4, 7)
+		p.rx.Data.PrefetchHead()
+		rtl.PrefetchLine(unsafe.Pointer(&p.sw.Table))
+	case 1:
+		if n := len(p.free); n > 0 {
+			prefetchSlot(&p.slots[p.free[n-1]])
+		}
+		if len(p.queued) > 0 {
+			rtl.PrefetchLine(unsafe.Pointer(&p.queued[0]))
+		}
+		rtl.PrefetchLine(unsafe.Pointer(p.sw.Table))
+		p.rx.Credit.PrefetchFar()
+	case 2:
+		p.prefetchRoute(false)
+		p.rx.Credit.PrefetchFarTail()
+	case 3:
+		p.prefetchRoute(true)
+	}
+}
+
+// prefetchRoute asks for what routing the unicast packet at the head of
+// the link reads of its outputs: of an adaptive route's candidates, the
+// published credits (lines 1 and 2 of their records; then, second, their
+// credit lines' oldest entries); of a single output, the lines a copy's
+// arrival reads (0, 6 and 7: Accept; then the crosspoint entry it writes
+// and the output's scheduling record, which its wake-up reads).
+func (p *inPort) prefetchRoute(second bool) {
+	pk, ok := p.rx.Data.PeekOldest()
+	if !ok || pk.Op != packet.Unicast {
+		return
+	}
+	m := p.sw.Table.unicast(pk.Dst)
+	switch {
+	case m == 0:
+	case m&(m-1) == 0:
+		out := &p.sw.outs[bits.TrailingZeros64(m)]
+		if second {
+			out.xp.PrefetchFree()
+			out.PrefetchSched()
+		} else {
+			recordLines(unsafe.Pointer(out), 0, 0)
+			recordLines(unsafe.Pointer(out), 6, 7)
+		}
+	case p.adaptive:
+		for ; m != 0; m &= m - 1 {
+			out := &p.sw.outs[bits.TrailingZeros64(m)]
+			if second {
+				out.tx.Credit.PrefetchHead()
+			} else {
+				recordLines(unsafe.Pointer(out), 1, 2)
+			}
+		}
+	}
+}
+
+// Prefetch is an output's. A send reads: 0 the rest of the record's hot
+// lines (4-8: the link, the crosspoints' list heads, the arbiter) and the
+// credit line's oldest entries; 1 the head entry of each crosspoint that
+// holds packets and the data line's receiving end; 2 the packet the
+// arbiter would send (its input's slot) and that input's record, which
+// the done notice updates; 3 the ring entry the packet is written to, the
+// input's copy counts and scheduling record, and the receiving end of the
+// input's credit line.
+func (p *outPort) Prefetch(step int) {
+	switch step {
+	case 0:
+		recordLines(unsafe.Pointer(p), 4, 8)
+		p.tx.Credit.PrefetchHead()
+	case 1:
+		for m := p.full; m != 0; m &= m - 1 {
+			p.xp.PrefetchHead(bits.TrailingZeros64(m))
+		}
+		p.tx.Data.PrefetchFar()
+	case 2:
+		if i, ok := p.nextVisible(p.Now()); ok {
+			in := &p.sw.ins[i]
+			prefetchSlot(&in.slots[p.xp.Head(i).Slot])
+			recordLines(unsafe.Pointer(in), 0, 7)
+		}
+	case 3:
+		p.tx.Data.PrefetchFarTail()
+		if i, ok := p.nextVisible(p.Now()); ok {
+			in := &p.sw.ins[i]
+			if len(in.queued) > 0 {
+				rtl.PrefetchLine(unsafe.Pointer(&in.queued[0]))
+			}
+			in.PrefetchSched()
+			in.rx.Credit.PrefetchFar()
+		}
+	}
+}
+
+// nextVisible is the crosspoint whose head the arbiter looks at first in
+// cycle now: the first from the round-robin pointer holding a packet that
+// has arrived (credits aside).
+func (p *outPort) nextVisible(now uint64) (int, bool) {
+	k := int(p.k)
+	start := int(p.ptr.Q())
+	rot := (p.full>>uint(start) | p.full<<uint(k-start)) & (1<<uint(k) - 1)
+	for ; rot != 0; rot &= rot - 1 {
+		i := start + bits.TrailingZeros64(rot)
+		i -= k & -b2i(i >= k)
+		if p.xp.Head(i).At <= now {
+			return i, true
+		}
+	}
+	return 0, false
+}
