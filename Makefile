@@ -15,10 +15,11 @@ build:
 
 # Property tests run with rapid's default bound (100 cases each). The race
 # pass covers the parallel evaluation (run.workers, kernel modes) and the
-# routers' prefetching on two workers (its reads of lines and stores); the
-# random-switch modes property (14 s under the race detector) runs in the
-# plain pass and in make race. Cold (empty build cache) on this 2-core
-# machine: 296 s before that skip.
+# prefetching of the routers and the crossbar's ports on one and two
+# workers (their reads of lines and stores); the random-switch modes
+# property (14 s under the race detector) runs in the plain pass and in
+# make race. Cold (empty build cache) on this 2-core machine: 296 s before
+# that skip.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...

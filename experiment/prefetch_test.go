@@ -16,9 +16,10 @@ import (
 // crossbar ports' Prefetch: the records' lines, the packets at the links'
 // heads, the crosspoints' heads, the routes' outputs, the lines a send
 // writes) changes nothing but the time: a random fat-tree run (unicast in
-// each credit mode, hardware multicast, reductions in combine units; with
-// or without NICs; one goroutine or two) gives the same result, kernel
-// evaluations included, with prefetching forced on and off.
+// each credit mode, on perfect links or with bit errors and link retry;
+// hardware multicast; reductions in combine units; one goroutine or two)
+// gives the same result, kernel evaluations included, and the same
+// waveform, with prefetching forced on and off.
 func TestPrefetchChangesNoFatTree(t *testing.T) {
 	defer experiment.SetPrefetch(0)
 	rapid.Check(t, func(t *rapid.T) {
@@ -40,6 +41,7 @@ func TestPrefetchChangesNoFatTree(t *testing.T) {
 				"network.credit_mode="+rapid.SampledFrom([]string{"min-free", "per-link", "per-crosspoint"}).Draw(t, "credits"),
 				"traffic.pattern="+rapid.SampledFrom([]string{"uniform", "bitrev", "complement"}).Draw(t, "pattern"),
 				fmt.Sprintf("traffic.load=%.2f", rapid.Float64Range(0.05, 1).Draw(t, "load")),
+				"link.ber="+rapid.SampledFrom([]string{"0", "0.0001"}).Draw(t, "ber"),
 				"run.warmup_cycles=300", "run.measure_cycles=1500")
 		case "fattree-multicast":
 			sets = append(sets, "traffic.fanout=3", "traffic.groups=4", "traffic.load=0.05",
