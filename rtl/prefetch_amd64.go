@@ -14,3 +14,9 @@ func prefetchRecord(p unsafe.Pointer)
 //
 //go:noescape
 func PrefetchLine(p unsafe.Pointer)
+
+// PrefetchLines asks for the n lines from the one holding p (n ≤ 0:
+// none), in one call: a record's tail of several lines.
+//
+//go:noescape
+func PrefetchLines(p unsafe.Pointer, n int)

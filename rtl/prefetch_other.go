@@ -8,3 +8,6 @@ func prefetchRecord(p unsafe.Pointer) {}
 
 // PrefetchLine does nothing where no prefetch instruction is wired up.
 func PrefetchLine(p unsafe.Pointer) {}
+
+// PrefetchLines does nothing where no prefetch instruction is wired up.
+func PrefetchLines(p unsafe.Pointer, n int) {}

@@ -2,6 +2,7 @@ package rtl
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -42,3 +43,19 @@ func TestSetPrefetch(t *testing.T) {
 type idleComp struct{ Module }
 
 func (c *idleComp) Eval() { c.Sleep() }
+
+// PrefetchLines is a hint: it changes no memory, whatever the count, and
+// asks for nothing when the count is not positive (a nil pointer then
+// would fault a load, not a prefetch, but none is made).
+func TestPrefetchLinesChangesNothing(t *testing.T) {
+	buf := make([]byte, 1024)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	want := append([]byte(nil), buf...)
+	for _, c := range []struct{ off, n int }{{0, 16}, {3, 5}, {1000, 1}, {0, 0}, {0, -3}} {
+		PrefetchLines(unsafe.Pointer(&buf[c.off]), c.n)
+	}
+	PrefetchLines(nil, 0)
+	require.Equal(t, want, buf)
+}

@@ -99,6 +99,11 @@ type partition struct {
 	evals   uint64
 	// prefetch: eval asks for records ahead (Sim.SetPrefetch, prefetchOn)
 	prefetch bool
+	// prefetchers is each component's Prefetcher by its index in
+	// Sim.sched (nil: none), while prefetch: converted once at Build, as
+	// a conversion per step went to the runtime's itab table (getitab)
+	// and cost more than a crossbar port's evaluation.
+	prefetchers []Prefetcher
 	// With lookahead, the lines that sent across partitions in a cycle of
 	// each parity, by receiving partition (LineOut.sendAcross), and how
 	// many this cycle.
@@ -436,8 +441,15 @@ func (s *Sim) number() error {
 		m.s = &s.sched[i]
 	}
 	pf := s.prefetch > 0 || s.prefetch == 0 && prefetchOn(heapAllocated()-s.allocAtNew)
+	var pfs []Prefetcher
+	if pf {
+		pfs = make([]Prefetcher, len(s.sched))
+		for i := range s.sched {
+			pfs[i], _ = s.sched[i].self.(Prefetcher)
+		}
+	}
 	for _, p := range s.parts {
-		p.prefetch = pf
+		p.prefetch, p.prefetchers = pf, pfs
 		p.timers.sched = s.sched
 	}
 	// Each kind of component is split evenly over the partitions, in
@@ -1196,7 +1208,7 @@ func (p *partition) evalPrefetching() {
 		}
 		for s := range PrefetchSteps {
 			if j := i + PrefetchSteps - s; j < len(aw) && aw[j].pf {
-				aw[j].self.(Prefetcher).Prefetch(s)
+				p.prefetchers[aw[j].idx].Prefetch(s)
 			}
 		}
 		p.evalOne(m)
