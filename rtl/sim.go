@@ -99,11 +99,6 @@ type partition struct {
 	evals   uint64
 	// prefetch: eval asks for records ahead (Sim.SetPrefetch, prefetchOn)
 	prefetch bool
-	// prefetchers is each component's Prefetcher by its index in
-	// Sim.sched (nil: none), while prefetch: converted once at Build, as
-	// a conversion per step went to the runtime's itab table (getitab)
-	// and cost more than a crossbar port's evaluation.
-	prefetchers []Prefetcher
 	// With lookahead, the lines that sent across partitions in a cycle of
 	// each parity, by receiving partition (LineOut.sendAcross), and how
 	// many this cycle.
@@ -441,15 +436,8 @@ func (s *Sim) number() error {
 		m.s = &s.sched[i]
 	}
 	pf := s.prefetch > 0 || s.prefetch == 0 && prefetchOn(heapAllocated()-s.allocAtNew)
-	var pfs []Prefetcher
-	if pf {
-		pfs = make([]Prefetcher, len(s.sched))
-		for i := range s.sched {
-			pfs[i], _ = s.sched[i].self.(Prefetcher)
-		}
-	}
 	for _, p := range s.parts {
-		p.prefetch, p.prefetchers = pf, pfs
+		p.prefetch = pf
 		p.timers.sched = s.sched
 	}
 	// Each kind of component is split evenly over the partitions, in
@@ -1197,18 +1185,34 @@ func (p *partition) eval() {
 // component's record and its Prefetch steps some places ahead
 // (Prefetcher): in a network larger than the caches each is a miss the
 // evaluation would otherwise wait for.
+//
+// A component is converted to its Prefetcher once, when its first step
+// comes, and kept for the others in pfs (by its place mod PrefetchSteps:
+// the place of the component just evaluated, whose steps are done): each
+// conversion goes to the runtime's table of interfaces (getitab), which
+// once a step cost more than a crossbar port's evaluation, and a table
+// of them by component is a miss of its own in a large network.
 func (p *partition) evalPrefetching() {
 	aw := p.awake
 	for j := range min(PrefetchSteps+1, len(aw)) {
 		prefetchRecord(ifaceData(&aw[j].self))
 	}
+	var pfs [PrefetchSteps]Prefetcher
+	for j := 1; j < min(PrefetchSteps, len(aw)); j++ {
+		if aw[j].pf {
+			pfs[j%PrefetchSteps] = aw[j].self.(Prefetcher)
+		}
+	}
 	for i, m := range aw {
 		if j := i + PrefetchSteps + 1; j < len(aw) {
 			prefetchRecord(ifaceData(&aw[j].self))
 		}
+		if j := i + PrefetchSteps; j < len(aw) && aw[j].pf {
+			pfs[j%PrefetchSteps] = aw[j].self.(Prefetcher)
+		}
 		for s := range PrefetchSteps {
 			if j := i + PrefetchSteps - s; j < len(aw) && aw[j].pf {
-				p.prefetchers[aw[j].idx].Prefetch(s)
+				pfs[j%PrefetchSteps].Prefetch(s)
 			}
 		}
 		p.evalOne(m)
