@@ -13,9 +13,9 @@ import (
 )
 
 // Asking for records ahead of their evaluation (rtl Sim.SetPrefetch; the
-// crossbar ports' Prefetch: the records' lines, the packets at the links'
-// heads, the crosspoints' heads, the routes' outputs, the lines a send
-// writes) changes nothing but the time: a random fat-tree run (unicast in
+// Prefetch of the crossbar's ports, sources and sinks: the records' lines,
+// the packets at the links' heads, the crosspoints' heads, the routes'
+// outputs, the lines a send writes) changes nothing but the time: a random fat-tree run (unicast in
 // each credit mode, on perfect links or with bit errors and link retry;
 // hardware multicast; reductions in combine units; one goroutine or two)
 // gives the same result, kernel evaluations included, and the same
