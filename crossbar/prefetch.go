@@ -30,10 +30,13 @@ func prefetchSlot(s *held) {
 // Prefetch is an input's. A packet's arrival reads: 0 the rest of the
 // record's hot lines (4-7: done notices, slots, free stack, copy counts,
 // calls, granter), the packet at the head of the link and the switch's
-// hot line; 1 the slot the packet is written to, the copy counts, the
-// routing table and the upstream credit line's receiving end; 2 what
-// routing the packet reads of its outputs (route) and the ring entry a
-// returned credit is written to; 3 what the copy's write reads of them.
+// hot line; 1 the routing table; 2 the slot the packet is written to, the
+// copy counts, what routing the packet reads of its outputs (route) and
+// the upstream credit line's receiving end; 3 what the copy's write reads
+// of the outputs and the ring entry a returned credit is written to. What
+// a step reads of the record's tail waits a step more than the rest: at
+// 4,096 nodes, read one step after it was asked for, it was where the
+// steps stalled.
 func (p *inPort) Prefetch(step int) {
 	switch step {
 	case 0:
@@ -41,19 +44,19 @@ func (p *inPort) Prefetch(step int) {
 		p.rx.Data.PrefetchHead()
 		rtl.PrefetchLine(unsafe.Pointer(&p.sw.Table))
 	case 1:
+		rtl.PrefetchLine(unsafe.Pointer(p.sw.Table))
+	case 2:
 		if n := len(p.free); n > 0 {
 			prefetchSlot(&p.slots[p.free[n-1]])
 		}
 		if len(p.queued) > 0 {
 			rtl.PrefetchLine(unsafe.Pointer(&p.queued[0]))
 		}
-		rtl.PrefetchLine(unsafe.Pointer(p.sw.Table))
-		p.rx.Credit.PrefetchFar()
-	case 2:
 		p.prefetchRoute(false)
-		p.rx.Credit.PrefetchFarTail()
+		p.rx.Credit.PrefetchFar()
 	case 3:
 		p.prefetchRoute(true)
+		p.rx.Credit.PrefetchFarTail()
 	}
 }
 
@@ -95,9 +98,9 @@ func (p *inPort) prefetchRoute(second bool) {
 // Prefetch is an output's. A send reads: 0 the rest of the record's hot
 // lines (4-8: the link, the crosspoints' list heads, the arbiter) and the
 // credit line's oldest entries; 1 the head entry of each crosspoint that
-// holds packets and the data line's receiving end; 2 the packet the
-// arbiter would send (its input's slot) and that input's record, which
-// the done notice updates; 3 the ring entry the packet is written to, the
+// holds packets; 2 the packet the arbiter would send (its input's slot),
+// that input's record, which the done notice updates, and the data
+// line's receiving end; 3 the ring entry the packet is written to, the
 // input's copy counts and scheduling record, and the receiving end of the
 // input's credit line.
 func (p *outPort) Prefetch(step int) {
@@ -109,13 +112,13 @@ func (p *outPort) Prefetch(step int) {
 		for m := p.full; m != 0; m &= m - 1 {
 			p.xp.PrefetchHead(bits.TrailingZeros64(m))
 		}
-		p.tx.Data.PrefetchFar()
 	case 2:
 		if i, ok := p.nextVisible(p.Now()); ok {
 			in := &p.sw.ins[i]
 			prefetchSlot(&in.slots[p.xp.Head(i).Slot])
 			recordLines(unsafe.Pointer(in), 0, 7)
 		}
+		p.tx.Data.PrefetchFar()
 	case 3:
 		p.tx.Data.PrefetchFarTail()
 		if i, ok := p.nextVisible(p.Now()); ok {
