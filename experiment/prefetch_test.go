@@ -40,21 +40,22 @@ func TestPrefetchChangesNoFatTree(t *testing.T) {
 			sets = append(sets,
 				"network.credit_mode="+rapid.SampledFrom([]string{"min-free", "per-link", "per-crosspoint"}).Draw(t, "credits"),
 				"traffic.pattern="+rapid.SampledFrom([]string{"uniform", "bitrev", "complement"}).Draw(t, "pattern"),
-				fmt.Sprintf("traffic.load=%.2f", rapid.Float64Range(0.05, 1).Draw(t, "load")),
+				fmt.Sprintf("traffic.load=%.2f", rapid.Float64Range(0.2, 1).Draw(t, "load")),
 				"link.ber="+rapid.SampledFrom([]string{"0", "0.0001"}).Draw(t, "ber"),
 				"run.warmup_cycles=300", "run.measure_cycles=1500")
 		case "fattree-multicast":
-			sets = append(sets, "traffic.fanout=3", "traffic.groups=4", "traffic.load=0.05",
+			sets = append(sets, "traffic.fanout=3", "traffic.groups=4", "traffic.load=0.1",
 				"run.warmup_cycles=300", "run.measure_cycles=1500")
 		default:
 			sets = append(sets, "traffic.message_bytes=256")
 		}
-		// Half the runs write a waveform of every signal (over fewer
-		// cycles): what the result does not show, such as the slots an
-		// input holds, is in it.
+		// Half the runs write a waveform of every signal (unicast over
+		// fewer cycles): what the result does not show, such as the
+		// slots an input holds, is in it. Every window has packets born
+		// in it (some 25 at the fewest nodes and the lowest load).
 		traced := rapid.Bool().Draw(t, "traced")
-		if traced && base != "fattree-reduce" {
-			sets = append(sets, "run.measure_cycles=400")
+		if traced && base == "fattree-unicast" {
+			sets = append(sets, "run.measure_cycles=800")
 		}
 		for _, s := range sets {
 			require.NoError(t, cfg.Set(s), s)
