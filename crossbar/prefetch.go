@@ -96,9 +96,10 @@ func (p *inPort) prefetchRoute(second bool) {
 }
 
 // Prefetch is an output's. A send reads: 0 the rest of the record's hot
-// lines (4-8: the link, the crosspoints' list heads, the arbiter) and the
-// credit line's oldest entries; 1 the head entry of each crosspoint that
-// holds packets; 2 the packet the arbiter would send (its input's slot),
+// lines (4-8: the link, the crosspoints' list heads, the arbiter), the
+// credit line's oldest entries and the published credits' register; 1
+// the head entry of each crosspoint that holds packets and the line of
+// its input's record that holds the slots; 2 the packet the arbiter would send (its input's slot),
 // that input's record, which the done notice updates, and the data
 // line's receiving end; 3 the ring entry the packet is written to, the
 // input's copy counts and scheduling record, and the receiving end of the
@@ -108,9 +109,14 @@ func (p *outPort) Prefetch(step int) {
 	case 0:
 		recordLines(unsafe.Pointer(p), 4, 8)
 		p.tx.Credit.PrefetchHead()
+		if p.dsCred != nil {
+			rtl.PrefetchLine(unsafe.Pointer(p.dsCred))
+		}
 	case 1:
 		for m := p.full; m != 0; m &= m - 1 {
-			p.xp.PrefetchHead(bits.TrailingZeros64(m))
+			i := bits.TrailingZeros64(m)
+			p.xp.PrefetchHead(i)
+			recordLines(unsafe.Pointer(&p.sw.ins[i]), 4, 4)
 		}
 	case 2:
 		if i, ok := p.nextVisible(p.Now()); ok {
