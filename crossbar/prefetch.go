@@ -62,8 +62,9 @@ func (p *inPort) Prefetch(step int) {
 
 // prefetchRoute asks for what routing the unicast packet at the head of
 // the link reads of its outputs: of an adaptive route's candidates, the
-// published credits (lines 1 and 2 of their records; then, second, their
-// credit lines' oldest entries); of a single output, the lines a copy's
+// published credits and what a copy's arrival reads (lines 0 to 2 of
+// their records; then, second, their credit lines' oldest entries and
+// lines 6 and 7, Accept's); of a single output, the lines a copy's
 // arrival reads (0, 6 and 7: Accept; then the crosspoint entry it writes
 // and the output's scheduling record, which its wake-up reads).
 func (p *inPort) prefetchRoute(second bool) {
@@ -88,8 +89,9 @@ func (p *inPort) prefetchRoute(second bool) {
 			out := &p.sw.outs[bits.TrailingZeros64(m)]
 			if second {
 				out.tx.Credit.PrefetchHead()
+				recordLines(unsafe.Pointer(out), 6, 7)
 			} else {
-				recordLines(unsafe.Pointer(out), 1, 2)
+				recordLines(unsafe.Pointer(out), 0, 2)
 			}
 		}
 	}
