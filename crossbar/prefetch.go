@@ -49,9 +49,7 @@ func (p *inPort) Prefetch(step int) {
 		if n := len(p.free); n > 0 {
 			prefetchSlot(&p.slots[p.free[n-1]])
 		}
-		if len(p.queued) > 0 {
-			rtl.PrefetchLine(unsafe.Pointer(&p.queued[0]))
-		}
+		p.prefetchCounts()
 		p.prefetchRoute(false)
 		p.rx.Credit.PrefetchFar()
 	case 3:
@@ -79,6 +77,7 @@ func (p *inPort) prefetchRoute(second bool) {
 		out := &p.sw.outs[bits.TrailingZeros64(m)]
 		if second {
 			out.xp.PrefetchFree()
+			out.xp.PrefetchList(int(p.idx))
 			out.PrefetchSched()
 		} else {
 			recordLines(unsafe.Pointer(out), 0, 0)
@@ -131,12 +130,18 @@ func (p *outPort) Prefetch(step int) {
 		p.tx.Data.PrefetchFarTail()
 		if i, ok := p.nextVisible(p.Now()); ok {
 			in := &p.sw.ins[i]
-			if len(in.queued) > 0 {
-				rtl.PrefetchLine(unsafe.Pointer(&in.queued[0]))
-			}
+			in.prefetchCounts()
 			in.PrefetchSched()
 			in.rx.Credit.PrefetchFar()
 		}
+	}
+}
+
+// prefetchCounts asks for the input's copy counts and, after them in one
+// slab, the min-free granter's (a 32-port switch's take a second line).
+func (p *inPort) prefetchCounts() {
+	if n := len(p.queued); n > 0 {
+		rtl.PrefetchLines(unsafe.Pointer(&p.queued[0]), (2*(n+8)+63)/64)
 	}
 }
 

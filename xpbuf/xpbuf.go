@@ -201,6 +201,14 @@ func (k *Bank) PrefetchFree() {
 	}
 }
 
+// PrefetchList asks for crosspoint i's list head, which a Push to it
+// reads (apart from the bank's own lines past nearXP crosspoints).
+func (k *Bank) PrefetchList(i int) {
+	if uint(i) < uint(k.n) {
+		rtl.PrefetchLine(unsafe.Pointer(k.xp(i)))
+	}
+}
+
 // Pop removes crosspoint i's oldest packet.
 func (k *Bank) Pop(i int) Entry {
 	f := k.xp(i)
