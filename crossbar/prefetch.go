@@ -100,11 +100,11 @@ func (p *inPort) prefetchRoute(second bool) {
 // lines (4-8: the link, the crosspoints' list heads, the arbiter), the
 // credit line's oldest entries and the published credits' register; 1
 // the head entry of each crosspoint that holds packets and the line of
-// its input's record that holds the slots; 2 the packet the arbiter would send (its input's slot),
-// that input's record, which the done notice updates, and the data
-// line's receiving end; 3 the ring entry the packet is written to, the
-// input's copy counts and scheduling record, and the receiving end of the
-// input's credit line.
+// its input's record that holds the slots; 2 the packet the arbiter
+// would send (its input's slot), that input's record, which the done
+// notice updates, and the data line's receiving end; 3 the ring entry
+// the packet is written to, the input's copy counts and scheduling
+// record, and the receiving end of the input's credit line.
 func (p *outPort) Prefetch(step int) {
 	switch step {
 	case 0:
@@ -138,7 +138,10 @@ func (p *outPort) Prefetch(step int) {
 }
 
 // prefetchCounts asks for the input's copy counts and, after them in one
-// slab, the min-free granter's (a 32-port switch's take a second line).
+// slab (newInPort), the min-free granter's: GranterCounts of them, eight
+// for crosspoints of up to seven packets (for larger ones the last few
+// may go unasked). An 8-port switch's fit one line; a 32-port switch's
+// take two.
 func (p *inPort) prefetchCounts() {
 	if n := len(p.queued); n > 0 {
 		rtl.PrefetchLines(unsafe.Pointer(&p.queued[0]), (2*(n+8)+63)/64)
