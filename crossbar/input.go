@@ -328,7 +328,7 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 	if p.mode == credit.PerLink {
 		wake = false
 		if d.last {
-			if p.rx.CanSchedule() {
+			if p.rx.CanScheduleNext() {
 				p.rx.ScheduleCredit(now+1, 1)
 				st.credited = true
 			}
@@ -380,7 +380,7 @@ const (
 func (p *inPort) releaseEarly(now uint64, d *xpDone) bool {
 	if p.early == earlyUnknown {
 		p.early = earlyNever
-		if p.rx.CanSchedule() && p.rx.Data.Latency() >= 2 && len(p.rx.Children()) == 0 {
+		if p.rx.CanScheduleNext() && p.rx.Data.Latency() >= 2 && len(p.rx.Children()) == 0 {
 			p.early = earlyMaybe
 		}
 		if p.early == earlyNever {
@@ -532,7 +532,7 @@ func (p *inPort) discard(now uint64, pk *packet.Packet) {
 		// As the outputs return the credits of departing packets (sent):
 		// scheduled for the next cycle, merged with theirs, so the line's
 		// values stay in cycle order.
-		if p.rx.CanSchedule() {
+		if p.rx.CanScheduleNext() {
 			p.rx.ScheduleCredit(now+1, 1)
 			if p.creditAt != now+1 {
 				p.creditAt, p.creditN = now+1, 0

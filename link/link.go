@@ -356,9 +356,14 @@ func (r *Receiver) ReturnCredit(t credit.Token) {
 	r.Credit.Send(t)
 }
 
-// CanSchedule reports whether ScheduleCredit may be used: the credit line's
-// two ends share a partition (rtl.LineOut.Direct).
+// CanSchedule reports whether ScheduleCredit may be used for any later
+// cycle: the credit line's two ends share a partition (rtl.LineOut.Direct).
 func (r *Receiver) CanSchedule() bool { return r.Credit.Direct() }
+
+// CanScheduleNext reports whether ScheduleCredit may be used for the next
+// cycle: as CanSchedule, or on a credit line across partitions under
+// lookahead (rtl.LineOut.CanScheduleNext).
+func (r *Receiver) CanScheduleNext() bool { return r.Credit.CanScheduleNext() }
 
 // ScheduleCredit returns a per-link credit in cycle c > now on behalf of
 // the owner, decided now by a component of its partition; credits

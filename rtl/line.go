@@ -30,8 +30,9 @@ type LineOut[T any] struct {
 	// until the commit; with lookahead (Sim.Lookahead), the one sent in an
 	// even and in an odd cycle, each until the receiver's partition takes
 	// it at the start of the next cycle while the sender may already send
-	// the next one.
-	staged *[2]staged[T]
+	// the next one, and the one Scheduled for the next cycle until this
+	// one ends (stagedNext).
+	staged *[3]staged[T]
 	owner  *Module // whose partition commits the send (errors, Build, sends across partitions)
 	// hot: what a send reads and writes
 	l      *line[T]
@@ -50,12 +51,18 @@ type LineOut[T any] struct {
 }
 
 // staged is a value sent across partitions in this cycle and its arrival
-// cycle, until the commit puts it on the line.
+// cycle (0: none), until the commit puts it on the line.
 type staged[T any] struct {
 	v    T
 	at   uint64
 	wake bool // SendAtWake
 }
+
+// stagedNext is the slot of LineOut.staged that holds a value Scheduled
+// across partitions for the next cycle during this one: the slot of the
+// next cycle's parity is the receiver's to take until this one's start
+// (deliver), so the value moves there only between the cycles (promote).
+const stagedNext = 2
 
 // LineIn is the receiving end of a delay line. The line itself is kept
 // with its receiver (a sender points to it), and its recv is the
@@ -265,6 +272,9 @@ func (o *LineOut[T]) sendAcross(v *T, at uint64, wake bool) {
 	}
 	o.last = now + 1
 	st := &o.staged[now&1]
+	if st.at != 0 {
+		panic("rtl: " + o.sig.at(o.owner) + ": a send in a cycle a value was Scheduled for; take it in with MergeScheduled")
+	}
 	st.v = *v
 	st.at, st.wake = at, wake
 	p := o.owner.part
@@ -282,7 +292,9 @@ func (o *LineOut[T]) sendAcross(v *T, at uint64, wake bool) {
 func (o *LineOut[T]) deliver(b uint64, p *partition) {
 	st := &o.staged[b]
 	l := o.l
-	if l.put(&st.v, st.at, o.mark(st.at, p.sim.now-1)) || st.wake {
+	now := p.sim.now
+	sent := now - (now-b)&1 // the last cycle of parity b: now−1, or now for a value Scheduled for now (Sim.flushScheduled)
+	if l.put(&st.v, st.at, o.mark(st.at, sent)) || st.wake {
 		if o.rcv != 0 {
 			p.timers.push(st.at, timerEntry(o.rcv-1)<<1)
 		}
@@ -331,17 +343,67 @@ func (l *line[T]) sent() int {
 // SendRef), which Schedule needs. False before Build.
 func (o *LineOut[T]) Direct() bool { return o.direct }
 
+// CanScheduleNext reports whether Schedule may send a value in the next
+// cycle: on a Direct line, or on one across partitions under lookahead
+// (Sim.Lookahead), where it waits with the sender until the cycle ends.
+// False before Build.
+func (o *LineOut[T]) CanScheduleNext() bool {
+	return o.direct || o.staged != nil && o.l.sim.fused
+}
+
+// scheduleAcross is Schedule on a line across partitions under lookahead,
+// for the next cycle: the value waits in the stagedNext slot, merged with
+// any other scheduled in this cycle, and is listed in the sender's
+// partition to be promoted to the next cycle's slot once this one ends,
+// as if sent in the next cycle (sendAcross); a send of the owner's then
+// merges with it (MergeScheduled). Nothing of the receiver's is touched.
+func (o *LineOut[T]) scheduleAcross(c uint64, v T, merge func(*T, T)) {
+	l := o.l
+	if o.staged == nil || !l.sim.fused || c != l.sim.now+1 {
+		panic("rtl: " + o.sig.at(o.owner) + ": Schedule across partitions needs lookahead and the next cycle (CanScheduleNext)")
+	}
+	st := &o.staged[stagedNext]
+	if st.at != 0 {
+		merge(&st.v, v)
+		return
+	}
+	st.v, st.at = v, c+uint64(l.latency)
+	o.lastAt = max(o.lastAt, st.at)
+	p := o.owner.part
+	p.xsched = append(p.xsched, o)
+}
+
+// promote moves the value Scheduled for cycle c (scheduleAcross) to c's
+// slot, listed for the receiver's partition as a send of cycle c: between
+// cycles c−1 and c, when the receiver has taken what that slot held.
+func (o *LineOut[T]) promote(p *partition, c uint64) {
+	st, d := &o.staged[stagedNext], &o.staged[c&1]
+	if d.at != 0 {
+		panic("rtl: " + o.sig.at(o.owner) + ": a value Scheduled across partitions meets one not delivered")
+	}
+	*d, *st = *st, staged[T]{}
+	q := &p.xsend[c&1][o.dst]
+	*q = append(*q, o)
+	p.nx++
+}
+
 // Schedule sends v in cycle c > now, settled now: a sender whose value for
 // the next cycle is decided by another component of its partition (an
 // output port returning its input's credit when the last copy of a packet
 // leaves) need not be evaluated in that cycle. Values scheduled for one
 // cycle are combined by merge(&scheduled, v); the sender must not Send in
-// cycle c itself. Monitors see the value on the line from cycle c on, as if
-// sent then. Only on a Direct line.
+// cycle c itself (MergeScheduled). Monitors see the value on the line from
+// cycle c on, as if sent then. On a Direct line for any later cycle; on a
+// line across partitions under lookahead (CanScheduleNext) for the next
+// cycle only.
 func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	l := o.l
-	if !o.direct || c <= l.sim.now {
-		panic("rtl: " + o.sig.at(o.owner) + ": Schedule needs a direct line and a later cycle")
+	if !o.direct {
+		o.scheduleAcross(c, v, merge)
+		return
+	}
+	if c <= l.sim.now {
+		panic("rtl: " + o.sig.at(o.owner) + ": Schedule needs a later cycle")
 	}
 	at := c + uint64(l.latency)
 	if l.n > 0 {
@@ -375,7 +437,21 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 // sends the two as one, as it would have had it sent both itself.
 func (o *LineOut[T]) MergeScheduled(v T, merge func(*T, T)) bool {
 	l := o.l
-	if l == nil || !o.direct || l.n == 0 {
+	if l == nil {
+		return false
+	}
+	if !o.direct {
+		if o.staged == nil {
+			return false
+		}
+		st := &o.staged[l.sim.now&1] // Scheduled for now: promoted there when the last cycle ended
+		if st.at == 0 || st.at != l.sim.now+uint64(l.latency) {
+			return false
+		}
+		merge(&st.v, v)
+		return true
+	}
+	if l.n == 0 {
 		return false
 	}
 	last := l.entry(l.slot(int(l.n) - 1))
@@ -463,7 +539,7 @@ func (o *LineOut[T]) bind() {
 		o.dst = l.recv.part.idx // the sender's too on a direct line
 		if !o.direct {
 			if o.staged == nil {
-				o.staged = new([2]staged[T])
+				o.staged = new([3]staged[T])
 			}
 			o.owner.sim.crossLine(uint64(l.latency))
 		}

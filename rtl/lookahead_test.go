@@ -27,12 +27,20 @@ type lnode struct {
 	lazy   []bool
 	period uint64
 	log    *bytes.Buffer
+	// Values scheduled on odd lines (which never send late, SendAt) for
+	// the cycle after a timed evaluation: with Schedule where the line
+	// allows it (CanScheduleNext), else held and sent by the node itself
+	// then (own), as Schedule stands for.
+	schedAt []uint64
+	held    []uint32
+	own     []bool
 }
 
 func newLNode(parent *rtl.Module, name string, nTx, nRx int, period uint64) *lnode {
 	n := &lnode{period: period, log: &bytes.Buffer{}}
 	n.Init(parent, name, n)
 	n.Tx = make([]rtl.LineOut[uint32], nTx)
+	n.schedAt, n.held, n.own = make([]uint64, nTx), make([]uint32, nTx), make([]bool, nTx)
 	for i := range n.Tx {
 		n.Tx[i].Init(&n.Module, rtl.Idx("tx", i))
 	}
@@ -74,23 +82,60 @@ func (n *lnode) Eval() {
 			fmt.Fprintf(n.log, "%d rx%d lazy %v\n", now, i, n.lazy[i])
 		}
 	}
-	if timed {
-		for i := range n.Tx {
-			if n.Rand().IntN(2) == 0 {
-				v := mix(st, uint32(i))
-				if d := uint64(n.Rand().IntN(4)); d > 0 {
-					n.Tx[i].SendAt(&v, now+n.Tx[i].Latency()+d)
+	wake := uint64(0)
+	for i := range n.Tx {
+		v, send := mix(st, uint32(i)), timed && n.Rand().IntN(2) == 0
+		switch {
+		case n.schedAt[i] == now && n.own[i]:
+			w := n.held[i]
+			if send {
+				w += v
+			}
+			n.Tx[i].Send(w)
+			if send {
+				fmt.Fprintf(n.log, "%d tx%d=%d with the scheduled\n", now, i, v)
+			}
+		case n.schedAt[i] == now && send:
+			if !n.Tx[i].MergeScheduled(v, addU32) {
+				panic(fmt.Sprintf("%s: tx%d: the value scheduled for %d is not on the line", n.Path(), i, now))
+			}
+			fmt.Fprintf(n.log, "%d tx%d=%d with the scheduled\n", now, i, v)
+		case send:
+			if d := uint64(n.Rand().IntN(4)); d > 0 && i%2 == 0 {
+				n.Tx[i].SendAt(&v, now+n.Tx[i].Latency()+d)
+			} else {
+				n.Tx[i].Send(v)
+			}
+			fmt.Fprintf(n.log, "%d tx%d=%d\n", now, i, v)
+		}
+		if timed && i%2 == 1 && n.Rand().IntN(3) == 0 {
+			n.schedAt[i], n.own[i], n.held[i] = now+1, !n.Tx[i].CanScheduleNext(), 0
+			if n.own[i] {
+				wake = now + 1
+			}
+			for k := range 1 + n.Rand().IntN(2) { // twice: merged
+				w := mix(st, uint32(i+k))
+				if n.own[i] {
+					n.held[i] += w
 				} else {
-					n.Tx[i].Send(v)
+					n.Tx[i].Schedule(now+1, w, addU32)
 				}
-				fmt.Fprintf(n.log, "%d tx%d=%d\n", now, i, v)
+				fmt.Fprintf(n.log, "%d tx%d=%d scheduled\n", now, i, w)
 			}
 		}
+	}
+	if timed {
 		n.next.Set(now + n.period)
 	}
 	n.state.Set(st)
+	if wake != 0 && n.next.D() > wake {
+		n.SleepUntil(wake) // to send what could not be Scheduled (an extra evaluation changes nothing)
+		return
+	}
 	n.SleepUntil(n.next.D())
 }
+
+func addU32(v *uint32, w uint32) { *v += w }
 
 // lookSpec is a netlist of lnodes: line k goes from node From[k] to
 // node To[k] with latency Lat[k].

@@ -30,6 +30,9 @@ type Sim struct {
 	// cycles puts them on it first (flush). False while a cycle runs.
 	pending bool
 	fused   bool // lookahead: one barrier a cycle (see Lookahead)
+	// scheduled: values Scheduled across partitions for the current cycle
+	// wait in their senders' slots until it ends (flushScheduled).
+	scheduled bool
 
 	sched []sched // per component, in evaluation order (Build); sched[i].mod is component i
 	parts []*partition
@@ -104,6 +107,9 @@ type partition struct {
 	// many this cycle.
 	xsend [2][][]crossLine
 	nx    int
+	// The lines with a value Scheduled across partitions for the next
+	// cycle (LineOut.scheduleAcross), promoted to xsend when this one ends.
+	xsched []crossLine
 	// The calendar of this partition's components: each partition takes
 	// its own timers of a cycle, in parallel, rather than one calendar
 	// taken serially between cycles (at 65,536 routers, a tenth of the
@@ -117,6 +123,7 @@ type partition struct {
 // (LineOut.sendAcross).
 type crossLine interface {
 	deliver(b uint64, p *partition)
+	promote(p *partition, c uint64)
 }
 
 // deliver puts on p's lines the values other partitions sent them in the
@@ -144,6 +151,25 @@ func (s *Sim) flush() {
 	s.pending = false
 	for _, p := range s.parts {
 		p.deliver()
+	}
+}
+
+// flushScheduled delivers, before the clock skips over the current cycle
+// (no component is awake in it), the values Scheduled across partitions
+// for it (LineOut.scheduleAcross): with the cycle skipped, it has ended
+// for them as for the senders they stand for.
+func (s *Sim) flushScheduled() {
+	s.scheduled = false
+	b := s.now & 1
+	for _, p := range s.parts {
+		for _, sp := range s.parts {
+			q := &sp.xsend[b][p.idx]
+			for _, o := range *q {
+				o.deliver(b, p)
+			}
+			clear(*q)
+			*q = (*q)[:0]
+		}
 	}
 }
 
@@ -732,6 +758,9 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 			if s.pending {
 				s.flush() // the arrivals' wake-ups into the calendars
 			}
+			if s.scheduled {
+				s.flushScheduled()
+			}
 			t := end
 			for _, p := range s.parts {
 				if at, ok := p.timers.next(); ok && at < t {
@@ -1083,10 +1112,19 @@ func (s *Sim) step() {
 	}
 
 	// Merge what crosses partitions.
+	s.scheduled = false
 	for _, p := range s.parts {
 		if p.nx > 0 {
 			s.pending = true
 			p.nx = 0
+		}
+		if len(p.xsched) > 0 {
+			for _, o := range p.xsched {
+				o.promote(p, now+1) // counted in p.nx: pending once the next cycle ends
+			}
+			clear(p.xsched)
+			p.xsched = p.xsched[:0]
+			s.scheduled = true
 		}
 		if len(p.outbox) > 0 {
 			for _, m := range p.outbox {
