@@ -27,12 +27,12 @@ type LineOut[T any] struct {
 	sig *signal
 	// The values sent across partitions, until they go on the line (made
 	// at Build for a line across partitions): the one sent in this cycle
-	// until the commit; with lookahead (Sim.Lookahead), the one sent in an
-	// even and in an odd cycle, each until the receiver's partition takes
-	// it at the start of the next cycle while the sender may already send
-	// the next one, and the one Scheduled for the next cycle until this
-	// one ends (stagedNext).
-	staged *[3]staged[T]
+	// until the commit; with lookahead (Sim.Lookahead), the ones sent in
+	// the last four cycles by the cycle mod 4 (xslot), each until the
+	// receiver's partition takes it at the start of the next cycle, while
+	// the sender may already send the next one or Schedule one for the
+	// cycle after (whose slot the receiver does not touch meanwhile).
+	staged *[xslots]staged[T]
 	owner  *Module // whose partition commits the send (errors, Build, sends across partitions)
 	// hot: what a send reads and writes
 	l      *line[T]
@@ -58,11 +58,14 @@ type staged[T any] struct {
 	wake bool // SendAtWake
 }
 
-// stagedNext is the slot of LineOut.staged that holds a value Scheduled
-// across partitions for the next cycle during this one: the slot of the
-// next cycle's parity is the receiver's to take until this one's start
-// (deliver), so the value moves there only between the cycles (promote).
-const stagedNext = 2
+// xslots is how many cycles' sends across partitions are kept apart
+// (LineOut.staged, partition.xsend): in cycle t the receiver takes t−1's,
+// the sender writes t's and may Schedule t+1's, and t+2's slot, t−2's,
+// was emptied at the start of t−1.
+const xslots = 4
+
+// xslot is the slot of cycle t's sends across partitions.
+func xslot(t uint64) uint64 { return t & (xslots - 1) }
 
 // LineIn is the receiving end of a delay line. The line itself is kept
 // with its receiver (a sender points to it), and its recv is the
@@ -271,14 +274,14 @@ func (o *LineOut[T]) sendAcross(v *T, at uint64, wake bool) {
 		panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
 	}
 	o.last = now + 1
-	st := &o.staged[now&1]
+	st := &o.staged[xslot(now)]
 	if st.at != 0 {
 		panic("rtl: " + o.sig.at(o.owner) + ": a send in a cycle a value was Scheduled for; take it in with MergeScheduled")
 	}
 	st.v = *v
 	st.at, st.wake = at, wake
 	p := o.owner.part
-	q := &p.xsend[now&1][o.dst]
+	q := &p.xsend[xslot(now)][o.dst]
 	*q = append(*q, o)
 	p.nx++
 }
@@ -293,7 +296,7 @@ func (o *LineOut[T]) deliver(b uint64, p *partition) {
 	st := &o.staged[b]
 	l := o.l
 	now := p.sim.now
-	sent := now - (now-b)&1 // the last cycle of parity b: now−1, or now for a value Scheduled for now (Sim.flushScheduled)
+	sent := now - xslot(now-b) // the last cycle of slot b: now−1, or now for a value Scheduled for now (Sim.flushScheduled)
 	if l.put(&st.v, st.at, o.mark(st.at, sent)) || st.wake {
 		if o.rcv != 0 {
 			p.timers.push(st.at, timerEntry(o.rcv-1)<<1)
@@ -352,17 +355,17 @@ func (o *LineOut[T]) CanScheduleNext() bool {
 }
 
 // scheduleAcross is Schedule on a line across partitions under lookahead,
-// for the next cycle: the value waits in the stagedNext slot, merged with
-// any other scheduled in this cycle, and is listed in the sender's
-// partition to be promoted to the next cycle's slot once this one ends,
-// as if sent in the next cycle (sendAcross); a send of the owner's then
-// merges with it (MergeScheduled). Nothing of the receiver's is touched.
+// for the next cycle: the value goes into that cycle's slot, merged with
+// any other scheduled in this cycle, and is listed for the receiver's
+// partition as a send of that cycle (sendAcross), which it takes at the
+// start of the cycle after; a send of the owner's in that cycle merges
+// with it (MergeScheduled). Nothing of the receiver's is touched.
 func (o *LineOut[T]) scheduleAcross(c uint64, v T, merge func(*T, T)) {
 	l := o.l
 	if o.staged == nil || !l.sim.fused || c != l.sim.now+1 {
 		panic("rtl: " + o.sig.at(o.owner) + ": Schedule across partitions needs lookahead and the next cycle (CanScheduleNext)")
 	}
-	st := &o.staged[stagedNext]
+	st := &o.staged[xslot(c)]
 	if st.at != 0 {
 		merge(&st.v, v)
 		return
@@ -370,21 +373,9 @@ func (o *LineOut[T]) scheduleAcross(c uint64, v T, merge func(*T, T)) {
 	st.v, st.at = v, c+uint64(l.latency)
 	o.lastAt = max(o.lastAt, st.at)
 	p := o.owner.part
-	p.xsched = append(p.xsched, o)
-}
-
-// promote moves the value Scheduled for cycle c (scheduleAcross) to c's
-// slot, listed for the receiver's partition as a send of cycle c: between
-// cycles c−1 and c, when the receiver has taken what that slot held.
-func (o *LineOut[T]) promote(p *partition, c uint64) {
-	st, d := &o.staged[stagedNext], &o.staged[c&1]
-	if d.at != 0 {
-		panic("rtl: " + o.sig.at(o.owner) + ": a value Scheduled across partitions meets one not delivered")
-	}
-	*d, *st = *st, staged[T]{}
-	q := &p.xsend[c&1][o.dst]
+	q := &p.xsend[xslot(c)][o.dst]
 	*q = append(*q, o)
-	p.nx++
+	p.nxNext++
 }
 
 // Schedule sends v in cycle c > now, settled now: a sender whose value for
@@ -444,7 +435,7 @@ func (o *LineOut[T]) MergeScheduled(v T, merge func(*T, T)) bool {
 		if o.staged == nil {
 			return false
 		}
-		st := &o.staged[l.sim.now&1] // Scheduled for now: promoted there when the last cycle ended
+		st := &o.staged[xslot(l.sim.now)] // Scheduled for now in the last cycle
 		if st.at == 0 || st.at != l.sim.now+uint64(l.latency) {
 			return false
 		}
@@ -539,7 +530,7 @@ func (o *LineOut[T]) bind() {
 		o.dst = l.recv.part.idx // the sender's too on a direct line
 		if !o.direct {
 			if o.staged == nil {
-				o.staged = new([3]staged[T])
+				o.staged = new([xslots]staged[T])
 			}
 			o.owner.sim.crossLine(uint64(l.latency))
 		}

@@ -105,11 +105,11 @@ type partition struct {
 	// With lookahead, the lines that sent across partitions in a cycle of
 	// each parity, by receiving partition (LineOut.sendAcross), and how
 	// many this cycle.
-	xsend [2][][]crossLine
+	xsend [xslots][][]crossLine
 	nx    int
-	// The lines with a value Scheduled across partitions for the next
-	// cycle (LineOut.scheduleAcross), promoted to xsend when this one ends.
-	xsched []crossLine
+	// nxNext counts the values Scheduled across partitions for the next
+	// cycle (LineOut.scheduleAcross), listed in its xsend.
+	nxNext int
 	// The calendar of this partition's components: each partition takes
 	// its own timers of a cycle, in parallel, rather than one calendar
 	// taken serially between cycles (at 65,536 routers, a tenth of the
@@ -123,13 +123,12 @@ type partition struct {
 // (LineOut.sendAcross).
 type crossLine interface {
 	deliver(b uint64, p *partition)
-	promote(p *partition, c uint64)
 }
 
 // deliver puts on p's lines the values other partitions sent them in the
 // last cycle (lookahead): at the start of p's cycle, after its gather.
 func (p *partition) deliver() {
-	b := (p.sim.now + 1) & 1 // the last cycle's parity
+	b := xslot(p.sim.now - 1) // the last cycle's
 	for _, sp := range p.sim.parts {
 		q := &sp.xsend[b][p.idx]
 		if len(*q) == 0 {
@@ -160,7 +159,7 @@ func (s *Sim) flush() {
 // for them as for the senders they stand for.
 func (s *Sim) flushScheduled() {
 	s.scheduled = false
-	b := s.now & 1
+	b := xslot(s.now)
 	for _, p := range s.parts {
 		for _, sp := range s.parts {
 			q := &sp.xsend[b][p.idx]
@@ -758,14 +757,15 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 			if s.pending {
 				s.flush() // the arrivals' wake-ups into the calendars
 			}
-			if s.scheduled {
-				s.flushScheduled()
-			}
 			t := end
 			for _, p := range s.parts {
 				if at, ok := p.timers.next(); ok && at < t {
 					t = at
 				}
+			}
+			if t > s.now && s.scheduled {
+				s.flushScheduled() // the cycle is skipped: their wake-ups too
+				t = s.nextTimer(end)
 			}
 			if t > s.now {
 				s.stats.Skipped += t - s.now
@@ -782,6 +782,17 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 		}
 	}
 	return false
+}
+
+// nextTimer is the cycle of the earliest timer, or end if none is before.
+func (s *Sim) nextTimer(end uint64) uint64 {
+	t := end
+	for _, p := range s.parts {
+		if at, ok := p.timers.next(); ok && at < t {
+			t = at
+		}
+	}
+	return t
 }
 
 func (s *Sim) idle() bool {
@@ -1116,16 +1127,11 @@ func (s *Sim) step() {
 	for _, p := range s.parts {
 		if p.nx > 0 {
 			s.pending = true
-			p.nx = 0
 		}
-		if len(p.xsched) > 0 {
-			for _, o := range p.xsched {
-				o.promote(p, now+1) // counted in p.nx: pending once the next cycle ends
-			}
-			clear(p.xsched)
-			p.xsched = p.xsched[:0]
-			s.scheduled = true
-		}
+		// Values scheduled for the next cycle are its sends (pending once
+		// it ends), and wait for it, or for a skip over it.
+		p.nx, p.nxNext = p.nxNext, 0
+		s.scheduled = s.scheduled || p.nx > 0
 		if len(p.outbox) > 0 {
 			for _, m := range p.outbox {
 				s.wake(m, now+1)
