@@ -41,7 +41,7 @@ func uniformNetRetry(t testing.TB, ports, nodes, xp int, load float64, stop uint
 	var sinks []*traffic.Sink
 	for i := 0; i < nodes; i++ {
 		src := traffic.NewSource(sim.Top(), rtl.Idx("src", i), uint32(i), mode, 1, uint16(xp))
-		src.Proc = traffic.Bernoulli{Rate: load / cyc}
+		src.Proc = traffic.NewBernoulli(load / cyc) // as NewProcess makes it
 		src.Pat = traffic.Uniform{N: nodes}
 		src.Bytes, src.Cycles, src.StopAt = 256, cyc, stop
 		src.Win = traffic.Window{Start: stop / 4, End: stop}

@@ -20,14 +20,26 @@ type Process interface {
 
 // Bernoulli: in each cycle a packet arrives with probability rate; the gap
 // is geometric, drawn by inversion so a source wakes only when it has work.
-type Bernoulli struct{ Rate float64 }
+// NewProcess (or NewBernoulli) also keeps the inversion's divisor, which a
+// literal Bernoulli{Rate: r} works out at every draw (same gaps).
+type Bernoulli struct {
+	Rate float64
+	div  float64 // log1p(−Rate) < 0, or 0: not kept
+}
+
+// NewBernoulli is Bernoulli{Rate: rate} with its divisor kept.
+func NewBernoulli(rate float64) Bernoulli { return Bernoulli{Rate: rate, div: math.Log1p(-rate)} }
 
 func (b Bernoulli) Gap(r *rand.Rand) uint64 {
 	if b.Rate >= 1 {
 		return 1
 	}
 	u := 1 - r.Float64() // (0, 1]
-	return 1 + uint64(math.Floor(math.Log(u)/math.Log1p(-b.Rate)))
+	d := b.div
+	if d == 0 {
+		d = math.Log1p(-b.Rate)
+	}
+	return 1 + uint64(math.Floor(math.Log(u)/d))
 }
 
 // Poisson: exponential gaps of mean 1/rate, rounded down to the cycle the
@@ -56,7 +68,7 @@ func NewProcess(name string, rate float64) (Process, error) {
 	}
 	switch name {
 	case "bernoulli", "":
-		return Bernoulli{Rate: rate}, nil
+		return NewBernoulli(rate), nil
 	case "poisson":
 		return PoissonProcess(rate), nil
 	}

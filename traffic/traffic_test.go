@@ -46,6 +46,22 @@ func TestProcessRates(t *testing.T) {
 	}
 }
 
+// A Bernoulli process keeps its inversion's divisor (NewProcess,
+// NewBernoulli): the gaps are those of a literal Bernoulli{Rate}, which
+// works it out at each draw, bit for bit.
+func TestBernoulliKeptDivisorDrawsTheSameGaps(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rate := rapid.Float64Range(1e-9, 1).Draw(t, "rate")
+		seed := rapid.Uint64().Draw(t, "seed")
+		kept, err := NewProcess("bernoulli", rate)
+		require.NoError(t, err)
+		r1, r2 := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
+		for i := range 200 {
+			require.Equal(t, Bernoulli{Rate: rate}.Gap(r1), kept.Gap(r2), "draw %d", i)
+		}
+	})
+}
+
 func TestProcessErrors(t *testing.T) {
 	_, err := NewProcess("uniformly", 0.1)
 	require.ErrorContains(t, err, "traffic.NewProcess(name): ")
