@@ -157,31 +157,32 @@ func (n *Net) deadInBox(node, dst int, now uint64) bool {
 	// The box's offsets and node's coordinates once, not for every dead
 	// link and dimension.
 	var off [MaxDims]int
-	var cn []uint16
+	var cn uint64
+	seen := false
 	for i := range n.flt.dead {
 		d := &n.flt.dead[i]
 		if d.at > now {
 			continue
 		}
-		if cn == nil {
+		if !seen {
 			for e := 0; e < n.N; e++ {
 				off[e] = n.Offset(node, dst, e)
 			}
-			cn = n.coord[node*MaxDims:][:MaxDims]
+			cn, seen = n.pc[node], true
 		}
 		dim := d.port.Dim()
 		o := off[dim]
 		if o == 0 || (o > 0) != d.port.Positive() {
 			continue
 		}
-		cd := n.coord[int(d.node)*MaxDims:][:MaxDims]
+		cd := n.pc[d.node]
 		in := true
 		for e := 0; e < n.N && in; e++ {
 			oe := off[e]
 			// The link's source, dn, on the way from node along e: its
 			// offset from node goes the same way as oe, no farther (and
 			// along dim strictly short of dst).
-			de := n.ringOffset(int(cd[e])-int(cn[e]), e)
+			de := n.ringOffset(coordOf(cd, e)-coordOf(cn, e), e)
 			if oe < 0 {
 				oe, de = -oe, -de
 			}

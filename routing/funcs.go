@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/hwcoll/hwcoll/packet"
 )
@@ -72,15 +73,14 @@ func (n *Net) all() uint8 { return uint8(1<<uint(n.VCs) - 1) }
 // dor is dimension order's next dimension and direction: the lowest
 // dimension with an offset left.
 func (n *Net) dor(node, dst int) (d int, p Port, o int) {
-	cn := n.coord[node*MaxDims : node*MaxDims+MaxDims]
-	cd := n.coord[dst*MaxDims : dst*MaxDims+MaxDims]
-	for d := 0; d < n.N; d++ {
-		if cn[d] != cd[d] {
-			o := n.ringOffset(int(cd[d])-int(cn[d]), d)
-			return d, toward(d, o), o
-		}
+	cn, cd := n.pc[node], n.pc[dst]
+	x := cn ^ cd
+	if x == 0 {
+		return 0, Local, 0
 	}
-	return 0, Local, 0
+	d = bits.TrailingZeros64(x) / coordBits // the lowest dimension with an offset
+	o = n.ringOffset(coordOf(cd, d)-coordOf(cn, d), d)
+	return d, toward(d, o), o
 }
 
 // DOR is dimension-order (e-cube) routing: correct dimension 0 fully, then
@@ -133,14 +133,12 @@ func (n *Net) minimal(node, dst int, vcs uint8) Choices {
 // over the coordinates: an adaptive function's minimal ports and its
 // escape hop, each offset worked out once.
 func (n *Net) minimalDOR(node, dst int, vcs uint8) (c Choices, d int, p Port, o int) {
-	cn := n.coord[node*MaxDims : node*MaxDims+MaxDims]
-	cd := n.coord[dst*MaxDims : dst*MaxDims+MaxDims]
+	cn, cd := n.pc[node], n.pc[dst]
 	found := false
-	for i := 0; i < n.N; i++ {
-		if cn[i] == cd[i] {
-			continue // no offset (a ring's minimal offset is 0 only there)
-		}
-		oi := n.ringOffset(int(cd[i])-int(cn[i]), i)
+	for x := cn ^ cd; x != 0; { // the dimensions with an offset (a ring's minimal offset is 0 only where they agree)
+		i := bits.TrailingZeros64(x) / coordBits
+		x &^= (1<<coordBits - 1) << (coordBits * uint(i))
+		oi := n.ringOffset(coordOf(cd, i)-coordOf(cn, i), i)
 		t := toward(i, oi)
 		c = c.Add(t, vcs)
 		if !found { // the lowest dimension with an offset: dor's

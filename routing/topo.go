@@ -115,7 +115,10 @@ type Net struct {
 	CutThrough bool
 	VCs        int // virtual channels per port
 	stride     [MaxDims]int
-	coord      []uint16 // node×MaxDims + d: coordinates, so routing divides nothing (6 bytes a node)
+	// pc is each node's coordinates, 16 bits a dimension from the lowest,
+	// so routing divides nothing, and dimension order finds the first
+	// dimension to correct from one XOR (8 bytes a node).
+	pc []uint64
 	// flt is the links down and the escape layer's tree (Fail), made with
 	// the Net, so that copies made before Fail (router.ClassNet) see them.
 	flt   *faultState
@@ -149,10 +152,10 @@ func NewNet(dims []int, torus bool, escape Escape, vcs int) (*Net, error) {
 	if s > 1<<24 {
 		return nil, fmt.Errorf("%d routers; allowed at most %d", s, 1<<24)
 	}
-	n.coord = make([]uint16, s*MaxDims)
-	for i := 0; i < s; i++ {
+	n.pc = make([]uint64, s)
+	for i := range n.pc {
 		for d := 0; d < MaxDims; d++ {
-			n.coord[i*MaxDims+d] = uint16(i / n.stride[d] % n.K[d])
+			n.pc[i] |= uint64(i/n.stride[d]%n.K[d]) << (coordBits * d)
 		}
 	}
 	return n, nil
@@ -175,7 +178,13 @@ func (n *Net) Ports() int {
 }
 
 // Coord is node's coordinate in dimension d.
-func (n *Net) Coord(node, d int) int { return int(n.coord[node*MaxDims+d]) }
+func (n *Net) Coord(node, d int) int { return coordOf(n.pc[node], d) }
+
+// coordBits is the bits a dimension takes in a packed coordinate (Net.pc).
+const coordBits = 16
+
+// coordOf is dimension d of packed coordinates c.
+func coordOf(c uint64, d int) int { return int(c >> (coordBits * uint(d)) & (1<<coordBits - 1)) }
 
 // Neighbor is the router that port p of node leads to, and whether there is
 // one (a mesh edge has none).
