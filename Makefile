@@ -54,7 +54,8 @@ bench:
 # colours); about a minute. Rerun it
 # after a change to a hot path, then compare with `make bench`.
 PGO        = cmd/hwcoll/default.pgo
-PGO_BENCH  = fattree:FatTreeScale/8-port-(256|1024)$$:3x torus:TorusScale/nodes=(512|4096)$$:200x \
+PGO_BENCH  = fattree:FatTreeScale/8-port-(64|256|1024)$$:3x torus:TorusScale/nodes=(512|4096)$$:200x \
+             torus:Torus8x8/load=0.3/flits=(1|8)$$:2000x \
              msglayer:ClosedLoop4x4x4:10x experiment:(Collective|IBMeshAllSource|Switch32Load09):1x \
              experiment:BGLTorusBroadcastLanes/lanes=6/colors=3$$:3x
 pgo:
