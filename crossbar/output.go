@@ -152,15 +152,8 @@ func (p *outPort) Eval() {
 		// Round robin over the non-empty crosspoints from the pointer on:
 		// rotate the occupancy vector so bit 0 is the pointer.
 		start := int(p.ptr.Q())
-		rot := bits.RotateLeft64(p.full, -start)
-		if k < 64 {
-			rot = (p.full>>uint(start) | p.full<<uint(k-start)) & (1<<uint(k) - 1)
-		}
-		for ; rot != 0; rot &= rot - 1 {
-			// start and the rotated index are below k: wrap without a
-			// branch (which way it goes follows the traffic).
-			i := start + bits.TrailingZeros64(rot)
-			i -= k & -b2i(i >= k)
+		for rot := rotated(p.full, start, k); rot != 0; rot &= rot - 1 {
+			i := rrIndex(start, rot, k)
 			h := p.xp.Head(i)
 			if h.At > now {
 				continue // still on its way through the switch
@@ -205,6 +198,21 @@ func (p *outPort) Eval() {
 	} else {
 		p.sleepIdle(now)
 	}
+}
+
+// rotated is the occupancy full of k crosspoints rotated so that bit 0 is
+// crosspoint start, the round-robin pointer (a shift by 64 is 0 in Go, so
+// k = 64 needs no case of its own).
+func rotated(full uint64, start, k int) uint64 {
+	return (full>>uint(start) | full<<uint(k-start)) & (1<<uint(k) - 1)
+}
+
+// rrIndex is the crosspoint of the lowest bit of rot, rotated from start:
+// start and the rotated index are below k, so it wraps without a branch
+// (which way it goes follows the traffic).
+func rrIndex(start int, rot uint64, k int) int {
+	i := start + bits.TrailingZeros64(rot)
+	return i - k&-b2i(i >= k)
 }
 
 // sleepIdle is the output's sleep decision when it holds copies and need

@@ -152,12 +152,9 @@ func (p *inPort) prefetchCounts() {
 // cycle now: the first from the round-robin pointer holding a packet that
 // has arrived (credits aside).
 func (p *outPort) nextVisible(now uint64) (int, bool) {
-	k := int(p.k)
-	start := int(p.ptr.Q())
-	rot := (p.full>>uint(start) | p.full<<uint(k-start)) & (1<<uint(k) - 1)
-	for ; rot != 0; rot &= rot - 1 {
-		i := start + bits.TrailingZeros64(rot)
-		i -= k & -b2i(i >= k)
+	k, start := int(p.k), int(p.ptr.Q())
+	for rot := rotated(p.full, start, k); rot != 0; rot &= rot - 1 {
+		i := rrIndex(start, rot, k)
 		if p.xp.Head(i).At <= now {
 			return i, true
 		}
