@@ -127,8 +127,11 @@ type crossLine interface {
 
 // deliver puts on p's lines the values other partitions sent them in the
 // last cycle (lookahead): at the start of p's cycle, after its gather.
-func (p *partition) deliver() {
-	b := xslot(p.sim.now - 1) // the last cycle's
+func (p *partition) deliver() { p.deliverSlot(xslot(p.sim.now - 1)) }
+
+// deliverSlot puts on p's lines the values other partitions left in slot
+// b (xslot) for them.
+func (p *partition) deliverSlot(b uint64) {
 	for _, sp := range p.sim.parts {
 		q := &sp.xsend[b][p.idx]
 		if len(*q) == 0 {
@@ -159,16 +162,8 @@ func (s *Sim) flush() {
 // for them as for the senders they stand for.
 func (s *Sim) flushScheduled() {
 	s.scheduled = false
-	b := xslot(s.now)
 	for _, p := range s.parts {
-		for _, sp := range s.parts {
-			q := &sp.xsend[b][p.idx]
-			for _, o := range *q {
-				o.deliver(b, p)
-			}
-			clear(*q)
-			*q = (*q)[:0]
-		}
+		p.deliverSlot(xslot(s.now))
 	}
 }
 
