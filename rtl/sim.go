@@ -1072,6 +1072,10 @@ func (s *Sim) parallelMode(total int) bool {
 }
 
 func (s *Sim) step() {
+	if s.pool == nil && len(s.parts) == 1 && !s.alwaysEval && s.order == nil {
+		s.stepOne()
+		return
+	}
 	now := s.now
 	par, gathered := s.gather(now)
 	// Eval, then commit: each on every partition, in parallel when enough
@@ -1155,6 +1159,29 @@ func (s *Sim) step() {
 		}
 		clear(s.changed)
 		s.changed = s.changed[:0]
+	}
+}
+
+// stepOne is step for a Sim of one partition on one goroutine, the usual
+// run: nothing crosses partitions and no cycle goes parallel, so the
+// cycle is the partition's gather, evaluation and commit, and what the
+// waveform must show.
+func (s *Sim) stepOne() {
+	p := s.parts[0]
+	p.gather(s.now)
+	p.eval()
+	p.commit()
+	s.now++
+	s.stats.Cycles++
+	if len(p.changed) > 0 {
+		if s.tracer != nil {
+			s.changed = append(s.changed, p.changed...)
+			s.tracer.dump(s)
+			clear(s.changed)
+			s.changed = s.changed[:0]
+		}
+		clear(p.changed)
+		p.changed = p.changed[:0]
 	}
 }
 
