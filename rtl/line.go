@@ -655,6 +655,13 @@ func (o *LineOut[T]) EachScheduled(f func(v T)) {
 	for i, n := l.sent(), int(l.n); i < n; i++ {
 		f(l.entry(l.slot(i)).v)
 	}
+	if !o.direct && o.staged != nil {
+		// Across partitions, a value Scheduled for this cycle waits in
+		// its slot (scheduleAcross): between cycles nothing else is there.
+		if st := &o.staged[xslot(l.sim.now)]; st.at != 0 {
+			f(st.v)
+		}
+	}
 }
 
 // Each calls f for every value on the line, oldest first.

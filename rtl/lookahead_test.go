@@ -169,8 +169,9 @@ func buildLook(spec lookSpec, seed uint64) (*rtl.Sim, []*lnode) {
 
 // runLook runs spec for cycles in slices, a monitor between slices
 // logging what is in flight on every line (which must count the values
-// sent across partitions in the last cycle), and returns the logs, the
-// VCD and the lookahead the Sim used.
+// sent across partitions in the last cycle) and what is scheduled on it
+// (EachScheduled), and returns the logs, the VCD and the lookahead the Sim
+// used.
 func runLook(t require.TestingT, spec lookSpec, seed, cycles uint64, slices []uint64, m mode) (string, string, uint64) {
 	s, nodes := buildLook(spec, seed)
 	s.SetSkipping(m.skip)
@@ -199,7 +200,12 @@ func runLook(t require.TestingT, spec lookSpec, seed, cycles uint64, slices []ui
 		fmt.Fprintf(&mon, "%d:", s.Now())
 		for _, nd := range nodes {
 			for i := range nd.Tx {
-				fmt.Fprintf(&mon, " %d", nd.Tx[i].InFlight())
+				sched := 0
+				nd.Tx[i].EachScheduled(func(uint32) { sched++ })
+				if nd.own[i] && nd.schedAt[i] >= s.Now() {
+					sched++ // held by the node where the line cannot schedule: as scheduled
+				}
+				fmt.Fprintf(&mon, " %d/%d", nd.Tx[i].InFlight(), sched)
 			}
 		}
 		mon.WriteByte('\n')
