@@ -453,19 +453,22 @@ func (p *inPort) leastLoaded(mask uint64) uint64 {
 	// The most published credits (an output outside Params.AdaptiveCredits
 	// counts 0), then the fewest queued copies: mostCredits and then
 	// pickLeast, in one pass over the candidates.
+	// Each candidate's key orders credits, then fewer copies, in one
+	// number, compared without a branch that follows the traffic (which
+	// output wins is as good as random: a mispredicted branch a look).
 	now, outs := p.Now(), p.sw.outs
-	var best uint64
-	bestN, bestQ := -1, 0
+	var best, bestK uint64
 	for mm := mask; mm != 0; mm &= mm - 1 {
 		o := bits.TrailingZeros64(mm)
-		n := 0
+		n := uint64(0)
 		if out := &outs[o]; out.dsCred != nil {
-			n = int(out.published(now))
+			n = uint64(out.published(now))
 		}
-		switch q := int(p.queued[o]); {
-		case n > bestN || n == bestN && q < bestQ:
-			best, bestN, bestQ = 1<<uint(o), n, q
-		case n == bestN && q == bestQ:
+		k := n<<16 | uint64(0xffff-p.queued[o]) // larger is better
+		if k > bestK {
+			best, bestK = 0, k
+		}
+		if k == bestK {
 			best |= 1 << uint(o)
 		}
 	}
