@@ -432,7 +432,7 @@ func (o *LineOut[T]) MergeScheduled(v T, merge func(*T, T)) bool {
 		return false
 	}
 	if !o.direct {
-		if o.staged == nil {
+		if o.staged == nil || !l.sim.fused { // without lookahead nothing is scheduled across
 			return false
 		}
 		st := &o.staged[xslot(l.sim.now)] // Scheduled for now in the last cycle
@@ -655,7 +655,7 @@ func (o *LineOut[T]) EachScheduled(f func(v T)) {
 	for i, n := l.sent(), int(l.n); i < n; i++ {
 		f(l.entry(l.slot(i)).v)
 	}
-	if !o.direct && o.staged != nil {
+	if !o.direct && o.staged != nil && l.sim.fused {
 		// Across partitions, a value Scheduled for this cycle waits in
 		// its slot (scheduleAcross): between cycles nothing else is there.
 		if st := &o.staged[xslot(l.sim.now)]; st.at != 0 {
