@@ -752,12 +752,7 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 			if s.pending {
 				s.flush() // the arrivals' wake-ups into the calendars
 			}
-			t := end
-			for _, p := range s.parts {
-				if at, ok := p.timers.next(); ok && at < t {
-					t = at
-				}
-			}
+			t := s.nextTimer(end)
 			if t > s.now && s.scheduled {
 				s.flushScheduled() // the cycle is skipped: their wake-ups too
 				t = s.nextTimer(end)
