@@ -1146,6 +1146,12 @@ func (s *Sim) step() {
 			p.changed = p.changed[:0]
 		}
 	}
+	s.endCycle()
+}
+
+// endCycle moves the clock on and writes the cycle's changes to the
+// waveform.
+func (s *Sim) endCycle() {
 	s.now++
 	s.stats.Cycles++
 	if len(s.changed) > 0 {
@@ -1166,18 +1172,12 @@ func (s *Sim) stepOne() {
 	p.gather(s.now)
 	p.eval()
 	p.commit()
-	s.now++
-	s.stats.Cycles++
 	if len(p.changed) > 0 {
-		if s.tracer != nil {
-			s.changed = append(s.changed, p.changed...)
-			s.tracer.dump(s)
-			clear(s.changed)
-			s.changed = s.changed[:0]
-		}
+		s.changed = append(s.changed, p.changed...)
 		clear(p.changed)
 		p.changed = p.changed[:0]
 	}
+	s.endCycle()
 }
 
 const (
