@@ -333,7 +333,7 @@ func (p *inPort) sent(now uint64, slot uint16, out int) {
 				st.credited = true
 			}
 			wake = !st.credited || p.used.Traced()
-			if !wake && st.copies == 1 && p.done.Len() == 0 && !p.AwakeNow() && !p.Tracing() {
+			if !wake && st.copies == 1 && p.done.Len() == 0 && !p.AwakeNowOrNext() && !p.Tracing() {
 				p.queued[out]-- // as took would, first thing in the input's next evaluation
 				p.takeNow(now, slot, st)
 				d.taken = true
@@ -365,9 +365,11 @@ const (
 // evaluated for it. The slot itself frees when the input next takes its
 // done notices, before it receives (so it picks the same free slot).
 //
-// It is the same when the input is not evaluated in cycle now (AwakeNow:
-// its evaluation would see the counts changed early) and, in now+1, would
-// do nothing but this: no credit still owed, no head arriving by then (on
+// It is the same when the input is neither evaluated in cycle now (its
+// evaluation would see the counts changed early) nor already woken for
+// now+1 (AwakeNowOrNext: a wake-up for now+1, an earlier output's notice
+// in this cycle for one, hides whether the input is still to be evaluated
+// now), and, in now+1, would do nothing but this: no credit still owed, no head arriving by then (on
 // a line of 2 cycles or more, every such head is on the line already),
 // and nothing traced (its probes would change a cycle early). The credit
 // then totals what the input would return in now+1, whatever other
@@ -387,7 +389,7 @@ func (p *inPort) releaseEarly(now uint64, d *xpDone) bool {
 			return false
 		}
 	}
-	if p.AwakeNow() || len(p.owed) > 0 || p.Tracing() {
+	if p.AwakeNowOrNext() || len(p.owed) > 0 || p.Tracing() {
 		return false
 	}
 	if _, ok := p.rx.Data.Arrived(0, now+1); ok {

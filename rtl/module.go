@@ -291,14 +291,17 @@ func (m *Module) Wake() {
 	}
 }
 
-// AwakeNow reports whether the component that evaluates m is evaluated in
-// the current cycle: it was listed awake when the cycle began (asked from
-// another component's Eval, it may have run already or not yet; no
-// evaluation of the cycle can list it any more). A component of the same
-// partition that acts on its behalf (Together) asks it: what it does for
-// one that is not evaluated now cannot be seen by that one's own
-// evaluation in the cycle.
-func (m *Module) AwakeNow() bool { return m.s.stamp == m.sim.now+1 }
+// AwakeNowOrNext reports whether the component that evaluates m is
+// evaluated in the current cycle or listed for the next: listed awake
+// when the cycle began (asked from another component's Eval, it may have
+// run already or not yet), or woken for the next cycle since. The two
+// cannot be told apart: a wake-up for the next cycle moves the listing on
+// whether or not the component still has this cycle's evaluation ahead.
+// A component of the same partition that acts on its behalf (Together)
+// asks it: what it does for one that is in neither cannot be seen by that
+// one's own evaluation in the cycle, and one listed for the next gains
+// nothing by it.
+func (m *Module) AwakeNowOrNext() bool { return m.s.stamp > m.sim.now }
 
 // Tracing reports whether a waveform is being written (Sim.Trace): a
 // component that acts on another's behalf where only that one's probes
