@@ -229,7 +229,7 @@ func (o *LineOut[T]) send(v *T, at uint64, wake bool) {
 	l := o.l
 	at = max(at, l.sim.now+uint64(l.latency), o.lastAt)
 	o.lastAt = at
-	if o.direct { // the line's flags, copied at Build into the sending end's hot bytes
+	if o.direct || l.sim.serial { // the line's flags, copied at Build into the sending end's hot bytes
 		c := l.sim.now + 1
 		if o.last == c {
 			panic("rtl: " + o.sig.at(o.owner) + ": two sends in one cycle")
@@ -431,7 +431,7 @@ func (o *LineOut[T]) MergeScheduled(v T, merge func(*T, T)) bool {
 	if l == nil {
 		return false
 	}
-	if !o.direct {
+	if !o.direct && !l.sim.serial { // a serial cycle put it on the line (stepSerial)
 		if o.staged == nil || !l.sim.fused { // without lookahead nothing is scheduled across
 			return false
 		}
