@@ -115,3 +115,92 @@ func TestMeterRecoversFromABadCalibration(t *testing.T) {
 	require.Less(t, n, 60, "epochs before the parallel way is taken")
 	t.Logf("parallel taken after %d epochs", n)
 }
+
+// machine is a fake /proc/stat for the meter: the idle time of a machine
+// whose other processes leave idle cores free while the Sim runs serially
+// (none while it runs parallel: its worker takes the spare core).
+type machine struct {
+	now   time.Time
+	ticks float64 // idle, in USER_HZ ticks
+	idle  float64 // cores idle beside a serial Sim
+}
+
+// epochs is meter.epochs on the machine's clock: each epoch advances it by
+// what the epoch took, and its idle time by idle cores over a serial one.
+func (mc *machine) epochs(m *meter, n int, serial, par float64) (np int) {
+	defer func(old func() (uint64, bool)) { readIdleTicks = old }(readIdleTicks)
+	readIdleTicks = func() (uint64, bool) { return uint64(mc.ticks), true }
+	for range n {
+		c := serial
+		if m.want {
+			c = par
+		}
+		el := time.Duration(c * 1000)
+		mc.now = mc.now.Add(el)
+		if !m.want {
+			mc.ticks += mc.idle * el.Seconds() * userHZ
+		}
+		m.now = mc.now
+		p, _ := m.epochs(1, serial, par)
+		np += p
+	}
+	return np
+}
+
+// With the spare core taken by another process the meter stops probing
+// the parallel way once the machine's idle time says so, and takes it up
+// again when the core is free: the probes of a busy machine, each a
+// time slice or more that a preempted worker holds, are not paid.
+func TestMeterProbesOnlyWithACoreFree(t *testing.T) {
+	busy, free := 0.0, 1.0
+	for _, c := range []struct {
+		idle                 float64
+		par                  float64 // cost an evaluation in parallel; serial 2000 (2 ms epochs)
+		minProbes, maxProbes int     // parallel epochs of 1000 after the first 100
+	}{
+		{busy, 6000, 0, 0},  // other processes hold the core: no probe (each due one reads /proc/stat instead)
+		{free, 6000, 2, 30}, // the barrier costs: probes go on, backing off
+	} {
+		mc := &machine{now: time.Unix(0, 0), idle: c.idle}
+		m := &meter{every: meterProbe, warm: meterWarm, prev: -1, spare: 1}
+		mc.epochs(m, 100, 2000, c.par)
+		require.False(t, m.best)
+		np := mc.epochs(m, 1000, 2000, c.par)
+		require.LessOrEqual(t, np, c.maxProbes, "%+v", c)
+		require.GreaterOrEqual(t, np, c.minProbes, "%+v: a probe now and then", c)
+	}
+	// The core freed, and parallel cheaper: taken within the back-off.
+	mc := &machine{now: time.Unix(0, 0)}
+	m := &meter{every: meterProbe, warm: meterWarm, prev: -1, spare: 1}
+	mc.epochs(m, 1000, 2000, 6000)
+	require.False(t, m.best)
+	mc.idle = 1
+	n := 0
+	for ; n < 2000 && !m.best; n++ {
+		mc.epochs(m, 1, 2000, 1000)
+	}
+	require.True(t, m.best)
+	require.LessOrEqual(t, n, 2*meterMax, "epochs before the freed core is used")
+	t.Logf("parallel taken %d epochs after the core was freed", n)
+}
+
+func TestParseIdleTicks(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		ticks uint64
+		ok    bool
+	}{
+		{"cpu  1803374 0 201693 1692166 4173 0 1038 5236 0 0\ncpu0 847359 0 98966 902944 1358 0 162 2593 0 0\n", 1692166 + 4173, true},
+		{"cpu  1 2 3 4 5\n", 9, true},
+		{"cpu0 1 2 3 4 5\n", 0, false},
+		{"cpu  1 2 3 4\n", 0, false},
+		{"cpu  1 2 3 x 5\n", 0, false},
+		{"", 0, false},
+	} {
+		got, ok := parseIdleTicks([]byte(c.in))
+		require.Equal(t, c.ok, ok, "%q", c.in)
+		if ok {
+			require.Equal(t, c.ticks, got, "%q", c.in)
+		}
+	}
+}
