@@ -899,6 +899,7 @@ func (s *Sim) step() {
 	if s.fused {
 		// Lookahead: each partition takes what was sent to it in the
 		// last cycle, evaluates and commits on its own; one barrier.
+		sent := s.pending
 		s.pending = false
 		if par {
 			s.stats.Parallel++
@@ -908,7 +909,7 @@ func (s *Sim) step() {
 				s.pool.run(phaseGatherCycle)
 			}
 		} else {
-			s.stepSerial()
+			s.stepSerial(sent)
 		}
 	} else if par {
 		s.stats.Parallel++
@@ -961,7 +962,8 @@ func (s *Sim) step() {
 }
 
 // stepSerial evaluates and commits a cycle of a split Sim under lookahead
-// on this goroutine. What the last cycle sent across partitions, and what
+// on this goroutine. What the last cycle sent across partitions (sent:
+// anything), and what
 // was Scheduled across for this one, goes onto the lines first; then a
 // send across goes onto its line at once, as on a direct line (the
 // receiver cannot see it before its latency, and nothing runs beside the
@@ -974,9 +976,11 @@ func (s *Sim) step() {
 // first-level instruction misses a cycle gone. Values Scheduled across
 // still wait in their slots: in a parallel cycle after this one their
 // owner looks for them there (MergeScheduled).
-func (s *Sim) stepSerial() {
-	for _, p := range s.parts {
-		p.deliver()
+func (s *Sim) stepSerial(sent bool) {
+	if sent { // a value went across in the last cycle (a parallel one)
+		for _, p := range s.parts {
+			p.deliver()
+		}
 	}
 	if s.scheduled {
 		s.flushScheduled() // a send of the owner's in this cycle merges with it on the line (MergeScheduled)
