@@ -41,6 +41,8 @@ type meter struct {
 	idleFrom  time.Time
 	idleTicks uint64
 	idleKnown bool
+	taken     bool    // the last window judged: other processes held the spare cores (coresTaken)
+	settled   bool    // the serial epoch after parallel ones has run, untimed
 	spare     float64 // the cores a parallel epoch needs beside this one (goroutines − 1)
 }
 
@@ -85,6 +87,9 @@ func (s *Sim) SetMeasured(on bool) {
 		s.meter = &meter{every: meterProbe, warm: meterWarm, prev: -1}
 	}
 	s.meter.spare = float64(s.Goroutines() - 1)
+	if s.meter.idleFrom.IsZero() {
+		s.meter.startIdle(time.Now()) // the build is serial: it starts the first window
+	}
 }
 
 // measure accounts for the cycle about to be evaluated and says whether
@@ -141,6 +146,7 @@ func (m *meter) close(el time.Duration, evals uint64) {
 	case m.par == m.cycles:
 		k = 1
 	}
+	m.watchIdle(m.par > 0)
 	m.cycles, m.par = 0, 0
 	warming := m.warm > 0
 	if warming {
@@ -148,6 +154,18 @@ func (m *meter) close(el time.Duration, evals uint64) {
 		k = -1
 	}
 	c := float64(el.Nanoseconds()) / float64(max(n, 1))
+	if k == 0 && m.prev == 1 && !m.settled {
+		// The first serial epoch after parallel ones pays for the other
+		// partition's records moving into this core's caches (~1.4× on
+		// the 256-node tree): it is not timed, and the next serial epoch
+		// is paired with the parallel one instead. Timed, it made the
+		// parallel way look cheaper than it was: with the second core
+		// busy a run could stay parallel at 0.65× one worker's speed.
+		m.settled = true
+		m.want = false
+		return
+	}
+	m.settled = m.settled && k == 0
 	if k >= 0 && m.prev >= 0 && k != m.prev {
 		r := c / m.prevCost
 		if k == 0 {
@@ -163,9 +181,14 @@ func (m *meter) close(el time.Duration, evals uint64) {
 	m.prev, m.prevCost = k, c
 	if m.nr < meterFirst {
 		// Calibration: each epoch the other way, paired with the one
-		// before (an epoch that told nothing is run again).
+		// before (an epoch that told nothing is run again); not begun
+		// while other processes hold the cores (its parallel epochs
+		// would time that).
 		if k >= 0 || warming {
 			m.want = !m.want
+		}
+		if m.want && m.coresTaken() {
+			m.want = false
 		}
 		return
 	}
@@ -184,24 +207,20 @@ func (m *meter) close(el time.Duration, evals uint64) {
 	// second core (at calibration, say) leave the median after a few
 	// quick tries, not after meterMax epochs, which may be the whole run.
 	m.every = int(min(max((max(r, 1/r)-1)*meterSpend, meterProbe), meterMax, float64(int(meterProbe)<<min(m.probes, 7))))
+	if m.best {
+		m.every = min(2*m.every, meterMax) // a try of the serial way takes two epochs (settled)
+	}
 	m.want = m.best
 	if k == b2i(m.best) {
 		if m.since++; m.since >= m.every {
 			m.want = !m.best // this epoch and the next are a pair
 		}
 	}
-	if k == 1 {
-		m.idleFrom = time.Time{} // its own cores were busy: no measure of the others'
-	} else if k == 0 && m.idleFrom.IsZero() && !m.best { // a serial stretch begins (~30 µs a read)
-		m.idleFrom = m.now
-		m.idleTicks, m.idleKnown = readIdleTicks()
-	}
 	if m.want && !m.best && m.coresTaken() {
 		// A probe now would time a worker waiting for a core that other
 		// processes hold: it counts as a probe that kept the way.
 		m.want, m.since = false, 0
 		m.probes++
-		m.idleFrom = time.Time{}
 	}
 }
 
@@ -209,27 +228,50 @@ func (m *meter) close(el time.Duration, evals uint64) {
 // judged: /proc/stat counts it in hundredths of a second.
 const meterIdleWindow = 20 * time.Millisecond
 
-// coresTaken says whether, since the serial stretch began, other
-// processes held the cores a parallel epoch would need: the machine was
-// idle less than half of spare cores on average. A probe of the parallel
-// way then costs a time slice or more a cycle that a preempted worker
+// watchIdle keeps the window over which coresTaken judges the machine at
+// the end of an epoch (par: it had parallel cycles): the window covers
+// only serial epochs (in a parallel cycle the Sim's own worker holds a
+// core) and begins at the end of the first serial epoch after parallel
+// ones (a read of /proc/stat, ~30 µs), or at SetMeasured (the build).
+func (m *meter) watchIdle(par bool) {
+	switch {
+	case par:
+		m.idleFrom = time.Time{}
+	case m.idleFrom.IsZero() && !m.best:
+		m.startIdle(m.now)
+	}
+}
+
+func (m *meter) startIdle(now time.Time) {
+	m.idleFrom = now
+	m.idleTicks, m.idleKnown = readIdleTicks()
+}
+
+// coresTaken says whether other processes hold the cores a parallel epoch
+// would need: over the last window of serial epochs (at least
+// meterIdleWindow; a longer one is judged and a new one begun) the
+// machine was idle less than half of spare cores on average. A parallel
+// epoch then costs a time slice or more a cycle that a preempted worker
 // holds (3.6–6.9 ms an epoch against 2 on a busy host), and tells what
-// the last one did. Unknown (no /proc/stat, too short a stretch): not
-// taken, and the probe is timed as before.
+// the last one did. Until a window has been judged, or without
+// /proc/stat: not taken.
 func (m *meter) coresTaken() bool {
 	if m.idleFrom.IsZero() || !m.idleKnown {
-		return false
+		return m.taken
 	}
 	el := m.now.Sub(m.idleFrom)
 	if el < meterIdleWindow {
-		return false
+		return m.taken
 	}
 	t, ok := readIdleTicks()
 	if !ok || t < m.idleTicks {
-		return false
+		m.idleKnown = false
+		return m.taken
 	}
 	idle := time.Duration(t-m.idleTicks) * (time.Second / userHZ)
-	return float64(idle) < 0.5*m.spare*float64(el)
+	m.taken = float64(idle) < 0.5*m.spare*float64(el)
+	m.idleFrom, m.idleTicks = m.now, t
+	return m.taken
 }
 
 // userHZ is the unit of /proc/stat's times (USER_HZ, 100 on Linux).

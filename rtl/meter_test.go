@@ -147,6 +147,15 @@ func (mc *machine) epochs(m *meter, n int, serial, par float64) (np int) {
 	return np
 }
 
+// build is SetMeasured's start of the first window, and a build of 50 ms.
+func (mc *machine) build(m *meter) {
+	defer func(old func() (uint64, bool)) { readIdleTicks = old }(readIdleTicks)
+	readIdleTicks = func() (uint64, bool) { return uint64(mc.ticks), true }
+	m.startIdle(mc.now)
+	mc.now = mc.now.Add(50 * time.Millisecond)
+	mc.ticks += mc.idle * 0.05 * userHZ
+}
+
 // With the spare core taken by another process the meter stops probing
 // the parallel way once the machine's idle time says so, and takes it up
 // again when the core is free: the probes of a busy machine, each a
@@ -163,8 +172,14 @@ func TestMeterProbesOnlyWithACoreFree(t *testing.T) {
 	} {
 		mc := &machine{now: time.Unix(0, 0), idle: c.idle}
 		m := &meter{every: meterProbe, warm: meterWarm, prev: -1, spare: 1}
-		mc.epochs(m, 100, 2000, c.par)
+		mc.build(m)
+		first := mc.epochs(m, 100, 2000, c.par)
 		require.False(t, m.best)
+		if c.idle == busy {
+			require.Zero(t, first, "calibration waits for a free core")
+		} else {
+			require.GreaterOrEqual(t, first, meterFirst, "calibration")
+		}
 		np := mc.epochs(m, 1000, 2000, c.par)
 		require.LessOrEqual(t, np, c.maxProbes, "%+v", c)
 		require.GreaterOrEqual(t, np, c.minProbes, "%+v: a probe now and then", c)
@@ -172,6 +187,7 @@ func TestMeterProbesOnlyWithACoreFree(t *testing.T) {
 	// The core freed, and parallel cheaper: taken within the back-off.
 	mc := &machine{now: time.Unix(0, 0)}
 	m := &meter{every: meterProbe, warm: meterWarm, prev: -1, spare: 1}
+	mc.build(m)
 	mc.epochs(m, 1000, 2000, 6000)
 	require.False(t, m.best)
 	mc.idle = 1
@@ -201,6 +217,48 @@ func TestParseIdleTicks(t *testing.T) {
 		require.Equal(t, c.ok, ok, "%q", c.in)
 		if ok {
 			require.Equal(t, c.ticks, got, "%q", c.in)
+		}
+	}
+}
+
+// The first serial epoch after parallel ones costs more (the records move
+// back into one core's caches); it must not make the parallel way look
+// cheaper than it is. serial and par cost an evaluation, infl the factor
+// of that first serial epoch.
+func TestMeterSettlesBeforeTimingSerial(t *testing.T) {
+	for _, c := range []struct {
+		par, infl float64
+		best      bool
+	}{
+		{120, 1.5, false}, // parallel loses 1.2× (a busy core); the settled serial epochs show it
+		{60, 1.5, true},   // parallel wins
+		{120, 1, false},
+	} {
+		m := &meter{every: meterProbe, warm: meterWarm, prev: -1}
+		after := false // the last epoch was parallel
+		np := 0
+		for i := range 2000 {
+			cost := 100.0
+			switch {
+			case m.want:
+				cost = c.par
+			case after:
+				cost = 100 * c.infl
+			}
+			after = m.want
+			if i >= 1000 && m.want {
+				np++
+			}
+			m.cycles = 32
+			if m.want {
+				m.par = 32
+			}
+			m.evals = 0
+			m.close(time.Duration(cost*1000), 1000)
+		}
+		require.Equal(t, c.best, m.best, "%+v", c)
+		if !c.best {
+			require.Less(t, np, 100, "%+v: parallel epochs of the last 1000", c)
 		}
 	}
 }
