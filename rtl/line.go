@@ -390,8 +390,16 @@ func (o *LineOut[T]) scheduleAcross(c uint64, v T, merge func(*T, T)) {
 func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 	l := o.l
 	if !o.direct {
-		o.scheduleAcross(c, v, merge)
-		return
+		if !l.sim.serial || c != l.sim.now+1 {
+			o.scheduleAcross(c, v, merge)
+			return
+		}
+		// A serial cycle: straight onto the line, as below, and listed
+		// to go back into its slot should the next cycle run in parallel
+		// (Sim.unschedule; a line listed twice, merged, goes back once).
+		p := o.owner.part
+		p.undo = append(p.undo, o)
+		l.sim.undoAt = c
 	}
 	if c <= l.sim.now {
 		panic("rtl: " + o.sig.at(o.owner) + ": Schedule needs a later cycle")
@@ -420,6 +428,31 @@ func (o *LineOut[T]) Schedule(c uint64, v T, merge func(*T, T)) {
 		return
 	}
 	l.push(&v, at, 0, l.sim.part(o.dst), o.rcv, false, true)
+}
+
+// unschedule takes the value a serial cycle Scheduled for cycle c (now, a
+// parallel cycle) off the line, where it is the newest, into the slot of
+// c, as scheduleAcross would have put it; the receiver's wake-up stays
+// (the delivery's own is for the same cycle).
+func (o *LineOut[T]) unschedule(c uint64) {
+	st := &o.staged[xslot(c)]
+	if st.at != 0 {
+		return // listed twice
+	}
+	l := o.l
+	e := l.entry(l.slot(int(l.n) - 1))
+	st.v, st.at = e.v, e.arrives()
+	var zero T
+	e.v = zero
+	l.n--
+	if l.set != nil && l.n == 0 {
+		l.set.clear(int(l.bit/64), 1<<(l.bit%64))
+	}
+	o.last = c // no send of cycle c yet: the slot stands for it
+	p := o.owner.part
+	q := &p.xsend[xslot(c)][o.dst]
+	*q = append(*q, o)
+	p.nx++
 }
 
 // MergeScheduled adds v (merge) to the value Scheduled for the current

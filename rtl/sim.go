@@ -36,6 +36,11 @@ type Sim struct {
 	// on this goroutine, so a send across partitions goes onto its line
 	// at once, as on a direct line (stepSerial).
 	serial bool
+	// undoAt: the cycle for which a serial cycle Scheduled values across
+	// partitions straight onto their lines (partition.undo): if it runs
+	// in parallel, they go back into their slots first, where their
+	// owners look for them (MergeScheduled) and no other goroutine does.
+	undoAt uint64
 
 	sched []sched // per component, in evaluation order (Build); sched[i].mod is component i
 	parts []*partition
@@ -113,6 +118,9 @@ type partition struct {
 	// nxNext counts the values Scheduled across partitions for the next
 	// cycle (LineOut.scheduleAcross), listed in its xsend.
 	nxNext int
+	// The lines across partitions on which a serial cycle Scheduled a
+	// value for the next one straight onto the line (Sim.undoAt).
+	undo []crossLine
 	// The calendar of this partition's components: each partition takes
 	// its own timers of a cycle, in parallel, rather than one calendar
 	// taken serially between cycles (at 65,536 routers, a tenth of the
@@ -123,9 +131,11 @@ type partition struct {
 }
 
 // crossLine is a line sender with a value for another partition
-// (LineOut.sendAcross).
+// (LineOut.sendAcross); unschedule takes back into its slot the value a
+// serial cycle Scheduled on the line for cycle c (LineOut.Schedule).
 type crossLine interface {
 	deliver(b uint64, p *partition)
+	unschedule(c uint64)
 }
 
 // deliver puts on p's lines the values other partitions sent them in the
@@ -828,6 +838,17 @@ func (s *Sim) gather(now uint64) (par, gathered bool) {
 		}
 		return s.pool != nil && len(s.sched) >= s.parMin, true
 	}
+	if s.parMin > 1 && (!s.parMode || s.meter != nil && !s.meter.want) {
+		// A serial cycle is likely (the load rule, or the meter, says
+		// so): gather first, as one partition does, and count exactly;
+		// a cycle the rule makes parallel after all goes with its lists
+		// gathered.
+		for _, p := range s.parts {
+			p.gather(now)
+			total += len(p.awake)
+		}
+		return s.pool != nil && s.parallelMode(total), true
+	}
 	for _, p := range s.parts {
 		total += len(p.next) + p.timers.due(now)
 	}
@@ -901,6 +922,9 @@ func (s *Sim) step() {
 		// last cycle, evaluates and commits on its own; one barrier.
 		sent := s.pending
 		s.pending = false
+		if s.undoAt != 0 {
+			s.unschedule(par)
+		}
 		if par {
 			s.stats.Parallel++
 			if gathered {
@@ -991,6 +1015,24 @@ func (s *Sim) stepSerial(sent bool) {
 		p.commit()
 	}
 	s.serial = false
+}
+
+// unschedule puts the values a serial cycle Scheduled across partitions
+// for this one back into their slots if it runs in parallel (par), and
+// forgets them either way: in a serial cycle, or a later one after a
+// skip, they are on their lines as a direct line's are.
+func (s *Sim) unschedule(par bool) {
+	back := par && s.undoAt == s.now
+	s.undoAt = 0
+	for _, p := range s.parts {
+		if back {
+			for _, o := range p.undo {
+				o.unschedule(s.now)
+			}
+		}
+		clear(p.undo)
+		p.undo = p.undo[:0]
+	}
 }
 
 // endCycle moves the clock on and writes the cycle's changes to the
