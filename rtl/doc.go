@@ -41,6 +41,8 @@
 // record. A parallel Sim whose partitions exchange values only by lines of
 // 2 cycles or more (Sim.Lookahead) pays one barrier a cycle, not two: a
 // value for another partition waits in the sender's slot until the
-// receiving partition puts it on the line at the start of the next cycle.
-// SetMeasured runs cycles in parallel only while timed to be faster.
+// receiving partition puts it on the line at the start of the next cycle
+// (in a cycle run serially it goes onto the line at once, as within a
+// partition). SetMeasured runs cycles in parallel only while timed to be
+// faster, and does not try them while other processes hold the cores.
 package rtl

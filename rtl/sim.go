@@ -199,7 +199,8 @@ func (s *Sim) crossLine(lat uint64) {
 // commits is read by another partition in the same cycle, and a value
 // it sends to another partition goes on the line at the start of the
 // next cycle, taken by the receiving partition before it evaluates (it
-// cannot arrive before the cycle after that).
+// cannot arrive before the cycle after that). A cycle run serially puts
+// such a value on its line at once (stepSerial).
 func (s *Sim) Lookahead() uint64 {
 	switch {
 	case !s.built || s.workers == 1:
