@@ -75,9 +75,11 @@ const (
 // cycles (a few milliseconds each) both ways and keeps the cheaper per
 // evaluation, trying the other now and then (less often while it keeps
 // losing). A cycle's work against its barrier, and other processes
-// taking the cores, decide it as measured, not as guessed. Results do not
-// change: which cycles run in parallel never does (Stats.Parallel does).
-// Call before a run.
+// taking the cores, decide it as measured, not as guessed; while the
+// machine's idle time (Linux /proc/stat) shows the cores a parallel cycle
+// needs held by other processes, the parallel way is not tried at all.
+// Results do not change: which cycles run in parallel never does
+// (Stats.Parallel does). Call before a run.
 func (s *Sim) SetMeasured(on bool) {
 	if !on {
 		s.meter = nil
