@@ -1,6 +1,9 @@
 package rtl
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // SetEvalOrder lets tests permute the order in which awake components are
 // evaluated each cycle; results must not depend on it.
@@ -46,4 +49,54 @@ func (s *Sim) PoolGoroutines() (int, []int) {
 		own = append(own, w.own)
 	}
 	return len(own) + 1, own
+}
+
+// SetFoldAfter makes a split Sim fold after n serial cycles in a row
+// (fold.go) rather than after its size's count; call it after Build.
+func (s *Sim) SetFoldAfter(n uint64) { s.foldAfter = n }
+
+// Folds is how many times the Sim has folded and unfolded.
+func (s *Sim) Folds() (folds, unfolds uint64) { return s.folds, s.unfolds }
+
+// CheckFold checks, between cycles, that every component awake next or
+// with a timer is listed by the partition that schedules it: its own
+// while the Sim is split, partition 0 while folded (fold.go).
+func (s *Sim) CheckFold() error {
+	for i, p := range s.parts {
+		want := p
+		if s.folded {
+			want = s.parts[0]
+		}
+		if s.route[i] != want {
+			return fmt.Errorf("route %d is partition %d, want %d", i, s.route[i].idx, want.idx)
+		}
+		check := func(m *sched, what string) error {
+			home := m.mod.part.idx
+			if s.folded && m.part != 0 || !s.folded && m.part != home {
+				return fmt.Errorf("%s: scheduled by partition %d (home %d, folded %v)", m.mod.Path(), m.part, home, s.folded)
+			}
+			if m.part != p.idx {
+				return fmt.Errorf("%s: %s listed by partition %d, scheduled by %d", m.mod.Path(), what, p.idx, m.part)
+			}
+			return nil
+		}
+		for _, m := range p.next {
+			if err := check(m, "awake next"); err != nil {
+				return err
+			}
+		}
+		var err error
+		var buf []farTimer
+		p.timers.drain(func(at uint64, e timerEntry) { buf = append(buf, farTimer{at, e}) })
+		for _, t := range buf {
+			if err == nil {
+				err = check(&s.sched[t.e>>1], fmt.Sprintf("timer for %d", t.at))
+			}
+			p.timers.push(t.at, t.e)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

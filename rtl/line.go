@@ -570,10 +570,11 @@ func (o *LineOut[T]) bind() {
 	}
 }
 
-// part is partition i (< len(s.parts): a LineOut's dst, set at Build
-// from a partition's index), without a bounds check on a send's path.
+// part is the partition that schedules partition i's components (i <
+// len(s.parts): a LineOut's dst, set at Build from a partition's index;
+// Sim.route), without a bounds check on a send's path.
 func (s *Sim) part(i uint16) *partition {
-	return *(**partition)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.parts)), uintptr(i)*unsafe.Sizeof(s.parts[0])))
+	return *(**partition)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.route)), uintptr(i)*unsafe.Sizeof(s.route[0])))
 }
 
 // slot is the ring index of the i-th value on the line.

@@ -34,6 +34,9 @@ type lnode struct {
 	schedAt []uint64
 	held    []uint32
 	own     []bool
+	// A wake-up the node asked for at a timed evaluation (WakeAt): the
+	// evaluation it brings is logged, so one lost changes the log.
+	woken uint64
 }
 
 func newLNode(parent *rtl.Module, name string, nTx, nRx int, period uint64) *lnode {
@@ -58,6 +61,14 @@ func (n *lnode) Eval() {
 	now := n.Now()
 	st := n.state.Q()
 	timed := now >= n.next.Q()
+	if n.woken == now {
+		fmt.Fprintf(n.log, "%d woken\n", now)
+		n.woken = 0
+	}
+	if timed && n.woken == 0 && n.Rand().IntN(3) == 0 {
+		n.woken = now + 1 + uint64(n.Rand().IntN(6))
+		n.WakeAt(n.woken)
+	}
 	// A line whose arrivals wake the node is read as soon as a value
 	// arrives (a wake-up missed shows in the log); a lazy one only at the
 	// node's own times (an extra wake-up changes nothing).
@@ -185,6 +196,9 @@ func runLook(t require.TestingT, spec lookSpec, seed, cycles uint64, slices []ui
 	}
 	require.NoError(t, s.Build())
 	defer s.Close()
+	if m.foldAfter > 0 {
+		s.SetFoldAfter(m.foldAfter)
+	}
 	var vcdBuf bytes.Buffer
 	w, err := s.NewTraceWriter(&vcdBuf)
 	require.NoError(t, err)
@@ -192,11 +206,15 @@ func runLook(t require.TestingT, spec lookSpec, seed, cycles uint64, slices []ui
 	var mon strings.Builder
 	for k := 0; s.Now() < cycles; k++ {
 		n := slices[k%len(slices)]
+		if m.flip {
+			s.SetParallelThreshold(max(m.threshold, 1) << (20 * (k % 2)))
+		}
 		if k%3 == 2 {
 			s.Step()
 		} else {
 			s.Run(min(n, cycles-s.Now()))
 		}
+		require.NoError(t, s.CheckFold())
 		fmt.Fprintf(&mon, "%d:", s.Now())
 		for _, nd := range nodes {
 			for i := range nd.Tx {
@@ -259,6 +277,11 @@ func TestLookaheadAgreesWithOneWorker(t *testing.T) {
 			{skip: !skip, workers: 2, threshold: 2, measured: true},
 			{skip: skip, workers: 5, goroutines: 2},
 			{skip: !skip, workers: 4, goroutines: 3, measured: true},
+			{skip: skip, workers: 2, threshold: rapid.IntRange(2, 6).Draw(t, "threshold"), foldAfter: rapid.Uint64Range(1, 20).Draw(t, "fold_after")},
+			{skip: !skip, workers: 3, threshold: rapid.IntRange(2, 6).Draw(t, "threshold"), foldAfter: rapid.Uint64Range(1, 20).Draw(t, "fold_after"), measured: true},
+			{skip: skip, workers: 5, goroutines: 2, threshold: 2, foldAfter: 1},
+			{skip: !skip, workers: 2, foldAfter: rapid.Uint64Range(1, 8).Draw(t, "fold_after"), flip: true},
+			{skip: skip, workers: 3, threshold: 2, foldAfter: rapid.Uint64Range(1, 8).Draw(t, "fold_after"), flip: true, measured: true},
 		} {
 			log, v, look := runLook(t, spec, seed, cycles, slices, m)
 			require.Equal(t, refLog, log, "mode %+v", m)

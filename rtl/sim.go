@@ -44,6 +44,22 @@ type Sim struct {
 
 	sched []sched // per component, in evaluation order (Build); sched[i].mod is component i
 	parts []*partition
+	// route is the partition that schedules the components of partition
+	// i (Sim.part): partition i itself, or partition 0 for every i while
+	// the Sim is folded (fold.go).
+	route []*partition
+	// Folding (fold.go): folded while partition 0 schedules every
+	// component; home is each component's own partition (sched.part then
+	// 0), serialRun the serial cycles in a row so far, foldAfter how many
+	// fold the Sim, folds and unfolds how many times it has.
+	folded    bool
+	noFold    bool // SetFolding(false)
+	home      []uint16
+	serialRun uint64
+	foldAfter uint64
+	folds     uint64
+	unfolds   uint64
+	foldBuf   []farTimer
 
 	changed []*signal // traced signals that changed in this commit
 
@@ -298,6 +314,7 @@ func NewSim(opts Options) *Sim {
 	s.top.moduleInfo = &moduleInfo{modID: &modID{name: "top"}}
 	s.top.sim = s
 	s.parts = []*partition{{sim: s}}
+	s.route = s.parts
 	s.top.part = s.parts[0]
 	s.allocAtNew = heapAllocated()
 	return s
@@ -442,6 +459,7 @@ func (s *Sim) number() error {
 	for i := range s.parts {
 		s.parts[i] = &partition{sim: s, idx: uint16(i)}
 	}
+	s.route = slices.Clone(s.parts)
 	// The components in tree order: their sched records, in one array,
 	// are the list from now on (no second slice of pointers per component).
 	var comps []*Module
@@ -465,6 +483,7 @@ func (s *Sim) number() error {
 		c.kids = nil // sites of declarations to come: none now
 	}
 	s.sched = make([]sched, len(comps))
+	s.foldAfter = max(foldAfterMin, uint64(len(comps))/16)
 	for i, m := range comps {
 		_, pf := m.s.self.(Prefetcher)
 		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i), pf: pf}
@@ -908,6 +927,10 @@ func (s *Sim) step() {
 		s.stepOne()
 		return
 	}
+	if s.folded {
+		s.stepFolded()
+		return
+	}
 	now := s.now
 	par, gathered := s.gather(now)
 	// Eval, then commit: each on every partition, in parallel when enough
@@ -953,7 +976,17 @@ func (s *Sim) step() {
 		}
 	}
 
-	// Merge what crosses partitions.
+	s.mergeCross(now)
+	s.endCycle()
+	if s.canFold() {
+		s.countSerial(par)
+	}
+}
+
+// mergeCross merges, after a cycle, what its partitions left for others:
+// values sent or Scheduled across (lookahead), wake-ups and timers of
+// other partitions' components, and the traced signals that changed.
+func (s *Sim) mergeCross(now uint64) {
 	s.scheduled = false
 	for _, p := range s.parts {
 		if p.nx > 0 {
@@ -983,7 +1016,6 @@ func (s *Sim) step() {
 			p.changed = p.changed[:0]
 		}
 	}
-	s.endCycle()
 }
 
 // stepSerial evaluates and commits a cycle of a split Sim under lookahead

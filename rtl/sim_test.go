@@ -171,6 +171,8 @@ type mode struct {
 	noLook       bool   // SetLookahead(false)
 	measured     bool   // SetMeasured(true), epochs of a few cycles
 	goroutines   int    // SetGoroutines (0: one a partition)
+	foldAfter    uint64 // SetFoldAfter (0: the size's count, more cycles than a test runs)
+	flip         bool   // runLook: the threshold out of reach in every other slice (folds, then unfolds)
 }
 
 func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (string, []byte) {
@@ -195,6 +197,9 @@ func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (stri
 	}
 	require.NoError(t, s.Build())
 	defer s.Close()
+	if m.foldAfter > 0 {
+		s.SetFoldAfter(m.foldAfter)
+	}
 	var vcdBuf bytes.Buffer
 	w, err := s.NewTraceWriter(&vcdBuf)
 	require.NoError(t, err)
@@ -250,6 +255,8 @@ func TestModesAreEquivalent(t *testing.T) {
 			{skip: true, workers: 4, goroutines: 1},
 			{skip: false, workers: 2, threshold: rapid.IntRange(2, 6).Draw(t, "threshold")},
 			{skip: true, workers: 1, shuffle: rapid.Uint64Min(1).Draw(t, "shuffle")},
+			{skip: true, workers: 2, threshold: rapid.IntRange(2, 6).Draw(t, "threshold"), foldAfter: rapid.Uint64Range(1, 20).Draw(t, "fold_after")},
+			{skip: false, workers: 3, threshold: 2, foldAfter: 1, shuffle: rapid.Uint64Min(1).Draw(t, "shuffle")},
 		}
 		for _, m := range modes {
 			log, v := runNet(t, spec, seed, cycles, m)

@@ -1,0 +1,183 @@
+package rtl
+
+// Folding a split Sim: a network split over the cores at Build (by its
+// size) whose load keeps its cycles serial pays, cycle after cycle, for
+// the split it does not use: each partition's lists and calendar gathered,
+// evaluated and committed by turns, the load rule's count, the meter, and
+// a larger hot loop than one partition's (the 8×8×8 torus at load 0.1 on
+// two partitions, every cycle serial: +2.4 % instructions and +16 %
+// first-level instruction misses, ~10 % wall time). After foldAfter
+// serial cycles in a row by the load rule, the Sim folds: every
+// component is scheduled by partition 0 (its lists and its calendar),
+// and a cycle runs as one partition's does (stepFolded). The partitions
+// stay what they are for everything else: the components' registers,
+// Shared state and line senders keep their own, and a send across
+// partitions goes onto its line at once, as in any serial cycle
+// (Sim.serial). When the load rises to the rule's threshold the Sim
+// unfolds at the end of the cycle: each component's lists and timers go
+// back to its own partition, and the next cycle is the split Sim's.
+// Results never change: evaluation order within a cycle does not matter
+// (TestModesAreEquivalent), and which partition lists a wake-up does not
+// either (TestFoldAgreesWithOneWorker).
+
+// foldAfterMin is the fewest serial cycles in a row before a split Sim
+// folds. A fold and an unfold each cost a pass over the components and
+// the pending timers (a few nanoseconds a component), so a Sim whose load
+// wavers about the threshold folds at most once per foldAfter cycles:
+// with foldAfter ≥ the components / 16, the passes cost at most a few
+// per cent of the serial cycles between them.
+const foldAfterMin = 1024
+
+// SetFolding lets a split Sim fold while its cycles stay serial (the
+// default; see fold.go) or keeps it split throughout (tests of the split
+// serial path). Results are the same.
+func (s *Sim) SetFolding(on bool) { s.noFold = !on }
+
+// Folded reports whether the split Sim is folded now (every component
+// scheduled by one partition).
+func (s *Sim) Folded() bool { return s.folded }
+
+// canFold reports whether the Sim may fold: split, under lookahead (a
+// serial cycle's sends across go straight onto their lines), and
+// evaluating only the components awake.
+func (s *Sim) canFold() bool {
+	return s.fused && !s.noFold && !s.alwaysEval && len(s.parts) > 1
+}
+
+// countSerial follows, after a cycle of the split Sim, how many cycles in
+// a row the load rule has kept serial, and folds after foldAfter of them.
+// A cycle the meter alone keeps serial (other processes hold the cores)
+// does not count: the meter must go on timing both ways.
+func (s *Sim) countSerial(par bool) {
+	if par || s.parMode || s.parMin <= 1 {
+		s.serialRun = 0
+		return
+	}
+	s.serialRun++
+	if s.serialRun >= s.foldAfter {
+		s.fold()
+	}
+}
+
+// fold moves every component's scheduling to partition 0, between cycles.
+func (s *Sim) fold() {
+	if s.pending {
+		s.flush()
+	}
+	if s.scheduled {
+		s.flushScheduled() // their wake-ups into their receivers' calendars, moved below
+	}
+	if s.home == nil {
+		s.home = make([]uint16, len(s.sched))
+		for i := range s.sched {
+			s.home[i] = s.sched[i].part
+		}
+	}
+	p0 := s.parts[0]
+	for _, p := range s.parts[1:] {
+		p0.next = append(p0.next, p.next...) // stamped for the next cycle already
+		clear(p.next)
+		p.next = p.next[:0]
+		p.timers.drain(func(at uint64, e timerEntry) { p0.timers.push(at, e) })
+	}
+	for i := range s.sched {
+		s.sched[i].part = 0
+	}
+	for i := range s.route {
+		s.route[i] = p0
+	}
+	s.folded, s.serial = true, true
+	s.serialRun = 0
+	s.folds++
+}
+
+// unfold gives every component its own partition's scheduling back,
+// between cycles.
+func (s *Sim) unfold() {
+	for i := range s.sched {
+		s.sched[i].part = s.home[i]
+	}
+	copy(s.route, s.parts)
+	p0 := s.parts[0]
+	k := 0
+	for _, m := range p0.next {
+		if m.part == 0 {
+			p0.next[k] = m
+			k++
+		} else {
+			p := s.parts[m.part]
+			p.next = append(p.next, m)
+		}
+	}
+	clear(p0.next[k:])
+	p0.next = p0.next[:k]
+	buf := s.foldBuf[:0]
+	p0.timers.drain(func(at uint64, e timerEntry) { buf = append(buf, farTimer{at: at, e: e}) })
+	for _, t := range buf {
+		s.parts[s.sched[t.e>>1].part].timers.push(t.at, t.e)
+	}
+	s.foldBuf = buf[:0]
+	s.folded, s.serial = false, false
+	s.unfolds++
+	if s.meter != nil {
+		s.meter.cycles, s.meter.par = 0, 0 // the folded cycles are not an epoch's
+	}
+}
+
+// stepFolded is a cycle of a folded Sim: partition 0 gathers and
+// evaluates every component awake, as one partition does (stepOne); the
+// registers and line senders of the others list themselves in their own
+// partitions, whose commits and lists follow. The load rule's average
+// goes on, and unfolds the Sim at the end of a cycle that brings it to
+// the threshold (or when the threshold is 1: every cycle parallel).
+func (s *Sim) stepFolded() {
+	if s.undoAt != 0 {
+		s.unschedule(false) // Scheduled across in the last cycle: on their lines, as in any serial cycle
+	}
+	p := s.parts[0]
+	p.gather(s.now)
+	s.busy += (min(len(p.awake), 1<<24)<<4 - s.busy) >> 4
+	if s.order != nil {
+		s.order(p.awake)
+	}
+	p.eval()
+	for _, q := range s.parts {
+		q.commit()
+	}
+	s.mergeCross(s.now)
+	s.endCycle()
+	if s.parMin <= 1 || s.busy >= s.parMin<<4 {
+		s.unfold()
+	}
+}
+
+// drain empties the calendar, handing f every timer in it (the calendar's
+// in cycle order, each cycle's in the order pushed, then the far ones).
+func (w *timerWheel) drain(f func(at uint64, e timerEntry)) {
+	if w.n > 0 {
+		start := w.base & wheelMask
+		for d := uint64(0); d < wheelSize; d++ {
+			i := (start + d) & wheelMask
+			if w.occ[i>>6]&(1<<(i&63)) == 0 {
+				continue
+			}
+			b := &w.b[i]
+			for k := b.first; k != 0; {
+				es, next := w.chunk(k)
+				for _, e := range es {
+					f(w.base+d, e)
+				}
+				k = next
+			}
+			w.release(b.first)
+			*b = bucket{}
+			w.occ[i>>6] &^= 1 << (i & 63)
+		}
+		w.n = 0
+	}
+	for _, t := range w.far.h {
+		f(t.at, t.e)
+	}
+	clear(w.far.h)
+	w.far.h = w.far.h[:0]
+}
