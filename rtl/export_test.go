@@ -63,6 +63,9 @@ func (s *Sim) Folds() (folds, unfolds uint64) { return s.folds, s.unfolds }
 // while the Sim is split, partition 0 while folded (fold.go).
 func (s *Sim) CheckFold() error {
 	for i, p := range s.parts {
+		if s.folded && (len(p.outbox) > 0 || len(p.xtimers) > 0 || p.nx > 0 || p.nxNext > 0 || s.pending || s.scheduled) {
+			return fmt.Errorf("partition %d: something crossed partitions in a folded cycle", i)
+		}
 		want := p
 		if s.folded {
 			want = s.parts[0]

@@ -141,10 +141,13 @@ func (s *Sim) stepFolded() {
 		s.order(p.awake)
 	}
 	p.eval()
+	// Nothing is sent or Scheduled across (every send is direct in a
+	// serial cycle). The partitions' registers commit each in its own,
+	// and the readers a commit wakes go through its outbox.
 	for _, q := range s.parts {
 		q.commit()
+		q.merge(s.now)
 	}
-	s.mergeCross(s.now)
 	s.endCycle()
 	if s.parMin <= 1 || s.busy >= s.parMin<<4 {
 		s.unfold()

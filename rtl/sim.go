@@ -811,7 +811,7 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 // nextTimer is the cycle of the earliest timer, or end if none is before.
 func (s *Sim) nextTimer(end uint64) uint64 {
 	t := end
-	for _, p := range s.parts {
+	for _, p := range s.scheduling() {
 		if at, ok := p.timers.next(); ok && at < t {
 			t = at
 		}
@@ -820,12 +820,21 @@ func (s *Sim) nextTimer(end uint64) uint64 {
 }
 
 func (s *Sim) idle() bool {
-	for _, p := range s.parts {
+	for _, p := range s.scheduling() {
 		if len(p.next) > 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// scheduling is the partitions whose lists and calendars hold the
+// components' wake-ups: partition 0 alone while the Sim is folded.
+func (s *Sim) scheduling() []*partition {
+	if s.folded {
+		return s.parts[:1]
+	}
+	return s.parts
 }
 
 // gather lists the components awake in cycle now and says whether the
@@ -996,25 +1005,33 @@ func (s *Sim) mergeCross(now uint64) {
 		// it ends), and wait for it, or for a skip over it.
 		p.nx, p.nxNext = p.nxNext, 0
 		s.scheduled = s.scheduled || p.nx > 0
-		if len(p.outbox) > 0 {
-			for _, m := range p.outbox {
-				s.wake(m, now+1)
-			}
-			clear(p.outbox)
-			p.outbox = p.outbox[:0]
+		p.merge(now)
+	}
+}
+
+// merge wakes the components p listed for other partitions (its outbox
+// and timers across) and hands the traced signals that changed in p to
+// the Sim.
+func (p *partition) merge(now uint64) {
+	s := p.sim
+	if len(p.outbox) > 0 {
+		for _, m := range p.outbox {
+			s.wake(m, now+1)
 		}
-		if len(p.xtimers) > 0 {
-			for _, t := range p.xtimers {
-				s.parts[t.m.part].addTimer(t)
-			}
-			clear(p.xtimers)
-			p.xtimers = p.xtimers[:0]
+		clear(p.outbox)
+		p.outbox = p.outbox[:0]
+	}
+	if len(p.xtimers) > 0 {
+		for _, t := range p.xtimers {
+			s.parts[t.m.part].addTimer(t)
 		}
-		if len(p.changed) > 0 {
-			s.changed = append(s.changed, p.changed...)
-			clear(p.changed)
-			p.changed = p.changed[:0]
-		}
+		clear(p.xtimers)
+		p.xtimers = p.xtimers[:0]
+	}
+	if len(p.changed) > 0 {
+		s.changed = append(s.changed, p.changed...)
+		clear(p.changed)
+		p.changed = p.changed[:0]
 	}
 }
 
