@@ -45,11 +45,11 @@ func (s *Sim) canFold() bool {
 }
 
 // countSerial follows, after a cycle of the split Sim, how many cycles in
-// a row the load rule has kept serial, and folds after foldAfter of them.
-// A cycle the meter alone keeps serial (other processes hold the cores)
-// does not count: the meter must go on timing both ways.
+// a row have run serially (by the load rule, or by the meter while other
+// processes hold the cores or parallel cycles are timed slower), and
+// folds after foldAfter of them.
 func (s *Sim) countSerial(par bool) {
-	if par || s.parMode || s.parMin <= 1 {
+	if par || s.parMin <= 1 {
 		s.serialRun = 0
 		return
 	}
@@ -126,17 +126,18 @@ func (s *Sim) unfold() {
 
 // stepFolded is a cycle of a folded Sim: partition 0 gathers and
 // evaluates every component awake, as one partition does (stepOne); the
-// registers and line senders of the others list themselves in their own
-// partitions, whose commits and lists follow. The load rule's average
-// goes on, and unfolds the Sim at the end of a cycle that brings it to
-// the threshold (or when the threshold is 1: every cycle parallel).
+// registers of the others list themselves in their own partitions, whose
+// commits follow. The load rule and the meter go on deciding each cycle's
+// way (Sim.parallelMode); a cycle they would have run in parallel runs
+// folded, and the Sim unfolds at its end (the meter counts it as
+// parallel: one cycle in an epoch of thousands).
 func (s *Sim) stepFolded() {
 	if s.undoAt != 0 {
 		s.unschedule(false) // Scheduled across in the last cycle: on their lines, as in any serial cycle
 	}
 	p := s.parts[0]
 	p.gather(s.now)
-	s.busy += (min(len(p.awake), 1<<24)<<4 - s.busy) >> 4
+	par := s.pool != nil && s.parallelMode(len(p.awake)) // the load rule, and the meter's way
 	if s.order != nil {
 		s.order(p.awake)
 	}
@@ -149,8 +150,8 @@ func (s *Sim) stepFolded() {
 		q.merge(s.now)
 	}
 	s.endCycle()
-	if s.parMin <= 1 || s.busy >= s.parMin<<4 {
-		s.unfold()
+	if par {
+		s.unfold() // the cycle would have gone parallel: the next one does
 	}
 }
 
