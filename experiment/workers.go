@@ -13,13 +13,15 @@ import (
 // (rtl Sim.SetMeasured). Below it even a loaded network has too few
 // components awake in a cycle for parallel cycles to pay (the 64-node
 // 8-port fat-tree, 896 components, ran ~10 % slower on two goroutines at
-// load 0.5). Above it a split network whose cycles the meter keeps on one
-// goroutine (the second core busy with other processes) costs a few per
-// cent more than one never split (the partitions' lists, a line across
-// partitions waiting a cycle in its sender's slot); with the core free,
-// the 256-node fat-tree ran 1.5× one worker's speed, the 1,024- and
-// 4,096-node ones and the 16×16×16 torus 1.9–2.3× (docs/performance.md,
-// "The default measures").
+// load 0.5). Above it a split network whose cycles stay serial (too few
+// components awake, or the meter's way while other processes hold the
+// second core) folds after a while and runs as one partition until its
+// cycles would go parallel again (rtl fold.go: the 8×8×8 torus at load
+// 0.1 went from 0.92× to ~1.0× one worker's speed); with the core free,
+// the 256-node fat-tree ran 1.3–1.5× one worker's speed, the 1,024- and
+// 4,096-node ones and the 16×16×16 torus 1.75–2.3× (docs/performance.md,
+// "The default measures", "A split network folds while its cycles stay
+// serial").
 const parallelComponents = 1024
 
 // workers is how many goroutines evaluate sim: run.workers, or for 0 the

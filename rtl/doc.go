@@ -43,10 +43,10 @@
 // value for another partition waits in the sender's slot until the
 // receiving partition puts it on the line at the start of the next cycle
 // (in a cycle run serially it goes onto the line at once, as within a
-// partition). A split Sim whose load keeps its cycles serial for a while
-// folds: partition 0 schedules every component, a cycle costs what one
-// partition's does, and the Sim unfolds when the load reaches the
-// parallel threshold (fold.go). SetMeasured runs cycles in parallel only
+// partition). A split Sim whose cycles stay serial for a while (the load
+// rule's or the meter's way) folds: partition 0 schedules every
+// component, a cycle costs what one partition's does, and the Sim unfolds
+// when a cycle would go parallel (fold.go). SetMeasured runs cycles in parallel only
 // while timed to be faster, and does not try them while other processes
 // hold the cores.
 package rtl

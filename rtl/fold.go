@@ -1,21 +1,23 @@
 package rtl
 
 // Folding a split Sim: a network split over the cores at Build (by its
-// size) whose load keeps its cycles serial pays, cycle after cycle, for
-// the split it does not use: each partition's lists and calendar gathered,
-// evaluated and committed by turns, the load rule's count, the meter, and
-// a larger hot loop than one partition's (the 8×8×8 torus at load 0.1 on
-// two partitions, every cycle serial: +2.4 % instructions and +16 %
-// first-level instruction misses, ~10 % wall time). After foldAfter
-// serial cycles in a row by the load rule, the Sim folds: every
-// component is scheduled by partition 0 (its lists and its calendar),
-// and a cycle runs as one partition's does (stepFolded). The partitions
-// stay what they are for everything else: the components' registers,
-// Shared state and line senders keep their own, and a send across
-// partitions goes onto its line at once, as in any serial cycle
-// (Sim.serial). When the load rises to the rule's threshold the Sim
-// unfolds at the end of the cycle: each component's lists and timers go
-// back to its own partition, and the next cycle is the split Sim's.
+// size) whose cycles stay serial pays, cycle after cycle, for the split
+// it does not use: each partition's lists and calendar gathered,
+// evaluated and committed by turns, and a larger hot loop than one
+// partition's (the 8×8×8 torus at load 0.1 on two partitions, every cycle
+// serial by the load rule: +2.4 % instructions, +16 % first-level
+// instruction misses, ~10 % wall time). After foldAfter serial cycles in
+// a row (by the load rule, or by the meter while other processes hold
+// the cores or parallel cycles are timed slower), the Sim folds: every
+// component is scheduled by partition 0 (its lists and its calendar), and
+// a cycle runs as one partition's does (stepFolded). The partitions stay
+// what they are for everything else: the components' registers, Shared
+// state and line senders keep their own, and a send across partitions
+// goes onto its line at once, as in any serial cycle (Sim.serial). When a
+// cycle would have gone parallel (the load reached the rule's threshold,
+// or the meter tries or takes the parallel way) the Sim unfolds at its
+// end: each component's lists and timers go back to its own partition,
+// and the next cycle is the split Sim's.
 // Results never change: evaluation order within a cycle does not matter
 // (TestModesAreEquivalent), and which partition lists a wake-up does not
 // either (TestFoldAgreesWithOneWorker).
@@ -137,17 +139,30 @@ func (s *Sim) stepFolded() {
 	}
 	p := s.parts[0]
 	p.gather(s.now)
-	par := s.pool != nil && s.parallelMode(len(p.awake)) // the load rule, and the meter's way
+	par := false
+	n := min(len(p.awake), 1<<24)
+	if busy := s.busy + (n<<4-s.busy)>>4; s.parMode || busy >= s.parMin<<4 {
+		par = s.pool != nil && s.parallelMode(n) // the meter's way, or the load at the threshold
+	} else {
+		s.busy = busy // the load rule's average alone: no meter while the load keeps cycles serial
+	}
 	if s.order != nil {
 		s.order(p.awake)
 	}
 	p.eval()
 	// Nothing is sent or Scheduled across (every send is direct in a
 	// serial cycle). The partitions' registers commit each in its own,
-	// and the readers a commit wakes go through its outbox.
+	// and the readers a commit wakes go through its outbox. Each look is
+	// a length, no call: a folded cycle's code is kept as small as one
+	// partition's (the router's hot code nearly fills the first-level
+	// instruction cache, and a kernel loop more evicts some of it).
 	for _, q := range s.parts {
-		q.commit()
-		q.merge(s.now)
+		if len(q.dirty) != 0 {
+			q.commit()
+		}
+		if len(q.outbox)+len(q.xtimers)+len(q.changed) != 0 {
+			q.merge(s.now)
+		}
 	}
 	s.endCycle()
 	if par {
