@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/hwcoll/hwcoll/credit"
@@ -287,13 +288,15 @@ func TestUpwardRoutingSpreads(t *testing.T) {
 
 // The adaptive choice reads only registered state: evaluating the fat-tree
 // on several goroutines delivers every packet in the same cycle as serial
-// evaluation.
+// evaluation; so does a split tree whose serial stretches fold it (rtl
+// fold.go) and whose busier ones unfold it.
 func TestParallelIsSerial(t *testing.T) {
-	run := func(par int) [][]traffic.Delivery {
+	run := func(par, threshold int, foldAfter uint64) [][]traffic.Delivery {
 		c := ftCfg{k: 2, n: 3, xp: 2, d: 2, s: 3, cycles: 6, seed: 9}
 		sim, net := c.build(t)
 		sim.SetParallel(par)
-		sim.SetParallelThreshold(1)
+		sim.SetParallelThreshold(threshold)
+		sim.SetFoldAfter(foldAfter)
 		nodes := net.Nodes()
 		var sinks []*traffic.Sink
 		for i := 0; i < nodes; i++ {
@@ -308,16 +311,26 @@ func TestParallelIsSerial(t *testing.T) {
 		}
 		tb.Run(t, &tb.Harness{Sim: sim, Check: net.Err}, 8_000)
 		sim.Close()
+		if threshold > 1 {
+			require.Greater(t, sim.Stats().Folds, uint64(1), "folded, unfolded and folded again")
+			require.NotZero(t, sim.Stats().Parallel)
+		}
 		var logs [][]traffic.Delivery
 		for _, s := range sinks {
 			logs = append(logs, s.Log)
 		}
 		return logs
 	}
-	a, b := run(1), run(4)
-	for i := range a {
-		if !slices.Equal(a[i], b[i]) {
-			t.Fatalf("node %d: serial and parallel deliveries differ", i)
+	a := run(1, 1, 0)
+	for _, m := range []struct {
+		par, threshold int
+		foldAfter      uint64
+	}{{4, 1, 0}, {2, 8, 10}} {
+		b := run(m.par, m.threshold, m.foldAfter)
+		for i := range a {
+			if !slices.Equal(a[i], b[i]) {
+				t.Fatalf("%+v: node %d: serial and parallel deliveries differ", m, i)
+			}
 		}
 	}
 }

@@ -51,10 +51,6 @@ func (s *Sim) PoolGoroutines() (int, []int) {
 	return len(own) + 1, own
 }
 
-// SetFoldAfter makes a split Sim fold after n serial cycles in a row
-// (fold.go) rather than after its size's count; call it after Build.
-func (s *Sim) SetFoldAfter(n uint64) { s.foldAfter = n }
-
 // Folds is how many times the Sim has folded and unfolded.
 func (s *Sim) Folds() (folds, unfolds uint64) { return s.folds, s.unfolds }
 
@@ -102,4 +98,12 @@ func (s *Sim) CheckFold() error {
 		}
 	}
 	return nil
+}
+
+// SetIdleTicks replaces the meter's read of the machine's idle time
+// (/proc/stat) and returns a function that restores it.
+func SetIdleTicks(f func() (uint64, bool)) (restore func()) {
+	old := readIdleTicks
+	readIdleTicks = f
+	return func() { readIdleTicks = old }
 }

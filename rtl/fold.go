@@ -35,6 +35,25 @@ const foldAfterMin = 1024
 // serial path). Results are the same.
 func (s *Sim) SetFolding(on bool) { s.noFold = !on }
 
+// SetFoldAfter makes a split Sim fold after n serial cycles in a row (by
+// default, set at Build: 1,024 or the components / 16, whichever is
+// more); n = 0 restores that default. Tests use a few cycles to fold and
+// unfold often. Results are the same.
+func (s *Sim) SetFoldAfter(n uint64) {
+	s.foldAsked = n
+	if s.built {
+		s.foldAfter = s.foldCount()
+	}
+}
+
+// foldCount is the serial cycles in a row that fold the Sim.
+func (s *Sim) foldCount() uint64 {
+	if s.foldAsked > 0 {
+		return s.foldAsked
+	}
+	return max(foldAfterMin, uint64(len(s.sched))/16)
+}
+
 // Folded reports whether the split Sim is folded now (every component
 // scheduled by one partition).
 func (s *Sim) Folded() bool { return s.folded }

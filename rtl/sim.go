@@ -57,6 +57,7 @@ type Sim struct {
 	home      []uint16
 	serialRun uint64
 	foldAfter uint64
+	foldAsked uint64 // SetFoldAfter (0: by the size)
 	folds     uint64
 	unfolds   uint64
 	foldBuf   []farTimer
@@ -108,6 +109,7 @@ type Stats struct {
 	Skipped  uint64 // cycles jumped over because every component slept
 	Evals    uint64 // component evaluations
 	Parallel uint64 // cycles evaluated on several goroutines (SetParallel)
+	Folds    uint64 // times a split Sim folded, its cycles serial (fold.go)
 }
 
 // partition is a static share of the components. Eval and commit of a
@@ -346,6 +348,7 @@ func (s *Sim) Seed() uint64 { return s.seed }
 // Stats returns the work counters.
 func (s *Sim) Stats() Stats {
 	st := s.stats
+	st.Folds = s.folds
 	for _, p := range s.parts {
 		st.Evals += p.evals
 	}
@@ -483,7 +486,6 @@ func (s *Sim) number() error {
 		c.kids = nil // sites of declarations to come: none now
 	}
 	s.sched = make([]sched, len(comps))
-	s.foldAfter = max(foldAfterMin, uint64(len(comps))/16)
 	for i, m := range comps {
 		_, pf := m.s.self.(Prefetcher)
 		s.sched[i] = sched{self: m.s.self, mod: m, idx: int32(i), pf: pf}
@@ -558,6 +560,7 @@ func (s *Sim) number() error {
 		s.wake(&s.sched[i], s.now)
 	}
 	s.fused = s.workers > 1 && !s.noLook && !s.crossReg && s.look != 1
+	s.foldAfter = s.foldCount()
 	s.unshare()
 	if s.fused {
 		for _, p := range s.parts {

@@ -40,6 +40,11 @@ type setup struct {
 	eagerInject bool
 	workers     int // run.workers (0, 1: one goroutine)
 	prefetch    int // rtl Sim.SetPrefetch: 1 on, −1 off, 0 by default
+	// With workers > 1: the load rule's threshold (rtl
+	// Sim.SetParallelThreshold; 0: the default) and the serial cycles
+	// that fold the split network (rtl Sim.SetFoldAfter; 0: the default).
+	threshold int
+	foldAfter uint64
 	// graph, when set, is a switch-based network (routernet.New with
 	// p's Router, LinkDelay and *p.Spec) instead of p's cube.
 	graph *routernet.Graph
@@ -97,6 +102,10 @@ func newBench(t tb, s setup) *bench {
 	}
 	if s.workers > 1 {
 		sim.SetParallel(s.workers)
+		if s.threshold > 0 {
+			sim.SetParallelThreshold(s.threshold)
+		}
+		sim.SetFoldAfter(s.foldAfter)
 	}
 	if s.prefetch != 0 {
 		sim.SetPrefetch(s.prefetch > 0)
