@@ -66,8 +66,8 @@ func (s *Sim) CheckFold() error {
 		if s.folded {
 			want = s.parts[0]
 		}
-		if s.route[i] != want {
-			return fmt.Errorf("route %d is partition %d, want %d", i, s.route[i].idx, want.idx)
+		if s.route[i] != want || p.to != want {
+			return fmt.Errorf("route %d is partition %d (to %d), want %d", i, s.route[i].idx, p.to.idx, want.idx)
 		}
 		check := func(m *sched, what string) error {
 			home := m.mod.part.idx

@@ -104,8 +104,8 @@ func (s *Sim) fold() {
 	for i := range s.sched {
 		s.sched[i].part = 0
 	}
-	for i := range s.route {
-		s.route[i] = p0
+	for i, p := range s.parts {
+		s.route[i], p.to = p0, p0
 	}
 	s.folded, s.serial = true, true
 	s.serialRun = 0
@@ -119,6 +119,9 @@ func (s *Sim) unfold() {
 		s.sched[i].part = s.home[i]
 	}
 	copy(s.route, s.parts)
+	for _, p := range s.parts {
+		p.to = p
+	}
 	p0 := s.parts[0]
 	k := 0
 	for _, m := range p0.next {

@@ -328,7 +328,7 @@ func (m *Module) WakeAt(c uint64) {
 	if c <= m.sim.now {
 		panic("rtl: WakeAt of " + m.Path() + " for a cycle already begun")
 	}
-	m.sim.part(m.s.part).wakeAt(m.s, c, true) // its scheduling partition: its own, or partition 0 while folded
+	m.part.to.wakeAt(m.s, c, true) // its scheduling partition: its own, or partition 0 while folded
 }
 
 // Rand is the module's own deterministic stream, derived from the master seed

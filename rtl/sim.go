@@ -46,21 +46,9 @@ type Sim struct {
 	parts []*partition
 	// route is the partition that schedules the components of partition
 	// i (Sim.part): partition i itself, or partition 0 for every i while
-	// the Sim is folded (fold.go).
+	// the Sim is folded (fold.go). One partition's Sim shares parts'
+	// array.
 	route []*partition
-	// Folding (fold.go): folded while partition 0 schedules every
-	// component; home is each component's own partition (sched.part then
-	// 0), serialRun the serial cycles in a row so far, foldAfter how many
-	// fold the Sim, folds and unfolds how many times it has.
-	folded    bool
-	noFold    bool // SetFolding(false)
-	home      []uint16
-	serialRun uint64
-	foldAfter uint64
-	foldAsked uint64 // SetFoldAfter (0: by the size)
-	folds     uint64
-	unfolds   uint64
-	foldBuf   []farTimer
 
 	changed []*signal // traced signals that changed in this commit
 
@@ -101,6 +89,21 @@ type Sim struct {
 	badLines map[unsafe.Pointer]lineProblem // line senders badly connected, by address (ConnectLine)
 	places   []placed                       // SetPlace calls, until Build
 	arena    buildArena                     // construction's records, until Build
+
+	// Folding (fold.go), at the end: a serial Sim's cycles never read it.
+	// folded while partition 0 schedules every component; home is each
+	// component's own partition (sched.part then 0), serialRun the serial
+	// cycles in a row so far, foldAfter how many fold the Sim, folds and
+	// unfolds how many times it has.
+	folded    bool
+	noFold    bool // SetFolding(false)
+	home      []uint16
+	serialRun uint64
+	foldAfter uint64
+	foldAsked uint64 // SetFoldAfter (0: by the size)
+	folds     uint64
+	unfolds   uint64
+	foldBuf   []farTimer
 }
 
 // Stats counts the kernel's work.
@@ -116,7 +119,11 @@ type Stats struct {
 // partition write only its own lists; wake-ups of another partition's
 // modules and timers go to an outbox that the cycle merges serially.
 type partition struct {
-	_       [64]byte // keep the hot slice headers of two partitions off one cache line
+	_ [56]byte // keep the hot slice headers of two partitions off one cache line
+	// to is the partition that schedules this one's components: itself,
+	// or partition 0 while the Sim is folded (fold.go). In the padding:
+	// written only between cycles.
+	to      *partition
 	sim     *Sim
 	idx     uint16 // in Sim.parts
 	awake   []*sched
@@ -316,6 +323,7 @@ func NewSim(opts Options) *Sim {
 	s.top.moduleInfo = &moduleInfo{modID: &modID{name: "top"}}
 	s.top.sim = s
 	s.parts = []*partition{{sim: s}}
+	s.parts[0].to = s.parts[0]
 	s.route = s.parts
 	s.top.part = s.parts[0]
 	s.allocAtNew = heapAllocated()
@@ -462,7 +470,13 @@ func (s *Sim) number() error {
 	for i := range s.parts {
 		s.parts[i] = &partition{sim: s, idx: uint16(i)}
 	}
-	s.route = slices.Clone(s.parts)
+	s.route = s.parts
+	if s.workers > 1 {
+		s.route = slices.Clone(s.parts) // folding changes it
+	}
+	for _, p := range s.parts {
+		p.to = p
+	}
 	// The components in tree order: their sched records, in one array,
 	// are the list from now on (no second slice of pointers per component).
 	var comps []*Module
