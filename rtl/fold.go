@@ -31,9 +31,15 @@ package rtl
 const foldAfterMin = 1024
 
 // SetFolding lets a split Sim fold while its cycles stay serial (the
-// default; see fold.go) or keeps it split throughout (tests of the split
-// serial path). Results are the same.
-func (s *Sim) SetFolding(on bool) { s.noFold = !on }
+// default; see fold.go) or keeps it split from now on (tests of the split
+// serial path; a folded Sim unfolds). Call it between cycles. Results are
+// the same.
+func (s *Sim) SetFolding(on bool) {
+	s.noFold = !on
+	if !on && s.folded {
+		s.unfold()
+	}
+}
 
 // SetFoldAfter makes a split Sim fold after n serial cycles in a row (by
 // default, set at Build: 1,024 or the components / 16, whichever is

@@ -29,7 +29,7 @@ func TestFoldFollowsTheLoad(t *testing.T) {
 	spec := busyRing(8)
 	ref, refNodes := buildLook(spec, 7)
 	require.NoError(t, ref.Build())
-	ref.Run(351)
+	ref.Run(452)
 
 	s, nodes := buildLook(spec, 7)
 	s.SetParallel(2)
@@ -55,7 +55,18 @@ func TestFoldFollowsTheLoad(t *testing.T) {
 	require.True(t, s.Folded(), "serial again")
 	folds, unfolds := s.Folds()
 	require.Equal(t, [2]uint64{2, 1}, [2]uint64{folds, unfolds})
-	require.Equal(t, uint64(351), s.Now())
+	s.SetAlwaysEval(true) // evaluated by the split Sim's path: unfolded
+	s.Run(10)
+	require.False(t, s.Folded())
+	s.SetAlwaysEval(false)
+	s.Run(50)
+	require.True(t, s.Folded())
+	s.SetFolding(false)
+	require.False(t, s.Folded(), "SetFolding(false) unfolds")
+	require.NoError(t, s.CheckFold())
+	s.Run(41)
+	require.False(t, s.Folded())
+	require.Equal(t, uint64(452), s.Now())
 	for i := range nodes {
 		require.Equal(t, refNodes[i].log.String(), nodes[i].log.String(), "node %d", i)
 	}

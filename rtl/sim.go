@@ -954,8 +954,11 @@ func (s *Sim) step() {
 		return
 	}
 	if s.folded {
-		s.stepFolded()
-		return
+		if !s.alwaysEval {
+			s.stepFolded()
+			return
+		}
+		s.unfold() // SetAlwaysEval since the fold: the split Sim's path evaluates every component
 	}
 	now := s.now
 	par, gathered := s.gather(now)
