@@ -150,6 +150,21 @@ func (b *bench) drain(t tb, max uint64, check bool) {
 	t.Fatalf("not drained by cycle %d: %d of %d delivered", max, b.delivered(), b.born())
 }
 
+// drainLog is drain with every sink recording its deliveries (call it
+// before the first cycle), and returns them, node by node.
+func (b *bench) drainLog(t tb, max uint64, check bool) []traffic.Delivery {
+	t.Helper()
+	for _, k := range b.sinks {
+		k.Record = true
+	}
+	b.drain(t, max, check)
+	var log []traffic.Delivery
+	for _, k := range b.sinks {
+		log = append(log, k.Log...)
+	}
+	return log
+}
+
 func params(dims []int, tor bool, fn string, esc routing.Escape, sw router.Switching, vcs, buf int) torus.Params {
 	return torus.Params{
 		Dims: dims, Torus: tor, Escape: esc, Routing: fn, LinkDelay: 2,

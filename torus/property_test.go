@@ -109,15 +109,8 @@ func TestPropertyPrefetchChangesNothing(t *testing.T) {
 				s.prefetch = 1
 			}
 			b := newBench(rt, s)
-			for _, k := range b.sinks {
-				k.Record = true
-			}
-			b.drain(rt, 200000, true)
+			log := b.drainLog(rt, 200000, true)
 			require.Equal(rt, on, b.sim.Prefetching())
-			var log []traffic.Delivery
-			for _, k := range b.sinks {
-				log = append(log, k.Log...)
-			}
 			return log, b.sim.Stats().Evals
 		}
 		off, evalsOff := run(false)
@@ -144,15 +137,7 @@ func TestPropertyFoldChangesNothing(t *testing.T) {
 				s.foldAfter = rapid.Uint64Range(1, 40).Draw(rt, "fold_after")
 			}
 			b := newBench(rt, s)
-			for _, k := range b.sinks {
-				k.Record = true
-			}
-			b.drain(rt, 200000, true)
-			var log []traffic.Delivery
-			for _, k := range b.sinks {
-				log = append(log, k.Log...)
-			}
-			return log, b.sim
+			return b.drainLog(rt, 200000, true), b.sim
 		}
 		one, _ := run(1)
 		two, sim := run(2)
@@ -171,15 +156,7 @@ func sameWhenAlwaysEvaluated(rt *rapid.T, s setup) {
 			b := newBench(rt, s)
 			b.sim.SetAlwaysEval(always)
 			b.sim.SetSkipping(!always)
-			for _, k := range b.sinks {
-				k.Record = true
-			}
-			b.drain(rt, 200000, false)
-			var log []traffic.Delivery
-			for _, k := range b.sinks {
-				log = append(log, k.Log...)
-			}
-			return log
+			return b.drainLog(rt, 200000, false)
 		}
 		lazy, eager := run(false), run(true)
 		require.True(rt, slices.Equal(lazy, eager), "deliveries differ with every component evaluated every cycle")
