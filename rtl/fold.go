@@ -20,7 +20,8 @@ package rtl
 // and the next cycle is the split Sim's.
 // Results never change: evaluation order within a cycle does not matter
 // (TestModesAreEquivalent), and which partition lists a wake-up does not
-// either (TestFoldAgreesWithOneWorker).
+// either (the fold modes of TestLookaheadAgreesWithOneWorker; torus
+// TestPropertyFoldChangesNothing).
 
 // foldAfterMin is the fewest serial cycles in a row before a split Sim
 // folds. A fold and an unfold each cost a pass over the components and
@@ -169,8 +170,8 @@ func (s *Sim) stepFolded() {
 	p.gather(s.now)
 	par := false
 	n := min(len(p.awake), 1<<24)
-	if busy := s.busy + (n<<4-s.busy)>>4; s.parMode || busy >= s.parMin<<4 {
-		par = s.pool != nil && s.parallelMode(n) // the meter's way, or the load at the threshold
+	if busy := s.busy + (n<<4-s.busy)>>4; s.parMode || busy >= s.parMin<<4 || s.parMin <= 1 {
+		par = s.pool != nil && s.parallelMode(n) // the meter's way, the load at the threshold, or every cycle parallel
 	} else {
 		s.busy = busy // the load rule's average alone: no meter while the load keeps cycles serial
 	}

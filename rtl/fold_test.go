@@ -29,7 +29,7 @@ func TestFoldFollowsTheLoad(t *testing.T) {
 	spec := busyRing(8)
 	ref, refNodes := buildLook(spec, 7)
 	require.NoError(t, ref.Build())
-	ref.Run(452)
+	ref.Run(503)
 
 	s, nodes := buildLook(spec, 7)
 	s.SetParallel(2)
@@ -61,12 +61,18 @@ func TestFoldFollowsTheLoad(t *testing.T) {
 	s.SetAlwaysEval(false)
 	s.Run(50)
 	require.True(t, s.Folded())
+	s.SetParallelThreshold(1) // every cycle parallel
+	s.Run(1)
+	require.False(t, s.Folded(), "a threshold of 1 unfolds")
+	s.SetParallelThreshold(40)
+	s.Run(50)
+	require.True(t, s.Folded())
 	s.SetFolding(false)
 	require.False(t, s.Folded(), "SetFolding(false) unfolds")
 	require.NoError(t, s.CheckFold())
 	s.Run(41)
 	require.False(t, s.Folded())
-	require.Equal(t, uint64(452), s.Now())
+	require.Equal(t, uint64(503), s.Now())
 	for i := range nodes {
 		require.Equal(t, refNodes[i].log.String(), nodes[i].log.String(), "node %d", i)
 	}
