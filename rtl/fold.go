@@ -169,8 +169,8 @@ func (s *Sim) stepFolded() {
 	p := s.parts[0]
 	p.gather(s.now)
 	par := false
-	n := min(len(p.awake), 1<<24)
-	if busy := s.busy + (n<<4-s.busy)>>4; s.parMode || busy >= s.parMin<<4 || s.parMin <= 1 {
+	n := len(p.awake)
+	if busy := s.averaged(n); s.parMode || busy >= s.parMin<<4 || s.parMin <= 1 {
 		par = s.pool != nil && s.parallelMode(n) // the meter's way, the load at the threshold, or every cycle parallel
 	} else {
 		s.busy = busy // the load rule's average alone: no meter while the load keeps cycles serial

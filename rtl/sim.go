@@ -46,8 +46,9 @@ type Sim struct {
 	parts []*partition
 	// route is the partition that schedules the components of partition
 	// i (Sim.part): partition i itself, or partition 0 for every i while
-	// the Sim is folded (fold.go). One partition's Sim shares parts'
-	// array.
+	// the Sim is folded (fold.go). It is partition.to of each, laid out
+	// flat for a line send (one load, not two); fold and unfold set both.
+	// One partition's Sim shares parts' array.
 	route []*partition
 
 	changed []*signal // traced signals that changed in this commit
@@ -828,7 +829,7 @@ func (s *Sim) runTo(end uint64, pred func() bool) bool {
 // nextTimer is the cycle of the earliest timer, or end if none is before.
 func (s *Sim) nextTimer(end uint64) uint64 {
 	t := end
-	for _, p := range s.scheduling() {
+	for _, p := range s.parts {
 		if at, ok := p.timers.next(); ok && at < t {
 			t = at
 		}
@@ -837,21 +838,12 @@ func (s *Sim) nextTimer(end uint64) uint64 {
 }
 
 func (s *Sim) idle() bool {
-	for _, p := range s.scheduling() {
+	for _, p := range s.parts {
 		if len(p.next) > 0 {
 			return false
 		}
 	}
 	return true
-}
-
-// scheduling is the partitions whose lists and calendars hold the
-// components' wake-ups: partition 0 alone while the Sim is folded.
-func (s *Sim) scheduling() []*partition {
-	if s.folded {
-		return s.parts[:1]
-	}
-	return s.parts
 }
 
 // gather lists the components awake in cycle now and says whether the
@@ -925,11 +917,15 @@ func (s *Sim) totalEvals() uint64 {
 // spins only while the mode is on (pool.running), blocking once it has
 // been off a while, so that serial stretches do not share the machine
 // with a spinning core. A threshold of 1 or less is parallel throughout.
+// averaged is the load rule's moving average (×16) after a cycle with
+// n components awake.
+func (s *Sim) averaged(n int) int { return s.busy + (min(n, 1<<24)<<4-s.busy)>>4 }
+
 func (s *Sim) parallelMode(total int) bool {
 	if s.parMin <= 1 {
 		return true
 	}
-	s.busy += (min(total, 1<<24)<<4 - s.busy) >> 4
+	s.busy = s.averaged(total)
 	switch {
 	case !s.parMode && s.busy >= s.parMin<<4:
 		s.parMode = true
