@@ -201,10 +201,12 @@ func (p *outPort) Eval() {
 }
 
 // rotated is the occupancy full of k crosspoints rotated so that bit 0 is
-// crosspoint start, the round-robin pointer (a shift by 64 is 0 in Go, so
-// k = 64 needs no case of its own).
+// crosspoint start, the round-robin pointer. start < k ≤ 64: every shift
+// count is masked to 0–63 (one instruction each, not Go's test for a
+// count of 64 or more), the shift by k − start, which may be 64, done in
+// two.
 func rotated(full uint64, start, k int) uint64 {
-	return (full>>uint(start) | full<<uint(k-start)) & (1<<uint(k) - 1)
+	return (full>>(uint(start)&63) | full<<1<<(uint(k-start-1)&63)) & (^uint64(0) >> (uint(64-k) & 63))
 }
 
 // rrIndex is the crosspoint of the lowest bit of rot, rotated from start:
