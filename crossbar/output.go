@@ -42,6 +42,7 @@ type outPort struct {
 	tracked    bool             // the switch counts grants (TrackGrants)
 	idx        int16
 	dsAdaptive bool                // Downstream.Adaptive: the sender routes an adaptive unicast (lookahead)
+	pfNext     int8                // Prefetch: the crosspoint step 2 found first (nextVisible), for step 3; −1 none
 	xpIn       rtl.CallIn[xpWrite] // a copy from an input, into its crosspoint (Accept)
 	// lines 1-6, its last field (free, which Accept reads) on line 6
 	tx link.Sender
@@ -71,7 +72,7 @@ func newOutPort(s *Switch, o int, p *outPort) *outPort {
 	case s.P.Downstream != nil:
 		ds = s.P.Downstream(o)
 	}
-	*p = outPort{sw: s, idx: int16(o), look: ds.Lookahead, dsAdaptive: ds.Adaptive, k: uint8(k)}
+	*p = outPort{sw: s, idx: int16(o), look: ds.Lookahead, dsAdaptive: ds.Adaptive, k: uint8(k), pfNext: -1}
 	p.Init(&s.Module, rtl.Idx("out", o), p)
 	xpbuf.InitBankWith(&p.xp, &p.Module, k, s.P.XPPackets, "xp", &p.xpProbes)
 	p.xpIn.Init(&p.Module, "xp_in")

@@ -120,15 +120,20 @@ func (p *outPort) Prefetch(step int) {
 			recordLines(unsafe.Pointer(&p.sw.ins[i]), 4, 4)
 		}
 	case 2:
+		p.pfNext = -1
 		if i, ok := p.nextVisible(p.Now()); ok {
+			p.pfNext = int8(i)
 			in := &p.sw.ins[i]
 			prefetchSlot(&in.slots[p.xp.Head(i).Slot])
 			recordLines(unsafe.Pointer(in), 0, 7)
 		}
 		p.tx.Data.PrefetchFar()
 	case 3:
+		// The crosspoint step 2 found (nothing an evaluation reads: in
+		// the cycle's first places, where step 2 did not run, a stale
+		// one asks for lines of no use, no more).
 		p.tx.Data.PrefetchFarTail()
-		if i, ok := p.nextVisible(p.Now()); ok {
+		if i := int(p.pfNext); i >= 0 && i < int(p.k) {
 			in := &p.sw.ins[i]
 			in.prefetchCounts()
 			in.PrefetchSched()
