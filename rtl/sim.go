@@ -1184,12 +1184,12 @@ func (p *partition) commit() {
 // is done; the order they are listed in may, and the order of
 // evaluation does not change results: TestModesAreEquivalent shuffles it.)
 func (p *partition) eval() {
-	if p.prefetch {
-		p.evalPrefetching()
-	} else {
+	if !p.prefetch {
 		for _, m := range p.awake {
 			p.evalOne(m)
 		}
+	} else {
+		p.evalPrefetching()
 	}
 	p.evals += uint64(len(p.awake))
 }
