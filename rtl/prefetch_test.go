@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 func TestParseCacheSize(t *testing.T) {
@@ -58,4 +59,45 @@ func TestPrefetchLinesChangesNothing(t *testing.T) {
 	}
 	PrefetchLines(nil, 0)
 	require.Equal(t, want, buf)
+}
+
+// Components of six types, four of them Prefetchers, one Prefetcher type
+// with a value receiver: the loop's conversions (pfTypes.of) give the
+// interface value the type assertion gives, in any order of types (more
+// than the four the conversions keep), and nil for a component that is not
+// a Prefetcher.
+type pfA struct{ n int }
+type pfB struct{ n int }
+type pfC struct{ n int }
+type pfD struct{ n, m int }
+type pfE struct{ n int }
+type pfF struct{ n int }
+
+func (p *pfA) Eval()        {}
+func (p *pfB) Eval()        {}
+func (p *pfC) Eval()        {}
+func (p pfD) Eval()         {}
+func (p *pfE) Eval()        {}
+func (p *pfF) Eval()        {}
+func (p *pfA) Prefetch(int) {}
+func (p *pfB) Prefetch(int) {}
+func (p *pfC) Prefetch(int) {}
+func (p pfD) Prefetch(int)  {}
+
+func TestPrefetcherConversions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		comps := []Evaler{&pfA{1}, &pfA{2}, &pfB{3}, &pfC{4}, pfD{5, 6}, &pfE{7}, &pfF{8}, &pfB{9}}
+		var c pfTypes
+		for _, i := range rapid.SliceOfN(rapid.IntRange(0, len(comps)-1), 1, 200).Draw(t, "order") {
+			want, pf := comps[i].(Prefetcher)
+			m := &sched{self: comps[i], pf: pf}
+			got := c.of(m)
+			if !pf {
+				require.Nil(t, got, "component %d", i)
+				continue
+			}
+			require.True(t, got == want, "component %d: %T %v, want %T %v", i, got, got, want, want)
+			got.Prefetch(0)
+		}
+	})
 }

@@ -152,7 +152,8 @@ type partition struct {
 	// taken serially between cycles (at 65,536 routers, a tenth of the
 	// wall time on two workers, each timer's record a miss).
 	timers timerWheel
-	shared []any // Shared state, by kind
+	shared []any   // Shared state, by kind
+	pfs    pfTypes // the evaluation loop's Prefetcher conversions (evalPrefetching)
 	_      [64]byte
 }
 
@@ -1201,10 +1202,11 @@ func (p *partition) eval() {
 //
 // A component is converted to its Prefetcher once, when its first step
 // comes, and kept for the others in pfs (by its place mod PrefetchSteps:
-// the place of the component just evaluated, whose steps are done): each
-// conversion goes to the runtime's table of interfaces (getitab), which
-// once a step cost more than a crossbar port's evaluation, and a table
-// of them by component is a miss of its own in a large network.
+// the place of the component just evaluated, whose steps are done): a
+// conversion once went to the runtime's table of interfaces (getitab) at
+// every step, which cost more than a crossbar port's evaluation, and a
+// table of them by component is a miss of its own in a large network;
+// partition.pfs keeps them by component type.
 func (p *partition) evalPrefetching() {
 	aw := p.awake
 	n := len(aw)
@@ -1216,7 +1218,7 @@ func (p *partition) evalPrefetching() {
 	// test the slot, in a register or on the stack, not the record.
 	var pfs [PrefetchSteps]Prefetcher
 	for j := 1; j < min(PrefetchSteps, n); j++ {
-		pfs[j] = prefetcherOf(aw[j])
+		pfs[j] = p.pfs.of(aw[j])
 	}
 	for i, m := range aw {
 		if j := i + PrefetchSteps + 1; j < n {
@@ -1228,7 +1230,7 @@ func (p *partition) evalPrefetching() {
 		r := i & (PrefetchSteps - 1)
 		var f Prefetcher
 		if j := i + PrefetchSteps; j < n {
-			f = prefetcherOf(aw[j])
+			f = p.pfs.of(aw[j])
 		}
 		pfs[r] = f
 		if f != nil {
@@ -1249,14 +1251,6 @@ func (p *partition) evalPrefetching() {
 
 // The evaluation loop's steps are unrolled for four.
 var _ = [1]struct{}{}[PrefetchSteps-4]
-
-// prefetcherOf is m's component as a Prefetcher, nil if it is not one.
-func prefetcherOf(m *sched) Prefetcher {
-	if !m.pf {
-		return nil
-	}
-	return m.self.(Prefetcher)
-}
 
 func (p *partition) evalOne(m *sched) {
 	m.sleep = stayAwake
