@@ -77,15 +77,22 @@ func ifaceData(e *Evaler) unsafe.Pointer {
 }
 
 // Prefetch asks for the line holding the receiving end's hot fields.
-func (i *LineIn[T]) Prefetch() { PrefetchLine(unsafe.Pointer(&i.ln.ring)) }
+func (i *LineIn[T]) Prefetch() { PrefetchLine(FieldAt(unsafe.Pointer(i), unsafe.Offsetof(i.ln.ring))) }
 
 // PrefetchFar asks for the receiving end's hot fields, which a send on a
 // line inside one partition writes.
 func (o *LineOut[T]) PrefetchFar() {
 	if o.direct {
-		PrefetchLine(unsafe.Pointer(&o.l.ring))
+		PrefetchLine(FieldAt(unsafe.Pointer(o.l), unsafe.Offsetof(o.l.ring)))
 	}
 }
+
+// FieldAt is the address off bytes into the record at p, for a prefetch:
+// written &r.f, the address of a field costs a load of r's first line (Go
+// tests the pointer for nil by reading through it), which is the miss the
+// prefetch is there to hide, waited for. (&o.l.ring so, PrefetchFar was
+// 17 % of the 1,024-node fat-tree's run in a CPU profile.)
+func FieldAt(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }
 
 // PrefetchFarTail asks for the receiver's ready set and the ring entry
 // that a send would write (after PrefetchFar).
