@@ -133,7 +133,7 @@ func (n *Net) minimal(node, dst int, vcs uint8) Choices {
 // over the coordinates: an adaptive function's minimal ports and its
 // escape hop, each offset worked out once.
 func (n *Net) minimalDOR(node, dst int, vcs uint8) (c Choices, d int, p Port, o int) {
-	cn, cd := n.pc[node], n.pc[dst]
+	cn, cd := n.pair(node, dst)
 	found := false
 	for x := cn ^ cd; x != 0; { // the dimensions with an offset (a ring's minimal offset is 0 only where they agree)
 		i := bits.TrailingZeros64(x) / coordBits
