@@ -18,6 +18,9 @@ import (
 //
 // Prefetch must change nothing (it is a hint: it runs or not, whatever
 // the evaluation order) and read only what its own evaluation may read.
+// The address of a field in a record not yet asked for is FieldAt's, not
+// &r.f, which reads r's line first (Go's nil test) and so waits for the
+// miss the prefetch is there to hide.
 // The evaluation loop asks for the first four lines of the component's
 // record PrefetchSteps+1 places before its evaluation in a cycle's awake
 // list, then calls Prefetch(0) … Prefetch(PrefetchSteps−1) one place
