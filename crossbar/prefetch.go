@@ -31,13 +31,12 @@ func prefetchSlot(s *held) {
 // record's hot lines (4-7: done notices, slots, free stack, copy counts,
 // calls, granter), the packet at the head of the link and the switch's
 // hot line; 1 the routing table and the free stack's top; 2 the slot the
-// packet is written to, the
-// copy counts, what routing the packet reads of its outputs (route) and
-// the upstream credit line's receiving end; 3 what the copy's write reads
-// of the outputs and the ring entry a returned credit is written to. What
-// a step reads of the record's tail waits a step more than the rest: at
-// 4,096 nodes, read one step after it was asked for, it was where the
-// steps stalled.
+// packet is written to, the copy counts, what routing the packet reads of
+// its outputs (route) and the upstream credit line's receiving end; 3
+// what the copy's write reads of the outputs and the ring entry a
+// returned credit is written to. What a step reads of the record's tail
+// waits a step more than the rest: at 4,096 nodes, read one step after it
+// was asked for, it was where the steps stalled.
 func (p *inPort) Prefetch(step int) {
 	switch step {
 	case 0:

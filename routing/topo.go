@@ -140,12 +140,12 @@ type Net struct {
 // reads (4,096: a 32 KB table, the first level's size).
 const arithNodes = 1 << 12
 
-// pair is the packed coordinates of node and dst, as pc holds them (worked
-// out where arith says so), with one test of
-// arith: on the table's path the two reads as before. The adaptive
-// functions' minimalDOR reads them so (the 64×32×32 machine's bgl
-// routing); dor reads the table: in the 8×8 torus with dor routing,
-// pair's code cost 29 instructions a hop, and no table there misses.
+// pair is the packed coordinates of node and dst, as pc holds them
+// (worked out where arith says so), with one test of arith: on the
+// table's path the two reads as before. The adaptive functions'
+// minimalDOR reads them so (the 64×32×32 machine's bgl routing); dor reads
+// the table: in the 8×8 torus with dor routing, pair's code cost 29
+// instructions a hop, and no table there misses.
 func (n *Net) pair(node, dst int) (uint64, uint64) {
 	if !n.arith {
 		return n.pc[node], n.pc[dst]

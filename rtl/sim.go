@@ -151,10 +151,10 @@ type partition struct {
 	// its own timers of a cycle, in parallel, rather than one calendar
 	// taken serially between cycles (at 65,536 routers, a tenth of the
 	// wall time on two workers, each timer's record a miss).
-	timers timerWheel
-	shared []any   // Shared state, by kind
-	pfs    pfTypes // the evaluation loop's Prefetcher conversions (evalPrefetching)
-	_      [64]byte
+	timers  timerWheel
+	shared  []any   // Shared state, by kind
+	pfKinds pfTypes // the evaluation loop's Prefetcher conversions by component type (evalPrefetching)
+	_       [64]byte
 }
 
 // crossLine is a line sender with a value for another partition
@@ -1206,7 +1206,7 @@ func (p *partition) eval() {
 // conversion once went to the runtime's table of interfaces (getitab) at
 // every step, which cost more than a crossbar port's evaluation, and a
 // table of them by component is a miss of its own in a large network;
-// partition.pfs keeps them by component type.
+// partition.pfKinds keeps them by component type.
 func (p *partition) evalPrefetching() {
 	aw := p.awake
 	n := len(aw)
@@ -1218,7 +1218,7 @@ func (p *partition) evalPrefetching() {
 	// test the slot, in a register or on the stack, not the record.
 	var pfs [PrefetchSteps]Prefetcher
 	for j := 1; j < min(PrefetchSteps, n); j++ {
-		pfs[j] = p.pfs.of(aw[j])
+		pfs[j] = p.pfKinds.of(aw[j])
 	}
 	for i, m := range aw {
 		if j := i + PrefetchSteps + 1; j < n {
@@ -1230,7 +1230,7 @@ func (p *partition) evalPrefetching() {
 		r := i & (PrefetchSteps - 1)
 		var f Prefetcher
 		if j := i + PrefetchSteps; j < n {
-			f = p.pfs.of(aw[j])
+			f = p.pfKinds.of(aw[j])
 		}
 		pfs[r] = f
 		if f != nil {
