@@ -54,13 +54,18 @@ bench:
 # Profile-guided optimization: regenerate the CPU profile hwcoll is built
 # with from the benchmarks of the networks users run (fat-trees, the torus,
 # the IB mesh, NICs and messages, collectives, the torus broadcast in
-# colours); about a minute. Rerun it
-# after a change to a hot path, then compare with `make bench`.
+# colours); about three minutes. Rerun it
+# after a change to a hot path, then compare with `make bench`. The runs
+# are long so that the profile has some 16,000 samples: the inliner marks
+# a call hot by its share of them, and with an eighth of that the small
+# calls of a hop (a link's Settle, a counter's Take), a few samples each,
+# fell on either side of its cut-off from one profile to the next
+# (docs/performance.md, "A profile ten times longer").
 PGO        = cmd/hwcoll/default.pgo
-PGO_BENCH  = fattree:FatTreeScale/8-port-(64|256|1024)$$:3x torus:TorusScale/nodes=(512|4096)$$:200x \
-             torus:Torus8x8/load=0.3/flits=(1|8)$$:2000x \
-             msglayer:ClosedLoop4x4x4:10x experiment:(Collective|IBMeshAllSource|Switch32Load09):1x \
-             experiment:BGLTorusBroadcastLanes/lanes=6/colors=3$$:3x
+PGO_BENCH  = fattree:FatTreeScale/8-port-(64|256|1024)$$:30x torus:TorusScale/nodes=(512|4096)$$:2000x \
+             torus:Torus8x8/load=0.3/flits=(1|8)$$:20000x \
+             msglayer:ClosedLoop4x4x4:100x experiment:(Collective|IBMeshAllSource|Switch32Load09):10x \
+             experiment:BGLTorusBroadcastLanes/lanes=6/colors=3$$:30x
 pgo:
 	@d=$$(mktemp -d) && set -e && list='$(PGO_BENCH)' && i=0 && for b in $$list; do \
 		pkg=$${b%%:*}; rest=$${b#*:}; re=$${rest%:*}; n=$${rest##*:}; \

@@ -206,7 +206,12 @@ func (r *Router) bindLanes() {
 }
 
 // receiveLanes takes the node's packets on lanes 1..F−1 (ready word w)
-// into their FIFOs, and the sinks' credits.
+// into their FIFOs, and the sinks' credits. Never inlined: a profile in
+// which the lanes are hot (the broadcast in colours) would otherwise put
+// it inside receive, which every router runs, lanes or not (+2 % a hop on
+// the 8×8 torus; docs/performance.md, "A profile ten times longer").
+//
+//go:noinline
 func (r *Router) receiveLanes(now uint64, w uint64) {
 	cl := r.cls
 	for m := w >> (laneInBit + 1) & (1<<(maxPorts-1) - 1); m != 0; m &= m - 1 {

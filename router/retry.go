@@ -350,6 +350,9 @@ func (x *rxLink) filter(now uint64, m *Flits, P uint32) bool {
 }
 
 // flush sends the acknowledgement owed, one message a cycle for every VC.
+// Never inlined into receive, as receiveLanes.
+//
+//go:noinline
 func (x *rxLink) flush() {
 	if !x.owed {
 		return
