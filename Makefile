@@ -56,11 +56,12 @@ bench:
 # the IB mesh, NICs and messages, collectives, the torus broadcast in
 # colours); about three minutes. Rerun it
 # after a change to a hot path, then compare with `make bench`. The runs
-# are long so that the profile has some 16,000 samples: the inliner marks
-# a call hot by its share of them, and with an eighth of that the small
-# calls of a hop (a link's Settle, a counter's Take), a few samples each,
-# fell on either side of its cut-off from one profile to the next
-# (docs/performance.md, "A profile ten times longer").
+# are long so that the profile has some 16,000 samples, not 2,000: the
+# inliner marks a call hot by its share of them, and the small calls of
+# a hop (a link's Settle, a counter's Take) get a few samples each. Two
+# profiles still differ by up to ~2 % in the instructions of the build:
+# count both by cachegrind and keep the better (docs/performance.md, "A
+# profile ten times longer").
 PGO        = cmd/hwcoll/default.pgo
 PGO_BENCH  = fattree:FatTreeScale/8-port-(64|256|1024)$$:30x torus:TorusScale/nodes=(512|4096)$$:2000x \
              torus:Torus8x8/load=0.3/flits=(1|8)$$:20000x \
