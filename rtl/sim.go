@@ -910,6 +910,10 @@ func (s *Sim) totalEvals() uint64 {
 	return n
 }
 
+// averaged is the load rule's moving average (×16) after a cycle with
+// n components awake.
+func (s *Sim) averaged(n int) int { return s.busy + (min(n, 1<<24)<<4-s.busy)>>4 }
+
 // parallelMode says whether a cycle with total components awake (an upper
 // bound) is evaluated in parallel. It follows the average over the last
 // ~16 evaluated cycles, on at parMin and off below half of it, rather
@@ -918,10 +922,6 @@ func (s *Sim) totalEvals() uint64 {
 // spins only while the mode is on (pool.running), blocking once it has
 // been off a while, so that serial stretches do not share the machine
 // with a spinning core. A threshold of 1 or less is parallel throughout.
-// averaged is the load rule's moving average (×16) after a cycle with
-// n components awake.
-func (s *Sim) averaged(n int) int { return s.busy + (min(n, 1<<24)<<4-s.busy)>>4 }
-
 func (s *Sim) parallelMode(total int) bool {
 	if s.parMin <= 1 {
 		return true
