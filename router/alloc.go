@@ -859,9 +859,24 @@ func (r *Router) CheckCredits() error {
 	return nil
 }
 
+// RecordsMade is how many packet records the pools of rs's partitions
+// have made: the most they held at once, each a packet.Packet, plus what
+// pools keep spare (at most spillAt each, and the exchange's).
+func RecordsMade(rs []*Router) uint64 {
+	var made uint64
+	seen := map[*store]bool{}
+	for _, r := range rs {
+		if st := r.pk; st != nil && !seen[st] {
+			seen[st] = true
+			made += st.made
+		}
+	}
+	return made
+}
+
 // CheckRecords checks, for a network that has drained (every packet
 // delivered), that each packet record the pools of rs's partitions made
-// is back in a pool exactly once, or on a data line with a copy its
+// is back in a pool (or the exchange between them) exactly once, or on a data line with a copy its
 // receiver will reject (a resend of a packet that arrived): none lost,
 // none freed twice (a record passed on and freed by its sender too). It
 // frees the slots whose tails have left first, as the next packet would.
@@ -893,6 +908,16 @@ func CheckRecords(rs []*Router) error {
 				return fmt.Errorf("router: packet record %p is in a pool twice, or in a pool and on a line (freed twice; last packet %d)", p, p.ID)
 			}
 			seen[p] = true
+		}
+	}
+	if len(rs) > 0 {
+		dup := false
+		recExchange.Each(&rs[0].Module, func(p *packet.Packet) {
+			dup = dup || seen[p]
+			seen[p] = true
+		})
+		if dup {
+			return fmt.Errorf("router: a packet record is in the partitions' exchange and in a pool or on a line (freed twice)")
 		}
 	}
 	if uint64(len(seen)) > made {

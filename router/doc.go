@@ -34,7 +34,11 @@
 // with retry every copy on the wire (the receiver may reject it, and then
 // frees it). The last owner frees the record once its tail has left
 // (store.retire). CheckRecords checks, after a drain, that every record
-// is back in a pool exactly once.
+// is back in a pool exactly once. A record may be freed into another
+// partition's pool than the one that made it; a pool of a split Sim
+// keeps at most 256 free records and hands more to the partitions that
+// would otherwise make new ones (records.go), so a hot spot across
+// partitions does not grow the heap for as long as it runs.
 //
 // Timing is the flit-level model it stands for, exactly
 // (TestRouterTimingMatchesFlitReference in timing_test.go checks it

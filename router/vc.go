@@ -306,12 +306,13 @@ type store struct {
 	// cycle the last leaves, in the order their VCs were done with them.
 	retired ring.Ring[retired]
 	// recs are the free packet records (Flits.Pkt) of the partition's
-	// routers, the last freed taken first (still in the cache). A record
-	// moves with its packet from router to router, so it is freed into
-	// the pool of the partition that holds it last, whichever made it:
-	// the pools follow the packets, as the slots do.
-	recs []*packet.Packet
-	made uint64 // records the pool made (CheckRecords)
+	// routers, the last freed taken first (still in the cache). Records
+	// move with their packets from partition to partition: records.go
+	// says how the pools of a split Sim stay bounded.
+	recs    []*packet.Packet
+	made    uint64      // records the pool made (CheckRecords)
+	spillAt int         // the most free records recs keeps (spill)
+	mod     *rtl.Module // a module of the partition when the Sim is split
 }
 
 type retired struct {
@@ -325,19 +326,18 @@ type retired struct {
 // allocation, side by side, for 64 records.
 const recChunk = 64
 
-// newRec is a free record for a packet.
+// newRec is a free record for a packet: the last one freed, still in
+// the cache, or when the pool is empty (refill) one that another
+// partition spilled, or one of a new chunk. What it does once in 64
+// calls or more is out of line, so that it inlines where a packet is
+// put.
 func (s *store) newRec() *packet.Packet {
-	n := len(s.recs)
-	if n == 0 {
-		chunk := make([]packet.Packet, recChunk)
-		s.made += recChunk
-		for i := range chunk {
-			s.recs = append(s.recs, &chunk[recChunk-1-i])
-		}
-		n = recChunk
+	n := len(s.recs) - 1
+	if n < 0 {
+		return s.refill()
 	}
-	p := s.recs[n-1]
-	s.recs = s.recs[:n-1]
+	p := s.recs[n]
+	s.recs = s.recs[:n]
 	return p
 }
 
@@ -387,14 +387,14 @@ func (s *store) reap(now uint64) {
 		}
 		s.free = append(s.free, e.slot) // the slot is not read
 	}
+	if len(s.recs) > s.spillAt && s.mod != nil { // a store not bound (a test's) keeps all
+		s.spill() // records freed in a split Sim's partition, more than it takes
+	}
 }
 
 // add is a new slot holding record p.
 func (s *store) add(p *packet.Packet, end uint32) uint32 {
-	if n := len(s.slots); n == cap(s.slots) {
-		// By a quarter, not doubling: the store settles at the most
-		// packets the router held at once, which a large network pays
-		// for in every node.
+	if n := len(s.slots); n == cap(s.slots) { // by a quarter, not doubling: every node of a large network pays for the most held
 		grown := make([]pktRec, n, n+max(4, n/4))
 		copy(grown, s.slots)
 		s.slots = grown
@@ -415,7 +415,7 @@ var packetStore = rtl.NewShared[store]()
 // packet (r.pk is nil until then: r holds none).
 func (r *Router) packets() *store {
 	if r.pk == nil {
-		r.pk = packetStore.Get(&r.Module)
+		r.pk = packetStore.Get(&r.Module).bound(&r.Module)
 	}
 	return r.pk
 }

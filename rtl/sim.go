@@ -90,6 +90,7 @@ type Sim struct {
 	badLines map[unsafe.Pointer]lineProblem // line senders badly connected, by address (ConnectLine)
 	places   []placed                       // SetPlace calls, until Build
 	arena    buildArena                     // construction's records, until Build
+	ex       exchanges                      // the Exchange kinds' items (a batch at a time)
 
 	// Folding (fold.go), at the end: a serial Sim's cycles never read it.
 	// folded while partition 0 schedules every component; home is each
