@@ -329,8 +329,8 @@ const recChunk = 64
 // newRec is a free record for a packet: the last one freed, still in
 // the cache, or when the pool is empty (refill) one that another
 // partition spilled, or one of a new chunk. What it does once in 64
-// calls or more is out of line, so that it inlines where a packet is
-// put.
+// calls or more (refill, records.go) is out of line, where the lock of
+// the partitions' exchange does not weigh on the hop.
 func (s *store) newRec() *packet.Packet {
 	n := len(s.recs) - 1
 	if n < 0 {
