@@ -5,22 +5,6 @@ import (
 	"time"
 )
 
-// SetEvalOrder lets tests permute the order in which awake components are
-// evaluated each cycle; results must not depend on it.
-func (s *Sim) SetEvalOrder(f func([]*Module)) {
-	var ms []*Module
-	s.order = func(ss []*sched) {
-		ms = ms[:0]
-		for _, c := range ss {
-			ms = append(ms, c.mod)
-		}
-		f(ms)
-		for i, m := range ms {
-			ss[i] = m.s
-		}
-	}
-}
-
 // SamePartition reports whether two modules are evaluated by one partition.
 func SamePartition(a, b *Module) bool { return a.part == b.part }
 
