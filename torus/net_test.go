@@ -45,6 +45,9 @@ type setup struct {
 	// that fold the split network (rtl Sim.SetFoldAfter; 0: the default).
 	threshold int
 	foldAfter uint64
+	// shuffle, if not 0, seeds a shuffle of each cycle's evaluation
+	// order (rtl Sim.SetEvalOrder).
+	shuffle uint64
 	// graph, when set, is a switch-based network (routernet.New with
 	// p's Router, LinkDelay and *p.Spec) instead of p's cube.
 	graph *routernet.Graph
@@ -109,6 +112,15 @@ func newBench(t tb, s setup) *bench {
 	}
 	if s.prefetch != 0 {
 		sim.SetPrefetch(s.prefetch > 0)
+	}
+	if st := s.shuffle; st != 0 {
+		sim.SetEvalOrder(func(ms []*rtl.Module) {
+			for i := len(ms) - 1; i > 0; i-- {
+				st = st*6364136223846793005 + 1442695040888963407
+				j := int((st >> 33) % uint64(i+1))
+				ms[i], ms[j] = ms[j], ms[i]
+			}
+		})
 	}
 	require.NoError(t, sim.Build())
 	return b

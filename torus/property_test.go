@@ -120,6 +120,26 @@ func TestPropertyPrefetchChangesNothing(t *testing.T) {
 	})
 }
 
+// TestPropertyEvalOrderChangesNothing: the routers, sources and sinks do
+// not depend on the order in which a cycle's components are evaluated
+// (rtl Sim.SetEvalOrder): a shuffled order delivers the same packets at
+// the same cycles, on one partition and on two.
+func TestPropertyEvalOrderChangesNothing(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		s := drawSetup(rt)
+		s.workers = rapid.IntRange(1, 2).Draw(rt, "workers")
+		s.noBoard = true // the scoreboard is one map; the sinks' logs are compared instead
+		shuffle := rapid.Uint64Min(1).Draw(rt, "shuffle")
+		run := func(shuffle uint64) []traffic.Delivery {
+			s := s
+			s.shuffle = shuffle
+			return newBench(rt, s).drainLog(rt, 200000, true)
+		}
+		ref, got := run(0), run(shuffle)
+		require.True(rt, slices.Equal(ref, got), "deliveries differ in a shuffled evaluation order")
+	})
+}
+
 // TestPropertyFoldChangesNothing: a network split in two whose cycles
 // stay serial folds (rtl fold.go: partition 0 schedules every router,
 // source and sink) and unfolds when the load reaches the threshold
