@@ -51,14 +51,8 @@ func twoSwitches(t *testing.T, mode credit.Mode, workers int, shuffle uint64) ([
 		sim.SetParallel(workers)
 		sim.SetParallelThreshold(1)
 	}
-	if st := shuffle; st != 0 {
-		sim.SetEvalOrder(func(ms []*rtl.Module) {
-			for i := len(ms) - 1; i > 0; i-- {
-				st = st*6364136223846793005 + 1442695040888963407
-				j := int((st >> 33) % uint64(i+1))
-				ms[i], ms[j] = ms[j], ms[i]
-			}
-		})
+	if shuffle != 0 {
+		sim.SetEvalOrder(rtl.Shuffled(shuffle))
 	}
 	p := Params{Ports: 4, XPPackets: buf, SwitchDelay: 3, CreditMode: mode, FanoutSplitting: true}
 	pa := p

@@ -19,3 +19,17 @@ func (s *Sim) SetEvalOrder(f func([]*Module)) {
 		}
 	}
 }
+
+// Shuffled is an order for SetEvalOrder: each cycle's components in a
+// fresh permutation drawn from a stream seeded by seed, the same for the
+// same seed.
+func Shuffled(seed uint64) func([]*Module) {
+	st := seed
+	return func(ms []*Module) {
+		for i := len(ms) - 1; i > 0; i-- {
+			st = st*6364136223846793005 + 1442695040888963407
+			j := int((st >> 33) % uint64(i+1))
+			ms[i], ms[j] = ms[j], ms[i]
+		}
+	}
+}

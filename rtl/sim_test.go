@@ -186,14 +186,7 @@ func runNet(t require.TestingT, spec netSpec, seed, cycles uint64, m mode) (stri
 		s.HoldWorkers()
 	}
 	if m.shuffle != 0 {
-		st := m.shuffle
-		s.SetEvalOrder(func(ms []*rtl.Module) {
-			for i := len(ms) - 1; i > 0; i-- {
-				st = st*6364136223846793005 + 1442695040888963407
-				j := int((st >> 33) % uint64(i+1))
-				ms[i], ms[j] = ms[j], ms[i]
-			}
-		})
+		s.SetEvalOrder(rtl.Shuffled(m.shuffle))
 	}
 	require.NoError(t, s.Build())
 	defer s.Close()

@@ -113,14 +113,8 @@ func newBench(t tb, s setup) *bench {
 	if s.prefetch != 0 {
 		sim.SetPrefetch(s.prefetch > 0)
 	}
-	if st := s.shuffle; st != 0 {
-		sim.SetEvalOrder(func(ms []*rtl.Module) {
-			for i := len(ms) - 1; i > 0; i-- {
-				st = st*6364136223846793005 + 1442695040888963407
-				j := int((st >> 33) % uint64(i+1))
-				ms[i], ms[j] = ms[j], ms[i]
-			}
-		})
+	if s.shuffle != 0 {
+		sim.SetEvalOrder(rtl.Shuffled(s.shuffle))
 	}
 	require.NoError(t, sim.Build())
 	return b
