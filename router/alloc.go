@@ -876,8 +876,9 @@ func RecordsMade(rs []*Router) uint64 {
 
 // CheckRecords checks, for a network that has drained (every packet
 // delivered), that each packet record the pools of rs's partitions made
-// is back in a pool (or the exchange between them) exactly once, or on a data line with a copy its
-// receiver will reject (a resend of a packet that arrived): none lost,
+// is back in a pool (or the exchange between them) exactly once, or on
+// a data line with a copy its receiver will reject (a resend of a
+// packet that arrived): none lost,
 // none freed twice (a record passed on and freed by its sender too). It
 // frees the slots whose tails have left first, as the next packet would.
 func CheckRecords(rs []*Router) error {
