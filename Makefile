@@ -5,7 +5,7 @@ BENCHTIME ?= 1s
 CHECKS    ?= 1000
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-long race bench fuzz soak lint build clean docs figures pgo
+.PHONY: run test test-long race bench booksim fuzz soak lint build clean docs figures pgo
 
 run:
 	$(GO) run ./cmd/hwcoll demo
@@ -50,6 +50,15 @@ race:
 # (cmd/hwcoll/default.pgo, which go build and go run apply to the binary).
 bench:
 	$(GO) test -pgo=$(CURDIR)/$(PGO) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+# hwcoll against BookSim2 per delivered packet, ROUNDS rounds interleaved
+# on one core each (about 70 s a round): the 256-node fat-tree and the 8x8
+# torus with 8-flit packets (bench/booksim/compare.sh, docs/performance.md,
+# "Against BookSim2"). BOOKSIM names a BookSim2 binary built from its
+# public repository; nothing of BookSim2 is part of this one.
+ROUNDS ?= 3
+booksim: build
+	BOOKSIM=$(BOOKSIM) bench/booksim/compare.sh $(ROUNDS)
 
 # Profile-guided optimization: regenerate the CPU profile hwcoll is built
 # with from the benchmarks of the networks users run (fat-trees, the torus,
