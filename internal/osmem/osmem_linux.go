@@ -2,6 +2,7 @@ package osmem
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -35,7 +36,7 @@ func parseMode(b []byte) string {
 // into them. It grows the heap by n bytes that it never touches, marks
 // them MADV_HUGEPAGE and frees them: the network's allocations then land in
 // that address range, and each first touch of a 2 MiB range faults in one
-// huge page. Nothing is copied and nothing becomes resident here. The
+// huge page. Nothing is copied and nothing stays resident here. The
 // advice stays with the address range when Go later returns free pages
 // to the system. Only a "madvise" kernel needs this ("always" gives huge
 // pages anyway, "never" none); elsewhere it does nothing.
@@ -53,35 +54,61 @@ func Reserve(n uint64) (Advice, error) {
 	if avail, ok := MemAvailable(); ok {
 		n = min(n, avail/2)
 	}
-	// Give back the free pages first. A slice that takes free pages the
-	// heap used before is zeroed whole by the runtime, and that touches
-	// all of it: in a process that had held a network (a sweep, the
-	// figures, a benchmark's second run) 6 GiB reserved after 2 GiB freed
-	// took 12 s and 4 GB of resident memory, against 5 ms and none after
-	// this (~0.1 s) (TestReserveTouchesNothing). It is not a guarantee:
-	// where the runtime places the slice is its own choice, and once, in
-	// a test process whose heap other tests had shaped, 0.6 of a 1 GiB
-	// reservation still became resident.
+	// Give back the free pages first: in a process that had held a
+	// network (a sweep, the figures, a benchmark's second run) 6 GiB
+	// reserved after 2 GiB freed took 12 s and 4 GB of resident memory,
+	// against 5 ms and none after this (TestReserveTouchesNothing).
 	debug.FreeOSMemory()
-	buf := make([]byte, n)
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	beg := (lo + HugePageSize - 1) &^ (HugePageSize - 1)
-	end := (lo + uintptr(n)) &^ (HugePageSize - 1)
+	// In pieces, because the runtime zeroes a new object whole when any
+	// heap arena it spans held objects before, and zeroing touches every
+	// page: after a 32-port switch's run left a 167 MB heap, a 3 GB
+	// reservation in one slice started in such an arena and became
+	// resident whole (5.7 s). A piece is zeroed only where the heap was
+	// used; the pieces after it are fresh.
+	pieces := make([][]byte, 0, n/reservePiece+1)
+	var lo, hi uintptr // contiguous pieces, advised as one range
 	var err error
-	if end > beg {
-		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, beg, end-beg, madvHugepage); e != 0 {
-			err = fmt.Errorf("osmem: madvise(MADV_HUGEPAGE) of %d bytes: %w", end-beg, e)
-		} else {
-			a.At, a.Advised = beg, uint64(end-beg)
+	for left := n; left > 0; {
+		b := make([]byte, min(left, reservePiece))
+		pieces = append(pieces, b)
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		if p != hi {
+			err = errors.Join(err, a.advise(lo, hi))
+			lo = p
 		}
+		hi = p + uintptr(len(b))
+		left -= uint64(len(b))
 	}
-	runtime.KeepAlive(buf)
+	err = errors.Join(err, a.advise(lo, hi))
+	runtime.KeepAlive(pieces)
+	pieces = nil
 	// Free the range now, while the heap is small and the collection
 	// cheap: left to the pacer, the next collection would wait for the
 	// heap to double past the reservation, and the network would be
-	// built beyond it.
-	runtime.GC()
+	// built beyond it. The pieces that were zeroed go back to the system.
+	debug.FreeOSMemory()
 	return a, err
+}
+
+// reservePiece is the size of Reserve's allocations.
+const reservePiece = 16 << 20
+
+// advise marks the whole huge pages of [lo, hi) MADV_HUGEPAGE and counts
+// them in a (At: the first range's start).
+func (a *Advice) advise(lo, hi uintptr) error {
+	beg := (lo + HugePageSize - 1) &^ (HugePageSize - 1)
+	end := hi &^ (HugePageSize - 1)
+	if end <= beg {
+		return nil
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, beg, end-beg, madvHugepage); e != 0 {
+		return fmt.Errorf("osmem: madvise(MADV_HUGEPAGE) of %d bytes: %w", end-beg, e)
+	}
+	if a.Advised == 0 {
+		a.At = beg
+	}
+	a.Advised += uint64(end - beg)
+	return nil
 }
 
 // include/uapi/asm-generic/mman-common.h
@@ -93,6 +120,9 @@ const (
 // PeakRSS is the process's peak resident set (VmHWM) in bytes since it
 // started or since the last ResetPeakRSS.
 func PeakRSS() (uint64, error) { return procKB("/proc/self/status", "VmHWM:") }
+
+// RSS is the process's resident set (VmRSS) in bytes.
+func RSS() (uint64, error) { return procKB("/proc/self/status", "VmRSS:") }
 
 // ResetPeakRSS starts PeakRSS over from the current resident set (Linux
 // 4.0 on: "5" to /proc/self/clear_refs), so that a benchmark can report
