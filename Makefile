@@ -47,9 +47,12 @@ race:
 	$(GO) test -count=1 -race -timeout 60m ./...
 
 # Benchmarks are built with the profile hwcoll itself is built with
-# (cmd/hwcoll/default.pgo, which go build and go run apply to the binary).
+# (cmd/hwcoll/default.pgo, which go build and go run apply to the binary),
+# one package at a time (-p 1): go test otherwise runs as many packages'
+# benchmarks at once as there are cores, and each then times the other's
+# work and finds no core free for its second worker. About 15 minutes.
 bench:
-	$(GO) test -pgo=$(CURDIR)/$(PGO) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	$(GO) test -p 1 -pgo=$(CURDIR)/$(PGO) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 # hwcoll against BookSim2 per delivered packet, ROUNDS rounds interleaved
 # on one core each (about 70 s a round): the 256-node fat-tree and the 8x8
