@@ -71,7 +71,8 @@ hwcoll() {
 		--set run.measure_cycles="$cyc" --set run.max_cycles=$((cyc * 4)) "$@" >"$tmp/hw.json" || exit 1
 	tr ',' '\n' <"$tmp/hw.json" | awk -F: '
 		$1 == "\"wall_seconds\"" { w = $2 } $1 == "\"packets_delivered\"" { d = $2 }
-		END { printf "%s %s\n", w, d }'
+		END { if (w == "" || d + 0 == 0) { print "compare.sh: hwcoll reported no delivered packets" > "/dev/stderr"; exit 1 }
+			printf "%s %s\n", w, d }'
 }
 
 # row ROUND NET BS HW: one round's line; the ratio goes to NET's list.
@@ -83,10 +84,12 @@ row() {
 }
 
 for r in $(seq "$rounds"); do
-	row "$r" fattree256 "$(booksim "$here/fattree256.cfg" 256)" \
-		"$(hwcoll "$root/configs/fattree-unicast.yaml" 300000 --set network.ports=8)"
-	row "$r" torus8x8 "$(booksim "$here/torus8x8.cfg" 64)" \
-		"$(hwcoll "$root/configs/torus-uniform.yaml" 600000)"
+	b=$(booksim "$here/fattree256.cfg" 256) || exit 1
+	h=$(hwcoll "$root/configs/fattree-unicast.yaml" 300000 --set network.ports=8) || exit 1
+	row "$r" fattree256 "$b" "$h"
+	b=$(booksim "$here/torus8x8.cfg" 64) || exit 1
+	h=$(hwcoll "$root/configs/torus-uniform.yaml" 600000) || exit 1
+	row "$r" torus8x8 "$b" "$h"
 done
 for n in fattree256 torus8x8; do
 	sort -n "$tmp/$n.ratios" | awk -v n="$n" '{ v[NR] = $1 } END {

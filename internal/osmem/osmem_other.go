@@ -15,9 +15,6 @@ var errNoProc = errors.New("osmem: peak resident set is read from /proc (Linux)"
 // PeakRSS is not measured off Linux.
 func PeakRSS() (uint64, error) { return 0, errNoProc }
 
-// RSS is not measured off Linux.
-func RSS() (uint64, error) { return 0, errNoProc }
-
 // ResetPeakRSS is not available off Linux.
 func ResetPeakRSS() error { return errNoProc }
 
